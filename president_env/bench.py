@@ -1,0 +1,160 @@
+"""Benchmark: ``python -m president_env.bench [--quick] [--preset NAME] [--json PATH]``.
+
+Prints a table and writes JSON. Measured in one run, with random legal actions:
+
+- ``VecGame`` steps/s at B = 1, 64, 1024, 4096 for (a) legal mask + action
+  sampling + step and (b) the same plus the observation;
+- the PettingZoo AEC env through ``last()`` / ``step()``;
+- the pure-Python reference implementation, the base of every ratio;
+- peak memory of the batched state and of one step's temporaries (tracemalloc).
+
+A "step" is one decision of one game. Numbers are wall-clock throughput on
+this machine; run it alone for stable figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import time
+import tracemalloc
+
+import numpy as np
+
+from .engine import sample_legal
+from .presets import load_preset
+from .rules import Rules
+from .vector_env import VecGame
+
+BATCH_SIZES = (1, 64, 1024, 4096)
+
+
+def bench_vec(rules: Rules, batch_size: int, with_obs: bool, seconds: float, seed: int = 0) -> float:
+    """Steps per second of mask + sample + step (+ observe) at ``batch_size``."""
+    game = VecGame(rules, batch_size=batch_size, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+
+    def one() -> None:
+        mask = game.legal_mask()
+        if with_obs:
+            game.observe()
+        game.step(sample_legal(mask, rng))
+
+    for _ in range(10):
+        one()
+    steps, start = 0, time.perf_counter()
+    while True:
+        for _ in range(20):
+            one()
+        steps += 20 * batch_size
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return steps / elapsed
+
+
+def bench_aec(rules: Rules, seconds: float, seed: int = 0) -> float:
+    """Steps per second through the PettingZoo AEC loop (``last()`` then ``step()``)."""
+    from .aec_env import raw_env
+
+    env = raw_env(rules=rules)
+    rng = np.random.default_rng(seed)
+    steps, games, start = 0, 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        env.reset(seed=seed + games)
+        games += 1
+        for _agent in env.agent_iter():
+            obs, _, termination, truncation, _ = env.last()
+            if termination or truncation:
+                action = None
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                action = int(legal[rng.integers(legal.size)])
+                steps += 1
+            env.step(action)
+    return steps / (time.perf_counter() - start)
+
+
+def bench_reference(rules: Rules, seconds: float, seed: int = 0) -> float:
+    """Steps per second of the pure-Python reference implementation (random legal play)."""
+    from .reference import play_random_game
+
+    rng = np.random.default_rng(seed)
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        game = play_random_game(rules, rng)
+        steps += game.steps_taken
+    return steps / (time.perf_counter() - start)
+
+
+def peak_memory_mb(rules: Rules, batch_size: int, seed: int = 0) -> float:
+    """Peak traced memory (MB) of building a batch and running steps with observations."""
+    tracemalloc.start()
+    game = VecGame(rules, batch_size=batch_size, seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        mask = game.legal_mask()
+        game.observe()
+        game.step(sample_legal(mask, rng))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 2**20
+
+
+def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...]) -> dict:
+    results: dict = {"rules": rules.to_dict(), "seconds_per_measure": seconds, "python": platform.python_version()}
+    results["numpy"] = np.__version__
+    results["reference_steps_per_s"] = bench_reference(rules, seconds)
+    results["aec_steps_per_s"] = bench_aec(rules, seconds)
+    rows = []
+    for b in batch_sizes:
+        rows.append(
+            {
+                "batch_size": b,
+                "step_mask_steps_per_s": bench_vec(rules, b, with_obs=False, seconds=seconds),
+                "step_mask_obs_steps_per_s": bench_vec(rules, b, with_obs=True, seconds=seconds),
+                "peak_mb": peak_memory_mb(rules, b),
+            }
+        )
+    results["vec"] = rows
+    results["process_max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return results
+
+
+def format_table(results: dict) -> str:
+    ref = results["reference_steps_per_s"]
+    lines = [
+        "| what | B | steps/s | × reference | peak MB |",
+        "|---|---:|---:|---:|---:|",
+        f"| reference (pure Python, 1 game) | 1 | {ref:,.0f} | 1.0 | |",
+        f"| PettingZoo AEC (last + step) | 1 | {results['aec_steps_per_s']:,.0f} | "
+        f"{results['aec_steps_per_s'] / ref:.2f} | |",
+    ]
+    for row in results["vec"]:
+        b = row["batch_size"]
+        a, o = row["step_mask_steps_per_s"], row["step_mask_obs_steps_per_s"]
+        lines.append(f"| VecGame (a) step + mask | {b} | {a:,.0f} | {a / ref:.1f} | {row['peak_mb']:.1f} |")
+        lines.append(f"| VecGame (b) step + mask + obs | {b} | {o:,.0f} | {o / ref:.1f} | |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", default="standard", help="rules preset (configs/rules/NAME.yaml)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
+    parser.add_argument("--quick", action="store_true", help="short measurements (0.5 s each)")
+    parser.add_argument("--json", default="bench_results.json", help="where to write the JSON results")
+    args = parser.parse_args(argv)
+    seconds = 0.5 if args.quick else args.seconds
+    results = run(load_preset(args.preset), seconds, BATCH_SIZES)
+    results["preset"] = args.preset
+    print(f"president-env benchmark, preset {args.preset}, {seconds} s per measurement")
+    print(format_table(results))
+    with open(args.json, "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2)
+    print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

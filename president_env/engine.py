@@ -1,0 +1,767 @@
+"""The batched engine: Président as functions over a state of arrays, batch axis first.
+
+Everything a game is lives in :class:`GameState` (``B`` slots, ``P`` seats,
+``R`` ranks). The functions of this module take the :class:`~president_env.rules.Rules`
+first and work on all slots at once — there is no Python loop over games:
+
+- :func:`new_games` deals fresh games into some slots (random or supplied deals,
+  optional starting roles), including the exchange set-up;
+- :func:`legal_mask` gives ``(B, num_actions) bool``;
+- :func:`step` applies one action per slot, returns per-player rewards where a
+  manche ended and ``done`` where a game ended, and deals those slots anew;
+- the observation lives in :mod:`president_env.observation`.
+
+For speed the state is updated in place (NumPy has no cheap functional update);
+``GameState.copy()`` gives an independent snapshot. An illegal action raises
+``ValueError`` before anything is changed.
+
+State arrays are indexed by *seat* (turn order is clockwise = increasing seat);
+``player_at_seat`` maps seats to players, which only differ with
+``reseat_by_role``. Open points of RULES.md are read as ``docs/semantics.md`` says.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
+from .cards import JOKER, N_NATURAL_RANKS, TWO, deck, parse_card, validate_deal
+from .rules import Rules
+
+ROLE_NAMES: tuple[str, ...] = ("president", "vice_president", "neutre", "vice_trou", "trou_du_cul")
+PRESIDENT, VICE_PRESIDENT, NEUTRE, VICE_TROU, TROU_DU_CUL = range(5)
+NO_ROLE = -1
+PHASE_EXCHANGE, PHASE_PLAY = 0, 1
+REWARD_MODES = ("zero_sum", "points")
+
+
+@dataclass
+class GameState:
+    """All slots of a batch. Shapes use ``B`` slots, ``P`` seats, ``R`` ranks.
+
+    Per manche, by seat:
+      hands ``(B,P,R) int8`` cards held by rank; n_held ``(B,P) int16``;
+      played ``(B,P,R) int8`` cards each seat played this manche (wild 2s as 2s);
+      passed ``(B,P) bool`` (in this trick, or since the last play with ``can_return``);
+      out_order ``(B,P) int8`` order of going out (-1 still in); out_rank ``(B,P) int8``
+      place among normal finishers, or among offenders when penalized ``(B,P) bool``;
+      gives_left ``(B,P) int8`` cards still to give back; partner ``(B,P) int8`` exchange
+      partner seat (-1); gave, received ``(B,P,R) int8`` the exchange as each seat knows it;
+      prev_pos ``(B,P) int8`` finishing position in the previous manche (-1: no roles);
+      roles ``(B,P) int8`` role code (-1 none).
+    Per manche, by slot ``(B,)``: current (seat to act), leader (seat that leads
+      after the exchange), trick_rank (-1 when the next play leads), trick_count,
+      trick_owner (seat, -1), revolution, constrained ("or nothing" binds the
+      player to act), phase, n_out, n_normal_out, n_penalized, dealer.
+    Per game, by player: scores ``(B,P) int32``; player_at_seat / seat_of_player
+      ``(B,P) int8``; manche ``(B,) int16``; decisive ``(B,) bool``; tied ``(B,P) bool``.
+    Last results: last_positions ``(B,P) int8`` by player of the last finished
+      manche; last_winner ``(B,)`` player who won the last finished game (-1).
+    """
+
+    hands: np.ndarray
+    n_held: np.ndarray
+    played: np.ndarray
+    passed: np.ndarray
+    out_order: np.ndarray
+    out_rank: np.ndarray
+    penalized: np.ndarray
+    gives_left: np.ndarray
+    partner: np.ndarray
+    gave: np.ndarray
+    received: np.ndarray
+    prev_pos: np.ndarray
+    roles: np.ndarray
+    current: np.ndarray
+    leader: np.ndarray
+    trick_rank: np.ndarray
+    trick_count: np.ndarray
+    trick_owner: np.ndarray
+    revolution: np.ndarray
+    constrained: np.ndarray
+    phase: np.ndarray
+    n_out: np.ndarray
+    n_normal_out: np.ndarray
+    n_penalized: np.ndarray
+    dealer: np.ndarray
+    scores: np.ndarray
+    player_at_seat: np.ndarray
+    seat_of_player: np.ndarray
+    manche: np.ndarray
+    decisive: np.ndarray
+    tied: np.ndarray
+    last_positions: np.ndarray
+    last_winner: np.ndarray
+
+    @property
+    def batch_size(self) -> int:
+        return self.current.shape[0]
+
+    def copy(self) -> GameState:
+        return GameState(**{f.name: getattr(self, f.name).copy() for f in dataclasses.fields(self)})
+
+    def take(self, index: np.ndarray | slice) -> GameState:
+        """A new state holding the slots ``index`` (copied)."""
+        return GameState(**{f.name: getattr(self, f.name)[index].copy() for f in dataclasses.fields(self)})
+
+
+def allocate(rules: Rules, batch_size: int) -> GameState:
+    """An empty state of ``batch_size`` slots (call :func:`new_games` to deal them)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    b, p, r = int(batch_size), rules.n_players, rules.n_ranks
+    seats = np.tile(np.arange(p, dtype=np.int8), (b, 1))
+    return GameState(
+        hands=np.zeros((b, p, r), np.int8),
+        n_held=np.zeros((b, p), np.int16),
+        played=np.zeros((b, p, r), np.int8),
+        passed=np.zeros((b, p), bool),
+        out_order=np.full((b, p), -1, np.int8),
+        out_rank=np.full((b, p), -1, np.int8),
+        penalized=np.zeros((b, p), bool),
+        gives_left=np.zeros((b, p), np.int8),
+        partner=np.full((b, p), -1, np.int8),
+        gave=np.zeros((b, p, r), np.int8),
+        received=np.zeros((b, p, r), np.int8),
+        prev_pos=np.full((b, p), -1, np.int8),
+        roles=np.full((b, p), NO_ROLE, np.int8),
+        current=np.zeros(b, np.int64),
+        leader=np.zeros(b, np.int64),
+        trick_rank=np.full(b, -1, np.int64),
+        trick_count=np.zeros(b, np.int64),
+        trick_owner=np.full(b, -1, np.int64),
+        revolution=np.zeros(b, bool),
+        constrained=np.zeros(b, bool),
+        phase=np.full(b, PHASE_PLAY, np.int8),
+        n_out=np.zeros(b, np.int8),
+        n_normal_out=np.zeros(b, np.int8),
+        n_penalized=np.zeros(b, np.int8),
+        dealer=np.zeros(b, np.int64),
+        scores=np.zeros((b, p), np.int32),
+        player_at_seat=seats.copy(),
+        seat_of_player=seats.copy(),
+        manche=np.zeros(b, np.int16),
+        decisive=np.zeros(b, bool),
+        tied=np.zeros((b, p), bool),
+        last_positions=np.full((b, p), -1, np.int8),
+        last_winner=np.full(b, -1, np.int8),
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Tables derived once per rules object
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Tables:
+    kind: np.ndarray  # (A,) action kind
+    rank: np.ndarray  # (A,) rank, 0 for pass (safe to index with)
+    count: np.ndarray  # (A,) cards played or given
+    rank_ok: np.ndarray  # (2 rev * 2 constrained * (R+1) trick ranks, R) bool: may this rank follow?
+    play_words: np.ndarray  # ((C+1)*(C+1),) uint32/uint64: C bools "play k cards" packed, by (usable, trick count)
+    wild_ranks: np.ndarray  # (R,) bool: ranks a wild 2 may complete
+    points: np.ndarray  # (P,) int32 points by finishing position
+    role_by_pos: np.ndarray  # (P,) role code by finishing position
+    seat_by_pos: np.ndarray  # (P,) seat a player of that position takes with reseat_by_role
+    deck_ranks: np.ndarray  # (N,) rank of each card id of cards.deck()
+    three_of_clubs: np.ndarray  # (decks,) card ids of the 3C
+
+
+@lru_cache(maxsize=64)
+def tables(rules: Rules) -> Tables:
+    n_ranks, max_count, n = rules.n_ranks, rules.max_count, rules.n_players
+    kind, rank, count = action_tables(rules)
+    strength = np.zeros((2, n_ranks), np.int64)
+    strength[0, :N_NATURAL_RANKS] = np.arange(N_NATURAL_RANKS)
+    strength[1, :N_NATURAL_RANKS] = N_NATURAL_RANKS - 1 - np.arange(N_NATURAL_RANKS)
+    if n_ranks > N_NATURAL_RANKS:
+        strength[:, JOKER] = N_NATURAL_RANKS  # the joker stays strongest in a revolution
+    allow_equal = rules.equal_rank != "none"
+    rank_ok = np.zeros((2, 2, n_ranks + 1, n_ranks), bool)
+    for rev in range(2):
+        for constrained in range(2):
+            rank_ok[rev, constrained, 0, :] = True  # a lead: any rank
+            for t in range(n_ranks):
+                higher = strength[rev] > strength[rev, t]
+                equal = np.arange(n_ranks) == t
+                if constrained:
+                    rank_ok[rev, constrained, t + 1] = equal
+                else:
+                    rank_ok[rev, constrained, t + 1] = higher | (equal & allow_equal)
+    # play_words[usable * (C+1) + trick_count] packs the C flags "k cards may be played" for a rank
+    # of which `usable` cards may be played, so the mask is one table lookup per (slot, rank).
+    usable = np.arange(max_count + 1)[:, None, None]
+    trick_count = np.arange(max_count + 1)[None, :, None]
+    k = np.arange(1, max_count + 1)[None, None, :]
+    playable = (usable >= k) & ((trick_count == 0) | (trick_count == k))
+    word = np.uint32 if max_count == 4 else np.uint64
+    play_words = np.ascontiguousarray(playable.reshape(-1, max_count)).view(word).ravel()
+    wild_ranks = np.zeros(n_ranks, bool)
+    if rules.twos_wild:
+        wild_ranks[:TWO] = True
+    positions = np.arange(n)
+    if rules.scoring == "per_opponent_behind":
+        points = (n - 1 - positions).astype(np.int32)
+    else:
+        points = np.zeros(n, np.int32)
+        points[0] = 2
+        if n >= 4:
+            points[1] = 1
+    role_by_pos = np.full(n, NEUTRE, np.int8)
+    role_by_pos[0], role_by_pos[n - 1] = PRESIDENT, TROU_DU_CUL
+    if n >= 4:
+        role_by_pos[1], role_by_pos[n - 2] = VICE_PRESIDENT, VICE_TROU
+    seat_by_pos = np.zeros(n, np.int64)
+    seat_by_pos[1:] = n - positions[1:]
+    deck_ranks = np.array([parse_card(c)[0] for c in deck(rules.decks, rules.jokers)], np.int8)
+    result = Tables(
+        kind=kind,
+        rank=np.maximum(rank, 0).astype(np.int64),
+        count=count.astype(np.int64),
+        rank_ok=rank_ok.reshape(-1, n_ranks),
+        play_words=play_words,
+        wild_ranks=wild_ranks,
+        points=points,
+        role_by_pos=role_by_pos,
+        seat_by_pos=seat_by_pos,
+        deck_ranks=deck_ranks,
+        three_of_clubs=np.arange(rules.decks) * 52,
+    )
+    for value in dataclasses.asdict(result).values():
+        value.flags.writeable = False
+    return result
+
+
+def reward_table(rules: Rules, reward_mode: str = "zero_sum") -> np.ndarray:
+    """Reward of each finishing position, ``(P,) float32``.
+
+    ``zero_sum`` (default): points minus the table's mean points, so each manche's
+    rewards sum to 0. ``points``: the raw points (their sum is the same every manche).
+    """
+    if reward_mode not in REWARD_MODES:
+        raise ValueError(f"reward_mode must be one of {', '.join(REWARD_MODES)}, got {reward_mode!r}")
+    points = tables(rules).points.astype(np.float32)
+    return points - points.mean() if reward_mode == "zero_sum" else points
+
+
+# --------------------------------------------------------------------------------------
+# Helpers over seats
+# --------------------------------------------------------------------------------------
+def next_seat(eligible: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """First eligible seat clockwise strictly after ``start`` (``start`` itself last); -1 if none.
+
+    eligible ``(n,P) bool``, start ``(n,) int`` -> ``(n,) int64``.
+    """
+    n, p = eligible.shape
+    order = start[:, None] + _OFFSETS[p]
+    order %= p
+    base = _arange(n) * p
+    candidates = eligible.ravel()[base[:, None] + order]
+    first = candidates.argmax(axis=1)
+    found = order.ravel()[base + first]
+    return np.where(candidates.ravel()[base + first], found, -1)
+
+
+_OFFSETS = {p: np.arange(1, p + 1) for p in range(3, 9)}
+
+
+def _first_seat_with(values: np.ndarray, target: np.ndarray | int) -> np.ndarray:
+    """Seat where ``values == target`` for each slot, ``(n,) int64`` (the target exists)."""
+    return np.argmax(values == np.asarray(target).reshape(-1, 1), axis=1)
+
+
+# --------------------------------------------------------------------------------------
+# Dealing and starting manches
+# --------------------------------------------------------------------------------------
+def parse_roles(rules: Rules, roles: Mapping | Sequence) -> np.ndarray:
+    """Role names per player -> previous finishing position per player ``(P,) int8``.
+
+    ``roles``: a sequence of role names (player order) or a mapping ``{"player_i": name}`` /
+    ``{i: name}`` covering every player. Neutres are ordered by player index.
+    """
+    n = rules.n_players
+    if isinstance(roles, Mapping):
+        by_player: dict[int, str] = {}
+        for key, name in roles.items():
+            index = key
+            if isinstance(key, str) and key.startswith("player_") and key[7:].isdigit():
+                index = int(key[7:])
+            if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= int(index) < n:
+                raise ValueError(f"roles: unknown player {key!r}; expected player_0..player_{n - 1}")
+            by_player[int(index)] = name
+        if len(by_player) != n:
+            missing = [f"player_{i}" for i in range(n) if i not in by_player]
+            raise ValueError(f"roles must name a role for every player; missing {', '.join(missing)}")
+        names = [by_player[i] for i in range(n)]
+    else:
+        names = list(roles)
+        if len(names) != n:
+            raise ValueError(f"roles must give one role per player ({n}), got {len(names)}")
+    for name in names:
+        if name not in ROLE_NAMES:
+            raise ValueError(f"roles: unknown role {name!r}; expected one of {', '.join(ROLE_NAMES)}")
+    expected = sorted(ROLE_NAMES[c] for c in tables(rules).role_by_pos)
+    if sorted(names) != expected:
+        raise ValueError(
+            f"roles {names} are not a valid assignment for {n} players: expected exactly {', '.join(expected)}"
+        )
+    code = np.array([ROLE_NAMES.index(x) for x in names])
+    # Président first, vice next, neutres by player index, vice-trou, trou du cul last.
+    order = np.lexsort((np.arange(n), code))
+    positions = np.empty(n, np.int8)
+    positions[order] = np.arange(n)
+    return positions
+
+
+def _hands_from_deck_order(rules: Rules, card_ids: np.ndarray, first_seat: np.ndarray) -> np.ndarray:
+    """Deal shuffled card ids ``(n,N)`` one at a time from ``first_seat``: hands ``(n,P,R) int8``."""
+    n, n_cards = card_ids.shape
+    p, r = rules.n_players, rules.n_ranks
+    seat = (first_seat[:, None] + np.arange(n_cards)) % p
+    ranks = tables(rules).deck_ranks[card_ids]
+    flat = (np.arange(n)[:, None] * p + seat) * r + ranks
+    return np.bincount(flat.ravel(), minlength=n * p * r).reshape(n, p, r).astype(np.int8)
+
+
+def _three_of_clubs_holders(rules: Rules, card_ids: np.ndarray, first_seat: np.ndarray) -> np.ndarray:
+    """``(n,P) bool``: seats holding a 3 of clubs after dealing ``card_ids`` from ``first_seat``."""
+    n = card_ids.shape[0]
+    holders = np.zeros((n, rules.n_players), bool)
+    for cid in tables(rules).three_of_clubs:
+        position = np.argmax(card_ids == cid, axis=1)
+        holders[np.arange(n), (first_seat + position) % rules.n_players] = True
+    return holders
+
+
+def new_games(
+    rules: Rules,
+    state: GameState,
+    index: np.ndarray,
+    rng: np.random.Generator,
+    deals: Sequence | None = None,
+    dealers: Sequence[int] | np.ndarray | None = None,
+    roles: Sequence | None = None,
+) -> None:
+    """Start new games in slots ``index``: scores cleared, first manche dealt and set up.
+
+    deals: optional list (one per slot of ``index``) of hands, one list of card strings per player.
+    dealers: optional seat of each first dealer (else uniformly random).
+    roles: optional list (one per slot, ``None`` allowed) of role assignments to start from.
+    Everything is validated before the state is touched.
+    """
+    index = np.asarray(index, dtype=np.int64).reshape(-1)
+    n, p = index.size, rules.n_players
+    parsed_deals = None
+    if deals is not None:
+        if len(deals) != n:
+            raise ValueError(f"deals: expected {n} deals (one per slot), got {len(deals)}")
+        parsed_deals = [validate_deal(d, p, rules.decks, rules.jokers) for d in deals]
+    if dealers is not None:
+        dealers = np.asarray(dealers)
+        if (
+            dealers.shape != (n,)
+            or not np.issubdtype(dealers.dtype, np.integer)
+            or not np.all((dealers >= 0) & (dealers < p))
+        ):
+            raise ValueError(f"dealers must be {n} seat numbers in 0..{p - 1}, got {dealers.tolist()}")
+    start_pos = None
+    if roles is not None:
+        if len(roles) != n:
+            raise ValueError(f"roles: expected {n} entries (one per slot), got {len(roles)}")
+        start_pos = np.full((n, p), -1, np.int8)
+        for i, assignment in enumerate(roles):
+            if assignment is not None:
+                start_pos[i] = parse_roles(rules, assignment)
+    if n == 0:
+        return
+    # Nothing below raises: the state changes only now.
+    dealer = rng.integers(0, p, size=n) if dealers is None else dealers.astype(np.int64)
+    state.scores[index] = 0
+    state.manche[index] = 0
+    state.decisive[index] = False
+    state.tied[index] = False
+    seats = np.arange(p, dtype=np.int8)
+    state.player_at_seat[index] = seats
+    state.seat_of_player[index] = seats
+    prev_pos = np.full((n, p), -1, np.int8)
+    if rules.initial_roles == "draw":
+        prev_pos[:] = np.argsort(rng.random((n, p)), axis=1)
+    if start_pos is not None:
+        given = start_pos[:, 0] >= 0
+        prev_pos[given] = start_pos[given]
+    if parsed_deals is None:
+        _deal_and_start(rules, state, index, rng, dealer, prev_pos)
+    else:
+        hands = np.zeros((n, p, rules.n_ranks), np.int8)
+        holders = np.zeros((n, p), bool)
+        for i, hand_list in enumerate(parsed_deals):
+            for seat, hand in enumerate(hand_list):
+                for card in hand:
+                    rank, suit = parse_card(card)
+                    hands[i, seat, rank] += 1
+                    holders[i, seat] |= rank == 0 and suit == "C"
+        _start_manche(rules, state, index, hands, holders, dealer, prev_pos)
+
+
+def _deal_and_start(rules, state, index, rng, dealer, prev_pos) -> None:
+    n = index.size
+    card_ids = rng.permuted(np.broadcast_to(np.arange(rules.n_cards), (n, rules.n_cards)), axis=1)
+    first = dealer + 1 if rules.deal_start == "dealer_left" else dealer.copy()
+    hands = _hands_from_deck_order(rules, card_ids, first % rules.n_players)
+    holders = _three_of_clubs_holders(rules, card_ids, first % rules.n_players)
+    _start_manche(rules, state, index, hands, holders, dealer, prev_pos)
+
+
+def _start_manche(rules, state, index, hands, three_holders, dealer, prev_pos) -> None:
+    """Set up a manche in slots ``index``: hands by seat, roles from ``prev_pos`` (by seat), exchange, lead."""
+    n, p = index.size, rules.n_players
+    tab = tables(rules)
+    rows = np.arange(n)
+    has_roles = prev_pos[:, 0] >= 0
+    gives_left = np.zeros((n, p), np.int8)
+    partner = np.full((n, p), -1, np.int8)
+    gave = np.zeros_like(hands)
+    received = np.zeros_like(hands)
+    for high_pos, low_pos, k in rules.exchange_pairs:
+        high = _first_seat_with(prev_pos, high_pos)
+        low = _first_seat_with(prev_pos, low_pos)
+        sub = rows[has_roles]
+        high, low = high[has_roles], low[has_roles]
+        # The lower-ranked player gives his k best cards: take from the strongest rank down.
+        low_hand = hands[sub, low].astype(np.int64)
+        above = np.cumsum(low_hand[:, ::-1], axis=1)[:, ::-1] - low_hand  # cards strictly stronger
+        take = np.clip(k - above, 0, low_hand).astype(np.int8)
+        hands[sub, low] -= take
+        hands[sub, high] += take
+        gave[sub, low] = take
+        received[sub, high] = take
+        gives_left[sub, high] = k
+        partner[sub, high] = low
+        partner[sub, low] = high
+    roles = np.where(prev_pos >= 0, tab.role_by_pos[np.maximum(prev_pos, 0)], NO_ROLE).astype(np.int8)
+    # Lead of the first trick.
+    if rules.first_lead == "three_of_clubs":
+        first_lead = next_seat(three_holders, dealer)
+    else:
+        first_lead = (dealer + 1) % p
+    role_lead = _first_seat_with(prev_pos, p - 1 if rules.lead == "trou_du_cul" else 0)
+    leader = np.where(has_roles, role_lead, first_lead)
+    exchanging = gives_left.any(axis=1)
+    giver = np.argmin(np.where(gives_left > 0, prev_pos, p), axis=1)  # Président's pair first
+
+    state.hands[index] = hands
+    state.n_held[index] = hands.sum(axis=2, dtype=np.int16)
+    state.played[index] = 0
+    state.passed[index] = False
+    state.out_order[index] = -1
+    state.out_rank[index] = -1
+    state.penalized[index] = False
+    state.gives_left[index] = gives_left
+    state.partner[index] = partner
+    state.gave[index] = gave
+    state.received[index] = received
+    state.prev_pos[index] = prev_pos
+    state.roles[index] = roles
+    state.leader[index] = leader
+    state.current[index] = np.where(exchanging, giver, leader)
+    state.phase[index] = np.where(exchanging, PHASE_EXCHANGE, PHASE_PLAY)
+    state.trick_rank[index] = -1
+    state.trick_count[index] = 0
+    state.trick_owner[index] = -1
+    state.revolution[index] = False
+    state.constrained[index] = False
+    state.n_out[index] = 0
+    state.n_normal_out[index] = 0
+    state.n_penalized[index] = 0
+    state.dealer[index] = dealer
+
+
+# --------------------------------------------------------------------------------------
+# Legal actions
+# --------------------------------------------------------------------------------------
+def legal_mask(rules: Rules, state: GameState) -> np.ndarray:
+    """``(B, num_actions) bool``: the legal actions of the player to act in every slot."""
+    tab = tables(rules)
+    b, r, c = state.batch_size, rules.n_ranks, rules.max_count
+    hand = state.hands.reshape(b * rules.n_players, r)[_flat_seat(state.current, rules.n_players)]  # (B,R)
+    usable = hand
+    if rules.twos_wild:
+        # A natural rank can be completed by 2s when at least one natural card is held.
+        usable = np.where(tab.wild_ranks & (hand > 0), np.minimum(hand + hand[:, TWO : TWO + 1], c), hand)
+    in_play = state.phase == PHASE_PLAY
+    context = (state.revolution * 2 + state.constrained) * (r + 1) + (state.trick_rank + 1)
+    usable = usable * (tab.rank_ok[context] & in_play[:, None])
+    key = usable * (c + 1) + state.trick_count[:, None]
+    mask = np.empty((b, rules.num_actions), bool)
+    mask[:, 0] = in_play & (state.trick_rank >= 0)
+    mask[:, 1 : 1 + r * c] = tab.play_words[key].view(bool).reshape(b, r * c)
+    mask[:, 1 + r * c :] = (hand > 0) & ~in_play[:, None]
+    return mask
+
+
+def _flat_seat(seat: np.ndarray, n_players: int) -> np.ndarray:
+    """Row of ``(slot, seat)`` in a ``(B*P, ...)`` view of a seat-indexed array."""
+    return _arange(seat.shape[0]) * n_players + seat
+
+
+_ARANGE = np.arange(1)
+
+
+def _arange(n: int) -> np.ndarray:
+    """A cached ``arange(n)`` (read-only) for the hot path."""
+    global _ARANGE
+    if _ARANGE.shape[0] < n:
+        _ARANGE = np.arange(max(n, 2 * _ARANGE.shape[0]))
+        _ARANGE.flags.writeable = False
+    return _ARANGE[:n]
+
+
+def describe_illegal(rules: Rules, state: GameState, slot: int, action: int) -> str:
+    """Why ``action`` is illegal in ``slot``: a sentence for the error message."""
+    from .actions import decode
+
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < rules.num_actions:
+        return f"action {action!r} is not in 0..{rules.num_actions - 1}"
+    what = decode(rules, int(action))
+    seat = int(state.current[slot])
+    player = int(state.player_at_seat[slot, seat])
+    hand = state.hands[slot, seat]
+    if state.phase[slot] == PHASE_EXCHANGE:
+        if what[0] != "give":
+            return f"player_{player} must give back a card in the exchange phase (a give action), not {what[0]}"
+        return f"player_{player} holds no {what[1]} to give back"
+    if what[0] == "give":
+        return "give actions are only legal in the exchange phase"
+    if what[0] == "pass":
+        return f"player_{player} leads this trick and may not pass"
+    rank, count = int(tables(rules).rank[action]), int(tables(rules).count[action])
+    held = int(hand[rank])
+    if rules.twos_wild and tables(rules).wild_ranks[rank] and held > 0:
+        held += int(hand[TWO])
+    if held < count:
+        return f"player_{player} cannot play {count} × {what[1]}: holds {held} usable"
+    if state.trick_rank[slot] >= 0 and count != state.trick_count[slot]:
+        return f"the trick is played with {int(state.trick_count[slot])} card(s), not {count}"
+    if state.constrained[slot]:
+        return "or nothing: player must play the same rank as the previous play, or pass"
+    return f"{what[1]} does not beat the trick in force under the current rank order"
+
+
+# --------------------------------------------------------------------------------------
+# Step
+# --------------------------------------------------------------------------------------
+def step(
+    rules: Rules,
+    state: GameState,
+    actions: np.ndarray,
+    rng: np.random.Generator,
+    mask: np.ndarray | None = None,
+    reward_mode: str = "zero_sum",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Apply ``actions (B,) int`` to every slot; returns ``rewards (B,P) float32`` by player and ``done (B,) bool``.
+
+    ``mask`` is the current legal mask when the caller already has it. Illegal actions
+    raise ``ValueError`` (naming slot, player and reason) with the state unchanged.
+    Slots whose manche ended are dealt their next manche; slots whose game ended are
+    dealt a new game (autoreset); their rewards and ``done`` report the ended game.
+    """
+    tab = tables(rules)
+    b, p = state.batch_size, rules.n_players
+    actions = np.asarray(actions)
+    if actions.shape != (b,) or not np.issubdtype(actions.dtype, np.integer):
+        raise ValueError(f"actions must be an integer array of shape ({b},), got {actions.dtype} {actions.shape}")
+    if mask is None:
+        mask = legal_mask(rules, state)
+    in_range = (actions >= 0) & (actions < rules.num_actions)
+    legal = in_range & mask[np.arange(b), np.where(in_range, actions, 0)]
+    if not legal.all():
+        slot = int(np.flatnonzero(~legal)[0])
+        player = int(state.player_at_seat[slot, state.current[slot]])
+        reason = describe_illegal(rules, state, slot, int(actions[slot]))
+        raise ValueError(f"illegal action {int(actions[slot])} for player_{player} in slot {slot}: {reason}")
+
+    rewards = np.zeros((b, p), np.float32)
+    done = np.zeros(b, bool)
+    kind = tab.kind[actions]
+    is_give = kind == KIND_GIVE
+    if is_give.any():
+        _apply_gives(rules, state, np.flatnonzero(is_give), tab.rank[actions[is_give]])
+        if is_give.all():
+            return rewards, done
+    rows = np.arange(b)
+    is_play = kind == KIND_PLAY
+    is_pass = kind == KIND_PASS
+    rank = tab.rank[actions]
+    count = np.where(is_play, tab.count[actions], 0)  # passes and gives move no card here
+    cur = state.current
+
+    # Cards leave the hand: naturals first, wild 2s complete.
+    held = state.hands[rows, cur, rank]
+    naturals = np.minimum(held, count).astype(np.int8)
+    state.hands[rows, cur, rank] -= naturals
+    state.played[rows, cur, rank] += naturals
+    used_twos = None
+    if rules.twos_wild:
+        used_twos = (count - naturals).astype(np.int8)
+        state.hands[rows, cur, TWO] -= used_twos
+        state.played[rows, cur, TWO] += used_twos
+    state.n_held[rows, cur] -= count.astype(np.int16)
+
+    # What the play means, judged by the order in force before it.
+    is_match = is_play & (state.trick_rank == rank)
+    top_rank = JOKER if rules.jokers else np.where(state.revolution, 0, TWO)
+    ends_by_top = is_play & (rank == top_rank) if rules.top_rank_ends_trick else None
+    if rules.revolution:
+        state.revolution ^= is_play & (count >= 4)
+
+    went_out = is_play & (state.n_held[rows, cur] == 0)
+    if went_out.any():
+        _go_out(rules, state, np.flatnonzero(went_out), rank, used_twos)
+
+    # Turn order: the next eligible seat clockwise; the trick ends when the turn would
+    # reach the last player to have played, or nobody else can act.
+    state.passed[rows, cur] |= is_pass
+    if rules.pass_rule == "can_return":
+        state.passed &= ~is_play[:, None]
+    owner = np.where(is_play, cur, state.trick_owner)
+    holding = state.n_held > 0
+    eligible = holding & ~state.passed
+    eligible[rows, cur] = False
+    nxt = next_seat(eligible, cur)
+    if rules.equal_rank == "skip":
+        skipping = is_match & (nxt >= 0)
+        if skipping.any():
+            eligible[rows, np.maximum(nxt, 0)] &= ~skipping
+            nxt = np.where(skipping, next_seat(eligible, np.maximum(nxt, 0)), nxt)
+    trick_ends = (nxt < 0) | (nxt == owner)
+    if ends_by_top is not None:
+        trick_ends |= ends_by_top
+    trick_ends &= ~is_give
+
+    winner_holds = holding[rows, owner]
+    new_leader = np.where(winner_holds, owner, next_seat(holding, owner))
+    acted = ~is_give
+    state.current = np.where(acted, np.where(trick_ends, new_leader, nxt), cur)
+    keep = acted & ~trick_ends
+    state.trick_rank = np.where(trick_ends, -1, np.where(is_play, rank, state.trick_rank))
+    state.trick_count = np.where(trick_ends, 0, np.where(is_play, count, state.trick_count))
+    state.trick_owner = np.where(trick_ends, -1, owner)
+    state.passed &= ~trick_ends[:, None]
+    if rules.equal_rank == "or_nothing":
+        state.constrained = np.where(acted, keep & is_match, state.constrained)
+
+    manche_over = went_out & (holding.sum(axis=1) <= 1)
+    if manche_over.any():
+        _end_manche(rules, state, np.flatnonzero(manche_over), rng, rewards, done, reward_mode)
+    return rewards, done
+
+
+def _apply_gives(rules: Rules, state: GameState, index: np.ndarray, rank: np.ndarray) -> None:
+    """Exchange phase: the seat to act gives one card of ``rank`` to its partner."""
+    giver = state.current[index]
+    partner = state.partner[index, giver].astype(np.int64)
+    state.hands[index, giver, rank] -= 1
+    state.hands[index, partner, rank] += 1
+    state.n_held[index, giver] -= 1
+    state.n_held[index, partner] += 1
+    state.gave[index, giver, rank] += 1
+    state.received[index, partner, rank] += 1
+    state.gives_left[index, giver] -= 1
+    pending = state.gives_left[index] > 0
+    more = pending.any(axis=1)
+    next_giver = np.argmin(np.where(pending, state.prev_pos[index], rules.n_players), axis=1)
+    state.current[index] = np.where(more, next_giver, state.leader[index])
+    state.phase[index] = np.where(more, PHASE_EXCHANGE, PHASE_PLAY)
+
+
+def _go_out(rules: Rules, state: GameState, index: np.ndarray, rank: np.ndarray, used_twos) -> None:
+    """Players who just played their last card leave the manche (penalised with ``finish_on_two``)."""
+    seat = state.current[index]
+    state.out_order[index, seat] = state.n_out[index]
+    state.n_out[index] += 1
+    if rules.finish_on_two == "penalty":
+        bad = (rank[index] == TWO) | (rank[index] == JOKER)
+        if used_twos is not None:
+            bad |= used_twos[index] > 0
+    else:
+        bad = np.zeros(index.size, bool)
+    state.penalized[index, seat] = bad
+    state.out_rank[index, seat] = np.where(bad, state.n_penalized[index], state.n_normal_out[index])
+    state.n_penalized[index] += bad
+    state.n_normal_out[index] += ~bad
+
+
+def final_positions(rules: Rules, state: GameState, index: np.ndarray) -> np.ndarray:
+    """Finishing positions by seat ``(n,P) int8`` of slots whose manche just ended."""
+    out_rank = state.out_rank[index].astype(np.int64)
+    n_normal = state.n_normal_out[index].astype(np.int64)[:, None]
+    holder = state.n_held[index] > 0
+    positions = np.where(state.penalized[index], n_normal + 1 + out_rank, out_rank)
+    return np.where(holder, n_normal, positions).astype(np.int8)
+
+
+def _end_manche(rules, state, index, rng, rewards, done, reward_mode) -> None:
+    """Score the manche in slots ``index``, then deal the next manche or a new game."""
+    tab = tables(rules)
+    p = rules.n_players
+    sub_rows = np.arange(index.size)[:, None]
+    pos_by_seat = final_positions(rules, state, index)
+    players = state.player_at_seat[index].astype(np.int64)
+    pos_by_player = np.empty_like(pos_by_seat)
+    pos_by_player[sub_rows, players] = pos_by_seat
+    rewards[index] = reward_table(rules, reward_mode)[pos_by_player]
+    decisive = state.decisive[index]
+    state.scores[index] += np.where(decisive[:, None], 0, tab.points[pos_by_player])
+    state.manche[index] += 1
+    state.last_positions[index] = pos_by_player
+
+    last_regular = (state.manche[index] >= rules.manches) & ~decisive
+    scores = state.scores[index]
+    tied = scores == scores.max(axis=1, keepdims=True)
+    needs_decider = last_regular & (tied.sum(axis=1) > 1)
+    over = decisive | (last_regular & ~needs_decider)
+    # Winner: the best total, or among the tied players the best placed in the decisive manche.
+    contenders = np.where(decisive[:, None], state.tied[index], tied)
+    winner = np.argmin(np.where(contenders, pos_by_player, p + 1), axis=1)
+    state.last_winner[index[over]] = winner[over]
+    state.decisive[index] = needs_decider
+    state.tied[index[needs_decider]] = tied[needs_decider]
+    done[index] = over
+
+    going_on = ~over
+    if going_on.any():
+        cont = index[going_on]
+        prev_by_player = pos_by_player[going_on]
+        if rules.reseat_by_role:
+            new_seat = tab.seat_by_pos[prev_by_player]  # (n,P) by player
+            state.seat_of_player[cont] = new_seat
+            rows = np.arange(cont.size)[:, None]
+            player_at = np.empty_like(new_seat)
+            player_at[rows, new_seat] = np.arange(p)
+            state.player_at_seat[cont] = player_at
+        seat_of = state.seat_of_player[cont].astype(np.int64)
+        prev_by_seat = np.empty_like(prev_by_player)
+        prev_by_seat[np.arange(cont.size)[:, None], seat_of] = prev_by_player
+        dealer = _first_seat_with(prev_by_seat, p - 1)  # the Trou du cul deals
+        _deal_and_start(rules, state, cont, rng, dealer, prev_by_seat)
+    if over.any():
+        new_games(rules, state, index[over], rng)
+
+
+def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of ``mask (B, A) bool`` -> ``(B,) int64``.
+
+    Every row must have a legal action (the engine guarantees it for the player to act).
+    """
+    b, a = mask.shape
+    flat = np.flatnonzero(mask)
+    bounds = np.searchsorted(flat, _arange(b + 1) * a)
+    n_legal = np.diff(bounds)
+    if not n_legal.all():
+        raise ValueError(f"row {int(np.flatnonzero(n_legal == 0)[0])} of the mask has no legal action")
+    pick = (rng.random(b) * n_legal).astype(np.int64)
+    return flat[bounds[:-1] + pick] - _arange(b) * a

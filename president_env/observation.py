@@ -1,0 +1,170 @@
+"""The observation: one flat float32 vector per slot, from one seat's point of view.
+
+Seats appear in *relative* order: relative seat ``j`` is the seat ``j`` places
+clockwise from the viewer (``0`` is the viewer). The vector is a sufficient
+statistic of what that player may know (RULES.md, last section): nothing in it
+depends on another player's hidden cards. :func:`layout` gives the index table;
+``python -m president_env.observation`` prints it for a rules preset.
+
+With ``P`` players, ``R`` ranks and ``C = 4*decks``, the segments in order are:
+
+=================  ==========  ===========================================================
+name               size        meaning
+=================  ==========  ===========================================================
+hand               R           own cards, count per rank
+played             P*R         cards each relative seat played this manche, count per rank
+held               P           cards each relative seat holds
+trick_rank         R           one-hot rank of the play to beat (all 0: the next play leads)
+trick_count        C           one-hot card count of the trick (all 0: lead)
+trick_owner        P           one-hot relative seat that made the play to beat
+passed             P           1 where the relative seat has passed (see ``pass_rule``)
+out_order          P*P         one-hot order in which each relative seat went out
+penalized          P           1 where the seat went out on a 2/joker (``finish_on_two``)
+roles              P*5         one-hot role of each seat (président, vice, neutre, vice-trou, trou)
+revolution         1           1 while the rank order is inverted
+constrained        1           1 while "or nothing" binds the player to act
+to_act             P           one-hot relative seat of the player to act
+phase              2           one-hot exchange / play
+gave               R           cards this seat gave in the exchange, per rank
+received           R           cards this seat received in the exchange, per rank
+exchange_partner   P           one-hot relative seat of this seat's exchange partner
+gives_left         1           cards this seat still has to give back
+scores             P           game totals of each relative seat's player
+manche             1           index of the manche in the game (0-based)
+decisive           1           1 in a decisive manche
+=================  ==========  ===========================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .engine import GameState
+from .rules import Rules
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Named slices of the observation vector."""
+
+    segments: tuple[tuple[str, int, int], ...]  # (name, offset, size)
+    size: int
+
+    def __getitem__(self, name: str) -> slice:
+        for seg_name, offset, size in self.segments:
+            if seg_name == name:
+                return slice(offset, offset + size)
+        raise KeyError(f"no observation segment {name!r}; segments: {', '.join(s[0] for s in self.segments)}")
+
+    def table(self) -> str:
+        """The index table as Markdown."""
+        lines = ["| name | indices | size |", "|---|---|---|"]
+        lines += [f"| {n} | {o}..{o + s - 1} | {s} |" for n, o, s in self.segments]
+        return "\n".join(lines)
+
+
+@lru_cache(maxsize=64)
+def layout(rules: Rules) -> Layout:
+    p, r, c = rules.n_players, rules.n_ranks, rules.max_count
+    sizes = [
+        ("hand", r),
+        ("played", p * r),
+        ("held", p),
+        ("trick_rank", r),
+        ("trick_count", c),
+        ("trick_owner", p),
+        ("passed", p),
+        ("out_order", p * p),
+        ("penalized", p),
+        ("roles", p * 5),
+        ("revolution", 1),
+        ("constrained", 1),
+        ("to_act", p),
+        ("phase", 2),
+        ("gave", r),
+        ("received", r),
+        ("exchange_partner", p),
+        ("gives_left", 1),
+        ("scores", p),
+        ("manche", 1),
+        ("decisive", 1),
+    ]
+    segments, offset = [], 0
+    for name, size in sizes:
+        segments.append((name, offset, size))
+        offset += size
+    return Layout(tuple(segments), offset)
+
+
+def obs_dim(rules: Rules) -> int:
+    return layout(rules).size
+
+
+def _one_hot(out: np.ndarray, rows: np.ndarray, start: int, value: np.ndarray, valid: np.ndarray) -> None:
+    """Set ``out[rows, start + value] = 1`` where ``valid``."""
+    out[rows[valid], start + value[valid]] = 1.0
+
+
+def _per_seat_one_hot(out: np.ndarray, start: int, values: np.ndarray, width: int) -> None:
+    """For values ``(B,P)``: set ``out[b, start + j*width + values[b, j]] = 1`` where the value is >= 0."""
+    slot, seat = np.nonzero(values >= 0)
+    out[slot, start + seat * width + values[slot, seat]] = 1.0
+
+
+def observe(rules: Rules, state: GameState, viewer: np.ndarray | None = None) -> np.ndarray:
+    """``(B, obs_dim) float32`` from seat ``viewer (B,)`` (default: the seat to act)."""
+    lay = layout(rules)
+    b, p = state.batch_size, rules.n_players
+    rows = np.arange(b)
+    seat = state.current if viewer is None else np.asarray(viewer, dtype=np.int64)
+    rel = (seat[:, None] + np.arange(p)) % p  # (B,P) absolute seat of each relative seat
+    to_rel = (np.arange(p) - seat[:, None]) % p  # (B,P) relative index of each absolute seat
+    out = np.zeros((b, lay.size), np.float32)
+
+    def put(name: str, values: np.ndarray) -> None:
+        out[:, lay[name]] = values.reshape(b, -1)
+
+    flat_rel = rows[:, None] * p + rel  # rows of a (B*P, ...) view, in relative seat order
+
+    def rotate(values: np.ndarray) -> np.ndarray:
+        return values.reshape(b * p, -1)[flat_rel].reshape(b, p, *values.shape[2:])
+
+    def relative(abs_seat: np.ndarray) -> np.ndarray:
+        return to_rel[rows, np.maximum(abs_seat, 0)]
+
+    put("hand", state.hands[rows, seat])
+    put("played", rotate(state.played))
+    put("held", rotate(state.n_held))
+    leading = state.trick_rank < 0
+    _one_hot(out, rows, lay["trick_rank"].start, state.trick_rank, ~leading)
+    _one_hot(out, rows, lay["trick_count"].start, state.trick_count - 1, ~leading)
+    _one_hot(out, rows, lay["trick_owner"].start, relative(state.trick_owner), ~leading)
+    put("passed", rotate(state.passed))
+    _per_seat_one_hot(out, lay["out_order"].start, rotate(state.out_order), p)
+    put("penalized", rotate(state.penalized))
+    _per_seat_one_hot(out, lay["roles"].start, rotate(state.roles), 5)
+    out[:, lay["revolution"].start] = state.revolution
+    out[:, lay["constrained"].start] = state.constrained
+    _one_hot(out, rows, lay["to_act"].start, relative(state.current), np.ones(b, bool))
+    _one_hot(out, rows, lay["phase"].start, state.phase.astype(np.int64), np.ones(b, bool))
+    put("gave", state.gave[rows, seat])
+    put("received", state.received[rows, seat])
+    partner = state.partner[rows, seat].astype(np.int64)
+    _one_hot(out, rows, lay["exchange_partner"].start, relative(partner), partner >= 0)
+    out[:, lay["gives_left"].start] = state.gives_left[rows, seat]
+    players = rotate(state.player_at_seat).astype(np.int64)
+    put("scores", state.scores.ravel()[rows[:, None] * p + players])
+    out[:, lay["manche"].start] = state.manche
+    out[:, lay["decisive"].start] = state.decisive
+    return out
+
+
+if __name__ == "__main__":  # pragma: no cover - documentation helper
+    import sys
+
+    from .presets import load_preset
+
+    print(layout(load_preset(sys.argv[1]) if len(sys.argv) > 1 else Rules()).table())

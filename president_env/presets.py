@@ -1,0 +1,44 @@
+"""Named rule presets: the YAML files of ``configs/rules/`` as ready ``Rules`` objects.
+
+Each preset models one table described by a seed document in ``shared/seeds/``;
+the YAML files say which and why. They ship inside the package
+(``president_env/configs/rules/`` once installed) and are read from the
+repository's ``configs/rules/`` when running from a checkout.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .rules import Rules
+
+PRESETS: tuple[str, ...] = ("standard", "quebec", "big_table", "family", "party", "or_nothing")
+"""Names accepted by :func:`load_preset`."""
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+# Installed (wheel or sdist): the configs travel as package data inside the package.
+# Checkout (editable install or plain sys.path): they sit in the repository's top-level configs/.
+_SEARCH_DIRS: tuple[Path, ...] = (
+    _PACKAGE_DIR / "configs" / "rules",
+    _PACKAGE_DIR.parent / "configs" / "rules",
+)
+
+
+def preset_path(name: str) -> Path:
+    """Path of the YAML file of preset ``name``; ``ValueError`` listing the valid names if unknown."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown rules preset {name!r}; valid presets: {', '.join(PRESETS)}")
+    for directory in _SEARCH_DIRS:
+        path = directory / f"{name}.yaml"
+        if path.is_file():
+            return path
+    searched = ", ".join(str(d) for d in _SEARCH_DIRS)
+    raise FileNotFoundError(f"rules preset {name!r} is known but its file {name}.yaml is not in {searched}")
+
+
+def load_preset(name: str) -> Rules:
+    """The ``Rules`` of a named preset (one of :data:`PRESETS`), e.g. ``load_preset("quebec")``."""
+    return Rules.from_yaml(preset_path(name))
+
+
+__all__ = ["PRESETS", "load_preset", "preset_path"]

@@ -1,0 +1,173 @@
+"""Invariants of the batched engine under random play, over random rule combinations (hypothesis)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from president_env import engine
+from president_env.engine import PHASE_EXCHANGE, sample_legal
+from president_env.rules import RULE_CHOICES, Rules
+from president_env.vector_env import VecGame
+
+
+@st.composite
+def rules_strategy(draw) -> Rules:
+    decks = draw(st.sampled_from([1, 2]))
+    fields = {name: draw(st.sampled_from(values)) for name, values in RULE_CHOICES.items()}
+    return Rules(
+        n_players=draw(st.integers(3, 8)),
+        decks=decks,
+        jokers=draw(st.integers(0, 2 * decks)),
+        reseat_by_role=draw(st.booleans()),
+        exchange=tuple(draw(st.lists(st.integers(1, 4), max_size=4))),
+        top_rank_ends_trick=draw(st.booleans()),
+        revolution=draw(st.booleans()),
+        twos_wild=draw(st.booleans()),
+        manches=draw(st.integers(1, 3)),
+        **fields,
+    )
+
+
+def _deck_counts(rules: Rules) -> np.ndarray:
+    return np.array(rules.copies)
+
+
+def _check_invariants(rules: Rules, game: VecGame) -> None:
+    s = game.state
+    b = game.batch_size
+    rows = np.arange(b)
+    # Cards are conserved: every card is in a hand or among the played ones.
+    np.testing.assert_array_equal(
+        s.hands.sum(axis=1) + s.played.sum(axis=1), np.broadcast_to(_deck_counts(rules), (b, rules.n_ranks))
+    )
+    np.testing.assert_array_equal(s.n_held, s.hands.sum(axis=2))
+    assert (s.hands >= 0).all()
+    # The player to act holds cards and has a legal action.
+    assert (s.n_held[rows, s.current] > 0).all()
+    mask = game.legal_mask()
+    assert mask.any(axis=1).all()
+    # In the exchange phase only gives are legal; in play, the leader may not pass.
+    exchanging = s.phase == PHASE_EXCHANGE
+    assert not mask[exchanging, : 1 + rules.n_ranks * rules.max_count].any()
+    assert not mask[(s.trick_rank < 0), 0].any()
+    # At least two players hold cards in a manche in progress.
+    assert ((s.n_held > 0).sum(axis=1) >= 2).all()
+    # Seating is a permutation.
+    np.testing.assert_array_equal(
+        np.sort(s.player_at_seat, axis=1), np.broadcast_to(np.arange(rules.n_players), (b, rules.n_players))
+    )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rules_strategy(), seed=st.integers(0, 2**32 - 1), reward_mode=st.sampled_from(["zero_sum", "points"]))
+def test_random_play_keeps_invariants(rules: Rules, seed: int, reward_mode: str) -> None:
+    batch = 6
+    game = VecGame(rules, batch_size=batch, seed=seed, reward_mode=reward_mode)
+    rng = np.random.default_rng(seed)
+    reward_sum = float(engine.reward_table(rules, reward_mode).sum())
+    steps_in_manche = np.zeros(batch, int)
+    # Every step moves a card or passes; between two plays at most P-1 passes; plus the exchange.
+    bound = rules.n_cards * rules.n_players + 4 * 4 + 1
+    for _ in range(400):
+        _check_invariants(rules, game)
+        rewards, done = game.step(sample_legal(game.legal_mask(), rng))
+        steps_in_manche += 1
+        ended = rewards.any(axis=1) | done
+        manche_end = np.flatnonzero(np.abs(rewards).sum(axis=1) > 0)
+        for slot in manche_end:
+            assert rewards[slot].sum() == pytest.approx(reward_sum, abs=1e-4)
+            assert sorted(game.last_positions[slot].tolist()) == list(range(rules.n_players))
+        steps_in_manche[ended] = 0
+        assert (steps_in_manche <= bound).all()
+        for slot in np.flatnonzero(done):
+            assert 0 <= game.last_winner[slot] < rules.n_players
+            assert (game.state.scores[slot] == 0).all() and game.state.manche[slot] == 0
+
+
+def test_games_end_at_different_times_and_autoreset_only_those() -> None:
+    rules = Rules(manches=2)
+    game = VecGame(rules, batch_size=32, seed=3)
+    rng = np.random.default_rng(4)
+    done_steps = []
+    for t in range(2000):
+        before = game.state.copy()
+        actions = sample_legal(game.legal_mask(), rng)
+        _, done = game.step(actions)
+        # Slots still in the same manche only changed the acting seat's hand.
+        s = game.state
+        same_manche = (s.manche == before.manche) & ~done & (s.n_held.sum(axis=1) <= before.n_held.sum(axis=1))
+        for slot in np.flatnonzero(same_manche):
+            changed = np.flatnonzero((s.hands[slot] != before.hands[slot]).any(axis=1))
+            assert set(changed.tolist()) <= {int(before.current[slot]), int(before.partner[slot, before.current[slot]])}
+        for slot in np.flatnonzero(done):
+            done_steps.append(t)
+            assert s.manche[slot] == 0 and (s.scores[slot] == 0).all()
+            assert s.hands[slot].sum() == rules.n_cards and (s.played[slot] == 0).all()
+    assert len(set(done_steps)) > 10, "games should end at many different steps"
+
+
+def test_same_seed_same_trajectory_despite_global_rng_noise() -> None:
+    rules = Rules(n_players=5, revolution=True, equal_rank="skip", manches=2)
+
+    def trajectory(disturb: bool) -> list:
+        game = VecGame(rules, batch_size=16, seed=11)
+        rng = np.random.default_rng(12)
+        out = []
+        for _ in range(300):
+            if disturb:
+                random.random()
+                np.random.seed(random.randint(0, 1000))
+                np.random.random(10)
+            obs = game.observe()
+            actions = sample_legal(game.legal_mask(), rng)
+            rewards, done = game.step(actions)
+            out.append((obs.sum(), actions.tolist(), rewards.tolist(), done.tolist()))
+        return out
+
+    assert trajectory(False) == trajectory(True)
+
+
+def test_illegal_action_raises_and_leaves_state_unchanged() -> None:
+    game = VecGame(Rules(), batch_size=4, seed=0)
+    before = game.state.copy()
+    actions = sample_legal(game.legal_mask(), np.random.default_rng(0))
+    illegal = actions.copy()
+    illegal[2] = 0  # the leader may not pass
+    with pytest.raises(ValueError, match="slot 2.*may not pass"):
+        game.step(illegal)
+    for name in ("hands", "current", "trick_rank", "passed", "scores"):
+        np.testing.assert_array_equal(getattr(game.state, name), getattr(before, name))
+    with pytest.raises(ValueError, match="shape"):
+        game.step(actions[:3])
+    with pytest.raises(ValueError, match="not in 0"):
+        game.step(np.full(4, 999))
+    game.step(actions)
+
+
+def test_observation_does_not_depend_on_hidden_cards() -> None:
+    """Swapping cards between two other players' hands leaves the viewer's observation unchanged."""
+    rules = Rules()
+    game = VecGame(rules, batch_size=1, seed=0)
+    hands = game.hands_by_player()[0]
+    viewer = int(game.current_player[0])
+    others = [p for p in range(4) if p != viewer]
+    a, b = others[0], others[1]
+    obs = game.observe()
+    swapped = game.state.copy()
+    # move one card of a rank a holds and b does not, and one back the other way, keeping counts
+    ra = int(np.flatnonzero((hands[a] > 0) & (hands[b] == 0))[0])
+    rb = int(np.flatnonzero((hands[b] > 0) & (hands[a] == 0))[0])
+    sa, sb = game.state.seat_of_player[0, a], game.state.seat_of_player[0, b]
+    swapped.hands[0, sa, ra] -= 1
+    swapped.hands[0, sb, ra] += 1
+    swapped.hands[0, sb, rb] -= 1
+    swapped.hands[0, sa, rb] += 1
+    from president_env.observation import observe
+
+    np.testing.assert_array_equal(observe(rules, swapped), obs)
+    assert not np.array_equal(swapped.hands, game.state.hands)

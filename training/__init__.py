@@ -1,0 +1,1 @@
+"""Training code (algorithms, opponent pool, evaluation, command-line entry points): added by a later issue."""
