@@ -61,7 +61,10 @@ class GameState:
     Per game, by player: scores ``(B,P) int32``; player_at_seat / seat_of_player
       ``(B,P) int8``; manche ``(B,) int16``; decisive ``(B,) bool``; tied ``(B,P) bool``.
     Last results: last_positions ``(B,P) int8`` by player of the last finished
-      manche; last_winner ``(B,)`` player who won the last finished game (-1).
+      manche; last_winner ``(B,)`` player who won the last finished game (-1) and
+      last_scores ``(B,P) int32`` its final totals by player.
+    Bookkeeping: dealt_to ``(B,N) int8`` seat each card of ``cards.deck()`` was dealt to
+      (views use it to show real suits); manche_steps ``(B,) int32`` decisions so far in the manche.
     """
 
     hands: np.ndarray
@@ -97,6 +100,9 @@ class GameState:
     tied: np.ndarray
     last_positions: np.ndarray
     last_winner: np.ndarray
+    last_scores: np.ndarray
+    dealt_to: np.ndarray
+    manche_steps: np.ndarray
 
     @property
     def batch_size(self) -> int:
@@ -150,6 +156,9 @@ def allocate(rules: Rules, batch_size: int) -> GameState:
         tied=np.zeros((b, p), bool),
         last_positions=np.full((b, p), -1, np.int8),
         last_winner=np.full(b, -1, np.int8),
+        last_scores=np.zeros((b, p), np.int32),
+        dealt_to=np.zeros((b, rules.n_cards), np.int8),
+        manche_steps=np.zeros(b, np.int32),
     )
 
 
@@ -254,19 +263,28 @@ def reward_table(rules: Rules, reward_mode: str = "zero_sum") -> np.ndarray:
 def next_seat(eligible: np.ndarray, start: np.ndarray) -> np.ndarray:
     """First eligible seat clockwise strictly after ``start`` (``start`` itself last); -1 if none.
 
-    eligible ``(n,P) bool``, start ``(n,) int`` -> ``(n,) int64``.
+    eligible ``(n,P) bool``, start ``(n,) int`` -> ``(n,) int64``. One table lookup on the
+    eligible seats packed as a byte (P <= 8).
     """
-    n, p = eligible.shape
-    order = start[:, None] + _OFFSETS[p]
-    order %= p
-    base = _arange(n) * p
-    candidates = eligible.ravel()[base[:, None] + order]
-    first = candidates.argmax(axis=1)
-    found = order.ravel()[base + first]
-    return np.where(candidates.ravel()[base + first], found, -1)
+    p = eligible.shape[1]
+    bits = np.packbits(eligible, axis=1, bitorder="little")[:, 0]
+    return _next_seat_table(p)[start * 256 + bits]
 
 
-_OFFSETS = {p: np.arange(1, p + 1) for p in range(3, 9)}
+@lru_cache(maxsize=8)
+def _next_seat_table(p: int) -> np.ndarray:
+    """``table[start * 256 + bits]``: first seat clockwise after ``start`` whose bit is set, else -1."""
+    table = np.full((p, 256), -1, np.int64)
+    for start in range(p):
+        for bits in range(1 << p):
+            for step in range(1, p + 1):
+                seat = (start + step) % p
+                if bits >> seat & 1:
+                    table[start, bits] = seat
+                    break
+    table = table.ravel()
+    table.flags.writeable = False
+    return table
 
 
 def _first_seat_with(values: np.ndarray, target: np.ndarray | int) -> np.ndarray:
@@ -317,24 +335,34 @@ def parse_roles(rules: Rules, roles: Mapping | Sequence) -> np.ndarray:
     return positions
 
 
-def _hands_from_deck_order(rules: Rules, card_ids: np.ndarray, first_seat: np.ndarray) -> np.ndarray:
-    """Deal shuffled card ids ``(n,N)`` one at a time from ``first_seat``: hands ``(n,P,R) int8``."""
-    n, n_cards = card_ids.shape
+def _cards_of_deal(rules: Rules, dealt_to: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """From the seat each card id was dealt to ``(n,N)``: hands ``(n,P,R) int8`` and 3C holders ``(n,P) bool``."""
+    n = dealt_to.shape[0]
     p, r = rules.n_players, rules.n_ranks
-    seat = (first_seat[:, None] + np.arange(n_cards)) % p
-    ranks = tables(rules).deck_ranks[card_ids]
-    flat = (np.arange(n)[:, None] * p + seat) * r + ranks
-    return np.bincount(flat.ravel(), minlength=n * p * r).reshape(n, p, r).astype(np.int8)
+    tab = tables(rules)
+    flat = (np.arange(n)[:, None] * p + dealt_to) * r + tab.deck_ranks
+    hands = np.bincount(flat.ravel(), minlength=n * p * r).reshape(n, p, r).astype(np.int8)
+    holders = np.zeros((n, p), bool)
+    for cid in tab.three_of_clubs:
+        holders[np.arange(n), dealt_to[:, cid]] = True
+    return hands, holders
 
 
-def _three_of_clubs_holders(rules: Rules, card_ids: np.ndarray, first_seat: np.ndarray) -> np.ndarray:
-    """``(n,P) bool``: seats holding a 3 of clubs after dealing ``card_ids`` from ``first_seat``."""
-    n = card_ids.shape[0]
-    holders = np.zeros((n, rules.n_players), bool)
-    for cid in tables(rules).three_of_clubs:
-        position = np.argmax(card_ids == cid, axis=1)
-        holders[np.arange(n), (first_seat + position) % rules.n_players] = True
-    return holders
+def _parse_deals(rules: Rules, deals: Sequence, seat_of_player: np.ndarray | None = None) -> np.ndarray:
+    """Validate deals (one list of card strings per player each) -> seat of every card id ``(n,N) int8``."""
+    p = rules.n_players
+    ids: dict[str, list[int]] = {}
+    for cid, card in enumerate(deck(rules.decks, rules.jokers)):
+        ids.setdefault(card, []).append(cid)
+    dealt_to = np.zeros((len(deals), rules.n_cards), np.int8)
+    for i, raw in enumerate(deals):
+        hands = validate_deal(raw, p, rules.decks, rules.jokers)
+        free = {card: list(v) for card, v in ids.items()}
+        for player, hand in enumerate(hands):
+            seat = player if seat_of_player is None else seat_of_player[i, player]
+            for card in hand:
+                dealt_to[i, free[card].pop()] = seat
+    return dealt_to
 
 
 def new_games(
@@ -355,11 +383,11 @@ def new_games(
     """
     index = np.asarray(index, dtype=np.int64).reshape(-1)
     n, p = index.size, rules.n_players
-    parsed_deals = None
+    dealt_to = None
     if deals is not None:
         if len(deals) != n:
             raise ValueError(f"deals: expected {n} deals (one per slot), got {len(deals)}")
-        parsed_deals = [validate_deal(d, p, rules.decks, rules.jokers) for d in deals]
+        dealt_to = _parse_deals(rules, deals)
     if dealers is not None:
         dealers = np.asarray(dealers)
         if (
@@ -393,32 +421,62 @@ def new_games(
     if start_pos is not None:
         given = start_pos[:, 0] >= 0
         prev_pos[given] = start_pos[given]
-    if parsed_deals is None:
+    if dealt_to is None:
         _deal_and_start(rules, state, index, rng, dealer, prev_pos)
     else:
-        hands = np.zeros((n, p, rules.n_ranks), np.int8)
-        holders = np.zeros((n, p), bool)
-        for i, hand_list in enumerate(parsed_deals):
-            for seat, hand in enumerate(hand_list):
-                for card in hand:
-                    rank, suit = parse_card(card)
-                    hands[i, seat, rank] += 1
-                    holders[i, seat] |= rank == 0 and suit == "C"
-        _start_manche(rules, state, index, hands, holders, dealer, prev_pos)
+        _start_manche(rules, state, index, dealt_to, dealer, prev_pos)
+
+
+def _deal_sizes(rules: Rules, first_seat: np.ndarray) -> np.ndarray:
+    """Cards each seat receives when the deck is dealt one at a time from ``first_seat (n,)``: ``(n,P)``."""
+    p = rules.n_players
+    base, extra = divmod(rules.n_cards, p)
+    offset = (np.arange(p) - np.asarray(first_seat)[:, None]) % p
+    return base + (offset < extra)
+
+
+def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -> None:
+    """Replace the deal of the manche that slots ``index`` are about to play (replays, duplicate deals).
+
+    Only before the manche's first decision; roles, dealer and seating stay. ``deals``: one list of card
+    strings per player for each slot. Raises ``ValueError`` (state unchanged) on bad input.
+    """
+    index = np.asarray(index, dtype=np.int64).reshape(-1)
+    if len(deals) != index.size:
+        raise ValueError(f"deals: expected {index.size} deals (one per slot), got {len(deals)}")
+    started = state.manche_steps[index] > 0
+    if started.any():
+        raise ValueError(f"slot {int(index[started][0])} has already started its manche; redeal only before it")
+    dealt_to = _parse_deals(rules, deals, state.seat_of_player[index])
+    # A regular deal: the first N mod P seats in deal order hold one card more.
+    first = (state.dealer[index] + (1 if rules.deal_start == "dealer_left" else 0)) % rules.n_players
+    expected = _deal_sizes(rules, first)
+    got = np.stack([np.bincount(row, minlength=rules.n_players) for row in dealt_to.astype(np.int64)])
+    wrong = np.flatnonzero((got != expected).any(axis=1))
+    if wrong.size:
+        i = int(wrong[0])
+        raise ValueError(
+            f"deal for slot {int(index[i])}: hand sizes by seat {got[i].tolist()} do not match a deal from dealer "
+            f"seat {int(state.dealer[index[i]])} ({rules.deal_start}): expected {expected[i].tolist()}"
+        )
+    _start_manche(rules, state, index, dealt_to, state.dealer[index].copy(), state.prev_pos[index].copy())
 
 
 def _deal_and_start(rules, state, index, rng, dealer, prev_pos) -> None:
-    n = index.size
-    card_ids = rng.permuted(np.broadcast_to(np.arange(rules.n_cards), (n, rules.n_cards)), axis=1)
-    first = dealer + 1 if rules.deal_start == "dealer_left" else dealer.copy()
-    hands = _hands_from_deck_order(rules, card_ids, first % rules.n_players)
-    holders = _three_of_clubs_holders(rules, card_ids, first % rules.n_players)
-    _start_manche(rules, state, index, hands, holders, dealer, prev_pos)
+    n, n_cards = index.size, rules.n_cards
+    card_ids = rng.permuted(np.broadcast_to(np.arange(n_cards), (n, n_cards)), axis=1)
+    first = dealer + 1 if rules.deal_start == "dealer_left" else dealer
+    dealt_to = np.empty((n, n_cards), np.int8)
+    # The deck is dealt one card at a time clockwise from the first receiver.
+    dealt_to[np.arange(n)[:, None], card_ids] = (first[:, None] + np.arange(n_cards)) % rules.n_players
+    _start_manche(rules, state, index, dealt_to, dealer, prev_pos)
 
 
-def _start_manche(rules, state, index, hands, three_holders, dealer, prev_pos) -> None:
-    """Set up a manche in slots ``index``: hands by seat, roles from ``prev_pos`` (by seat), exchange, lead."""
+def _start_manche(rules, state, index, dealt_to, dealer, prev_pos) -> None:
+    """Set up a manche in slots ``index``: the deal (seat of each card id), roles from ``prev_pos`` (by seat),
+    the automatic half of the exchange, and who acts first."""
     n, p = index.size, rules.n_players
+    hands, three_holders = _cards_of_deal(rules, dealt_to)
     tab = tables(rules)
     rows = np.arange(n)
     has_roles = prev_pos[:, 0] >= 0
@@ -453,6 +511,8 @@ def _start_manche(rules, state, index, hands, three_holders, dealer, prev_pos) -
     exchanging = gives_left.any(axis=1)
     giver = np.argmin(np.where(gives_left > 0, prev_pos, p), axis=1)  # Président's pair first
 
+    state.dealt_to[index] = dealt_to
+    state.manche_steps[index] = 0
     state.hands[index] = hands
     state.n_held[index] = hands.sum(axis=2, dtype=np.int16)
     state.played[index] = 0
@@ -487,7 +547,7 @@ def legal_mask(rules: Rules, state: GameState) -> np.ndarray:
     """``(B, num_actions) bool``: the legal actions of the player to act in every slot."""
     tab = tables(rules)
     b, r, c = state.batch_size, rules.n_ranks, rules.max_count
-    hand = state.hands.reshape(b * rules.n_players, r)[_flat_seat(state.current, rules.n_players)]  # (B,R)
+    hand = np.take(state.hands.reshape(b * rules.n_players, r), _flat_seat(state.current, rules.n_players), axis=0)
     usable = hand
     if rules.twos_wild:
         # A natural rank can be completed by 2s when at least one natural card is held.
@@ -576,8 +636,11 @@ def step(
         raise ValueError(f"actions must be an integer array of shape ({b},), got {actions.dtype} {actions.shape}")
     if mask is None:
         mask = legal_mask(rules, state)
-    in_range = (actions >= 0) & (actions < rules.num_actions)
-    legal = in_range & mask[np.arange(b), np.where(in_range, actions, 0)]
+    rows = _arange(b)
+    if actions.min() < 0 or actions.max() >= rules.num_actions:
+        legal = (actions >= 0) & (actions < rules.num_actions)
+    else:
+        legal = mask.reshape(-1)[rows * rules.num_actions + actions]
     if not legal.all():
         slot = int(np.flatnonzero(~legal)[0])
         player = int(state.player_at_seat[slot, state.current[slot]])
@@ -586,30 +649,34 @@ def step(
 
     rewards = np.zeros((b, p), np.float32)
     done = np.zeros(b, bool)
+    state.manche_steps += 1
     kind = tab.kind[actions]
     is_give = kind == KIND_GIVE
     if is_give.any():
         _apply_gives(rules, state, np.flatnonzero(is_give), tab.rank[actions[is_give]])
         if is_give.all():
             return rewards, done
-    rows = np.arange(b)
     is_play = kind == KIND_PLAY
     is_pass = kind == KIND_PASS
     rank = tab.rank[actions]
     count = np.where(is_play, tab.count[actions], 0)  # passes and gives move no card here
     cur = state.current
+    seat_row = rows * p + cur  # row of the acting seat in (B*P, ...) views of seat-indexed arrays
+    hands, played = state.hands.reshape(-1), state.played.reshape(-1)
+    n_held, passed = state.n_held.reshape(-1), state.passed.reshape(-1)
 
     # Cards leave the hand: naturals first, wild 2s complete.
-    held = state.hands[rows, cur, rank]
-    naturals = np.minimum(held, count).astype(np.int8)
-    state.hands[rows, cur, rank] -= naturals
-    state.played[rows, cur, rank] += naturals
+    card_at = seat_row * rules.n_ranks + rank
+    naturals = np.minimum(hands[card_at], count).astype(np.int8)
+    hands[card_at] -= naturals
+    played[card_at] += naturals
     used_twos = None
     if rules.twos_wild:
         used_twos = (count - naturals).astype(np.int8)
-        state.hands[rows, cur, TWO] -= used_twos
-        state.played[rows, cur, TWO] += used_twos
-    state.n_held[rows, cur] -= count.astype(np.int16)
+        two_at = seat_row * rules.n_ranks + TWO
+        hands[two_at] -= used_twos
+        played[two_at] += used_twos
+    n_held[seat_row] -= count.astype(np.int16)
 
     # What the play means, judged by the order in force before it.
     is_match = is_play & (state.trick_rank == rank)
@@ -618,19 +685,20 @@ def step(
     if rules.revolution:
         state.revolution ^= is_play & (count >= 4)
 
-    went_out = is_play & (state.n_held[rows, cur] == 0)
-    if went_out.any():
-        _go_out(rules, state, np.flatnonzero(went_out), rank, used_twos)
+    went_out = is_play & (n_held[seat_row] == 0)
+    out_index = np.flatnonzero(went_out)
+    if out_index.size:
+        _go_out(rules, state, out_index, rank, used_twos)
 
     # Turn order: the next eligible seat clockwise; the trick ends when the turn would
     # reach the last player to have played, or nobody else can act.
-    state.passed[rows, cur] |= is_pass
+    passed[seat_row] |= is_pass
     if rules.pass_rule == "can_return":
         state.passed &= ~is_play[:, None]
     owner = np.where(is_play, cur, state.trick_owner)
     holding = state.n_held > 0
     eligible = holding & ~state.passed
-    eligible[rows, cur] = False
+    eligible.reshape(-1)[seat_row] = False
     nxt = next_seat(eligible, cur)
     if rules.equal_rank == "skip":
         skipping = is_match & (nxt >= 0)
@@ -642,21 +710,22 @@ def step(
         trick_ends |= ends_by_top
     trick_ends &= ~is_give
 
-    winner_holds = holding[rows, owner]
+    # The winner leads the next trick, or the next seat holding cards if he went out.
+    winner_holds = holding.reshape(-1)[rows * p + owner]  # owner is -1 only where a give was made
     new_leader = np.where(winner_holds, owner, next_seat(holding, owner))
     acted = ~is_give
     state.current = np.where(acted, np.where(trick_ends, new_leader, nxt), cur)
-    keep = acted & ~trick_ends
     state.trick_rank = np.where(trick_ends, -1, np.where(is_play, rank, state.trick_rank))
     state.trick_count = np.where(trick_ends, 0, np.where(is_play, count, state.trick_count))
     state.trick_owner = np.where(trick_ends, -1, owner)
     state.passed &= ~trick_ends[:, None]
     if rules.equal_rank == "or_nothing":
-        state.constrained = np.where(acted, keep & is_match, state.constrained)
+        state.constrained = np.where(acted, ~trick_ends & is_match, state.constrained)
 
-    manche_over = went_out & (holding.sum(axis=1) <= 1)
-    if manche_over.any():
-        _end_manche(rules, state, np.flatnonzero(manche_over), rng, rewards, done, reward_mode)
+    if out_index.size:
+        over = out_index[holding[out_index].sum(axis=1) <= 1]
+        if over.size:
+            _end_manche(rules, state, over, rng, rewards, done, reward_mode)
     return rewards, done
 
 
@@ -728,6 +797,7 @@ def _end_manche(rules, state, index, rng, rewards, done, reward_mode) -> None:
     contenders = np.where(decisive[:, None], state.tied[index], tied)
     winner = np.argmin(np.where(contenders, pos_by_player, p + 1), axis=1)
     state.last_winner[index[over]] = winner[over]
+    state.last_scores[index[over]] = scores[over]
     state.decisive[index] = needs_decider
     state.tied[index[needs_decider]] = tied[needs_decider]
     done[index] = over

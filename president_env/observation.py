@@ -103,9 +103,16 @@ def obs_dim(rules: Rules) -> int:
     return layout(rules).size
 
 
-def _one_hot(out: np.ndarray, rows: np.ndarray, start: int, value: np.ndarray, valid: np.ndarray) -> None:
-    """Set ``out[rows, start + value] = 1`` where ``valid``."""
-    out[rows[valid], start + value[valid]] = 1.0
+@lru_cache(maxsize=8)
+def _relative_tables(p: int) -> tuple[np.ndarray, np.ndarray]:
+    """``rel[seat]``: absolute seat of each relative seat; ``to_rel[seat]``: relative index of each absolute seat."""
+    seats = np.arange(p)
+    return (seats[:, None] + seats) % p, (seats[None, :] - seats[:, None]) % p
+
+
+def _one_hot(out: np.ndarray, rows: np.ndarray, start: int, value: np.ndarray, valid: np.ndarray | None = None) -> None:
+    """``out[b, start + value[b]] = 1`` (only where ``valid``; ``value`` must be in range everywhere)."""
+    out[rows, start + value] = 1.0 if valid is None else valid
 
 
 def _per_seat_one_hot(out: np.ndarray, start: int, values: np.ndarray, width: int) -> None:
@@ -120,42 +127,46 @@ def observe(rules: Rules, state: GameState, viewer: np.ndarray | None = None) ->
     b, p = state.batch_size, rules.n_players
     rows = np.arange(b)
     seat = state.current if viewer is None else np.asarray(viewer, dtype=np.int64)
-    rel = (seat[:, None] + np.arange(p)) % p  # (B,P) absolute seat of each relative seat
-    to_rel = (np.arange(p) - seat[:, None]) % p  # (B,P) relative index of each absolute seat
+    rel_table, to_rel_table = _relative_tables(p)
+    rel = rel_table[seat]  # (B,P) absolute seat of each relative seat
+    to_rel = to_rel_table[seat]  # (B,P) relative index of each absolute seat
+    own = rows * p + seat  # rows of (B*P, ...) views for the viewer's seat
+    flat_rel = rows[:, None] * p + rel  # rows of (B*P, ...) views, in relative seat order
     out = np.zeros((b, lay.size), np.float32)
 
     def put(name: str, values: np.ndarray) -> None:
         out[:, lay[name]] = values.reshape(b, -1)
 
-    flat_rel = rows[:, None] * p + rel  # rows of a (B*P, ...) view, in relative seat order
-
     def rotate(values: np.ndarray) -> np.ndarray:
-        return values.reshape(b * p, -1)[flat_rel].reshape(b, p, *values.shape[2:])
+        return np.take(values.reshape(b * p, -1), flat_rel.ravel(), axis=0).reshape(b, p, *values.shape[2:])
+
+    def own_row(values: np.ndarray) -> np.ndarray:
+        return np.take(values.reshape(b * p, -1), own, axis=0)
 
     def relative(abs_seat: np.ndarray) -> np.ndarray:
         return to_rel[rows, np.maximum(abs_seat, 0)]
 
-    put("hand", state.hands[rows, seat])
+    put("hand", own_row(state.hands))
     put("played", rotate(state.played))
     put("held", rotate(state.n_held))
-    leading = state.trick_rank < 0
-    _one_hot(out, rows, lay["trick_rank"].start, state.trick_rank, ~leading)
-    _one_hot(out, rows, lay["trick_count"].start, state.trick_count - 1, ~leading)
-    _one_hot(out, rows, lay["trick_owner"].start, relative(state.trick_owner), ~leading)
+    in_trick = state.trick_rank >= 0
+    _one_hot(out, rows, lay["trick_rank"].start, np.maximum(state.trick_rank, 0), in_trick)
+    _one_hot(out, rows, lay["trick_count"].start, np.maximum(state.trick_count - 1, 0), in_trick)
+    _one_hot(out, rows, lay["trick_owner"].start, relative(state.trick_owner), in_trick)
     put("passed", rotate(state.passed))
     _per_seat_one_hot(out, lay["out_order"].start, rotate(state.out_order), p)
     put("penalized", rotate(state.penalized))
     _per_seat_one_hot(out, lay["roles"].start, rotate(state.roles), 5)
     out[:, lay["revolution"].start] = state.revolution
     out[:, lay["constrained"].start] = state.constrained
-    _one_hot(out, rows, lay["to_act"].start, relative(state.current), np.ones(b, bool))
-    _one_hot(out, rows, lay["phase"].start, state.phase.astype(np.int64), np.ones(b, bool))
-    put("gave", state.gave[rows, seat])
-    put("received", state.received[rows, seat])
-    partner = state.partner[rows, seat].astype(np.int64)
+    _one_hot(out, rows, lay["to_act"].start, relative(state.current))
+    _one_hot(out, rows, lay["phase"].start, state.phase.astype(np.int64))
+    put("gave", own_row(state.gave))
+    put("received", own_row(state.received))
+    partner = state.partner.ravel()[own]
     _one_hot(out, rows, lay["exchange_partner"].start, relative(partner), partner >= 0)
-    out[:, lay["gives_left"].start] = state.gives_left[rows, seat]
-    players = rotate(state.player_at_seat).astype(np.int64)
+    out[:, lay["gives_left"].start] = state.gives_left.ravel()[own]
+    players = rotate(state.player_at_seat)
     put("scores", state.scores.ravel()[rows[:, None] * p + players])
     out[:, lay["manche"].start] = state.manche
     out[:, lay["decisive"].start] = state.decisive

@@ -80,12 +80,24 @@ def points_of_positions(rules: Rules, positions: list[int]) -> list[int]:
 class ReferenceGame:
     """One game of Président, step by step. See the module docstring."""
 
-    def __init__(self, rules: Rules, hands: list[list[str]], dealer: int, roles: list[str] | None = None):
+    def __init__(
+        self,
+        rules: Rules,
+        hands: list[list[str]],
+        dealer: int,
+        roles: list[str] | None = None,
+        *,
+        previous_positions: list[int] | None = None,
+    ):
         """Start a game at its first manche.
 
         hands: one list of card strings per player (validated with ``cards.validate_deal``; any sizes).
         dealer: the seat that dealt (for ``first_lead`` and the 2-deck 3C lookup).
         roles: optional role name per player that the first manche starts from; then it has an exchange.
+            Several Neutres are ordered by player index (RULES.md "Roles").
+        previous_positions: instead of ``roles``, the full previous finishing order as a position per player
+            (0 = Président), e.g. an ``initial_roles: draw`` order; it also orders the Neutres, which matters
+            when ``exchange`` pairs two Neutres (6+ players, 3+ entries).
         """
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
@@ -93,7 +105,9 @@ class ReferenceGame:
         n = rules.n_players
         if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n:
             raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer!r}")
-        if roles is None and rules.initial_roles == "draw":
+        if roles is not None and previous_positions is not None:
+            raise ValueError("pass roles or previous_positions, not both")
+        if roles is None and previous_positions is None and rules.initial_roles == "draw":
             raise ValueError("initial_roles='draw': the caller must pass the drawn roles (roles=...)")
         self._kind, self._rank, self._count = (t.tolist() for t in action_tables(rules))
 
@@ -112,8 +126,13 @@ class ReferenceGame:
         # Positions of the previous manche (or derived from supplied roles): they define this manche's roles.
         self._previous_positions: list[int] | None = None
         self.roles: list[str] | None = None
-        if roles is not None:
+        if previous_positions is not None:
+            if sorted(int(p) for p in previous_positions) != list(range(n)) or len(previous_positions) != n:
+                raise ValueError(f"previous_positions must be a permutation of 0..{n - 1}, got {previous_positions!r}")
+            self._previous_positions = [int(p) for p in previous_positions]
+        elif roles is not None:
             self._previous_positions = positions_from_roles(list(roles), n)
+        if self._previous_positions is not None:
             self.roles = [role_of_position(pos, n) for pos in self._previous_positions]
         self.next_dealer = int(dealer)
         self._start_manche(hands, int(dealer), check_sizes=False)
@@ -153,7 +172,7 @@ class ReferenceGame:
             for card in hand:
                 counts[player][parse_card(card)[0]] += 1
         if self._previous_positions is not None:
-            for high_pos, low_pos, k in rules.exchange_pairs:
+            for _, low_pos, k in rules.exchange_pairs:
                 low = self._player_with_position(low_pos)
                 if sum(counts[low]) < k:
                     # Only a supplied, uneven first deal can do this; a real deal always has enough cards.
@@ -185,8 +204,12 @@ class ReferenceGame:
                 self.hands[high][best] += 1
             self._gives_pending.append([high, low, k])
         # Then the higher-ranked players give back, pair by pair, Président first: exchange_pairs is in that order.
-        self.phase = "exchange"
-        self.current_player = self._gives_pending[0][0]
+        if self._gives_pending:
+            self.phase = "exchange"
+            self.current_player = self._gives_pending[0][0]
+        else:  # exchange=[] (accepted by Rules): roles without an exchange
+            self.phase = "play"
+            self._start_trick(self._lead_after_exchange())
 
     def _dealt_sizes(self, dealer: int) -> list[int]:
         """Hand size per player when the whole deck is dealt one card at a time from ``dealer``."""
@@ -469,12 +492,11 @@ def play_random_game(rules: Rules, rng: np.random.Generator, dealer: int | None 
     n = rules.n_players
     if dealer is None:
         dealer = int(rng.integers(n))
-    roles = None
+    positions = None
     if rules.initial_roles == "draw":
         # Each player draws a card of a different value: a uniformly random previous finishing order.
-        order = rng.permutation(n)
-        roles = [role_of_position(int(np.where(order == p)[0][0]), n) for p in range(n)]
-    game = ReferenceGame(rules, deal_cards(rules, rng, dealer, list(range(n))), dealer, roles)
+        positions = [int(p) for p in rng.permutation(n)]
+    game = ReferenceGame(rules, deal_cards(rules, rng, dealer, list(range(n))), dealer, previous_positions=positions)
     while not game.done:
         if game.phase == "needs_deal":
             game.deal(deal_cards(rules, rng, game.next_dealer, game.seat_of_player))

@@ -86,6 +86,17 @@ class VecGame:
         self.rng = rng
         self._mask = None
 
+    def redeal(self, deals: Sequence, slots: Sequence[int] | np.ndarray | None = None) -> None:
+        """Replace the deal of the manche that ``slots`` (default: all) are about to play.
+
+        Allowed only before the manche's first decision (right after ``reset`` or the step that
+        ended the previous manche): duplicate tournaments and replays fix every manche's deal this
+        way. Roles, dealer and seating are kept; the automatic half of the exchange is redone.
+        """
+        index = np.arange(self.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
+        engine.redeal(self.rules, self.state, index, deals)
+        self._mask = None
+
     def legal_mask(self) -> np.ndarray:
         """``(B, num_actions) bool`` legal actions of the player to act (read-only, cached until the next step)."""
         if self._mask is None:

@@ -12,19 +12,20 @@ import copy
 from collections import Counter
 
 import pytest
+from engine_adapter import EngineGame
 
 from president_env import PASS, Rules, encode_give, encode_play
 from president_env.cards import card_name, deck, parse_card
 from president_env.reference import ReferenceGame
 
-IMPLEMENTATIONS = ["reference"]
+IMPLEMENTATIONS = ["reference", "engine"]
 
 
 def _make_reference(rules: Rules, hands: list[list[str]], dealer: int = 0, roles: list[str] | None = None):
     return ReferenceGame(rules, hands, dealer, roles)
 
 
-_FACTORIES = {"reference": _make_reference}
+_FACTORIES = {"reference": _make_reference, "engine": EngineGame}
 
 
 @pytest.fixture(params=IMPLEMENTATIONS)
@@ -46,7 +47,7 @@ def make_deal(rules: Rules, rest: int, **hands: str) -> list[list[str]]:
     """
     fixed: dict[int, list[str]] = {int(name[1:]): H(text) for name, text in hands.items()}
     remaining = Counter(deck(rules.decks, rules.jokers))
-    for player, cards in fixed.items():
+    for cards in fixed.values():
         for card in cards:
             canonical = card_name(*parse_card(card))
             if remaining[canonical] == 0:
@@ -112,8 +113,19 @@ def counts(rules: Rules, text: str) -> list[int]:
 def snapshot(game) -> dict:
     """The public state, for proving that an illegal action changed nothing."""
     names = [
-        "current_player", "phase", "finish_positions", "finish_order_so_far", "scores", "roles",
-        "seat_of_player", "hands", "revolution", "done", "winner", "manche_index", "next_dealer",
+        "current_player",
+        "phase",
+        "finish_positions",
+        "finish_order_so_far",
+        "scores",
+        "roles",
+        "seat_of_player",
+        "hands",
+        "revolution",
+        "done",
+        "winner",
+        "manche_index",
+        "next_dealer",
     ]
     state = {name: copy.deepcopy(getattr(game, name)) for name in names}
     state["legal_mask"] = list(game.legal_mask())

@@ -1,0 +1,429 @@
+# noqa: D212, D415
+"""
+# Président (PettingZoo AEC)
+
+| Creation           | `president_env.env(rules=Rules(...))`                          |
+|--------------------|-----------------------------------------------------------------|
+| Actions            | Discrete, masked                                                |
+| Parallel API       | No                                                              |
+| Agents             | `player_0` … `player_{n-1}` (`rules.n_players`, 3 to 8)         |
+| Action shape       | `(1,)`, values `0 … num_actions(rules) - 1` (66 for the standard game) |
+| Observation        | `Dict(observation=Box(0, high, (obs_dim,), float32), action_mask=Box(0, 1, (A,), int8))` |
+
+Président (President, Trou du cul) is a climbing card game for 3 to 8 players:
+lead any number of cards of one rank, follow with as many cards of a strictly
+higher rank or pass, and get rid of your cards first. The finishing order of a
+*manche* gives the roles of the next one (Président, Vice-Président, Neutre,
+Vice-Trou, Trou du cul) and a forced card exchange. Every rule variant of
+`shared/RULES.md` is a field of `president_env.Rules`; `docs/semantics.md`
+says how open points are read.
+
+This environment is a thin view of one slot of the batched engine
+(`VecGame(rules, batch_size=1)`): the rules, masks, observations and rewards
+are the engine's.
+
+### Arguments
+
+- `rules`: a `president_env.Rules` (default: the standard 4-player game) or a
+  preset name (`"quebec"`, `"party"`, …).
+- `reward_mode`: `"zero_sum"` (default): a manche's points minus the table's
+  mean, so each manche's rewards sum to 0; `"points"`: the raw points
+  (`scoring: per_opponent_behind`: one per player who went out after you;
+  `president_vice`: Président 2, Vice-Président 1).
+- `render_mode`: `None`, `"ansi"` (`render()` returns the text) or `"human"`
+  (prints it, also after every step).
+
+### Observation space
+
+`observation` is the engine's flat vector from the observing agent's seat;
+seats appear in relative order (0 = the observer). Segments, in order (P
+players, R ranks, C = 4 × decks): hand R, played P×R, held P, trick_rank R,
+trick_count C, trick_owner P, passed P, out_order P×P, penalized P, roles P×5,
+revolution 1, constrained 1, to_act P, phase 2, gave R, received R,
+exchange_partner P, gives_left 1, scores P, manche 1, decisive 1 — the index
+table is `president_env.observation.layout(rules).table()`. Nothing in it
+depends on another player's hidden cards. Values are counts, one-hots and
+scores, between 0 and `high = max(cards in the deck, (manches + 1) × the most
+points of a manche)`.
+
+`action_mask` (int8) marks the legal actions of the agent to act; it is all
+zeros for every other agent and after the game ended.
+
+### Action space
+
+`Discrete(num_actions)`: `0` = pass; `1 + r*C + (k-1)` = play k cards of
+rank r (`3 4 5 6 7 8 9 10 J Q K A 2 JK` = 0..13); `1 + R*C + r` = exchange
+phase, give back one card of rank r. Use `president_env.encode_play`,
+`encode_give`, `decode`. **An illegal action raises `ValueError`** naming the
+player and the reason, and changes nothing (no penalty, no termination; wrap
+the env if you want one). An action outside the space fails the
+`AssertOutOfBoundsWrapper` of `env()`.
+
+### Turn order
+
+`agent_selection` is the engine's player to act: players who are out of the
+manche are never selected; in the exchange phase the Président, then the
+Vice-Président, give back their cards one decision at a time (the Trou du cul's
+best cards are taken automatically).
+
+### Rewards
+
+At the end of every manche (the decisive one included) every agent's
+`rewards` holds that manche's reward (see `reward_mode`); at other steps all
+rewards are 0. `last()` returns the reward accumulated since the agent last
+acted (standard `_cumulative_rewards`).
+
+### Episode end
+
+A game is `rules.manches` manches, plus one decisive manche when the highest
+total is tied. After its last play every agent is terminated (never
+truncated); agents then leave by stepping `None`. The final observation is the
+table as it stood before that last play (the engine deals the next game in the
+same call); the result is in `infos`.
+
+### Reset options
+
+`reset(seed=None, options=None)`: the same seed gives the same deal and the
+same game. `options` may hold:
+- `"deal"`: one list of card strings per agent (`["3C", "10H", "JK", ...]`),
+  together exactly the deck; validated;
+- `"roles"`: `{"player_0": "president", ...}` (`president`, `vice_president`,
+  `neutre`, `vice_trou`, `trou_du_cul`): the first manche starts from these
+  roles, with its exchange;
+- `"dealer"`: the seat of the first dealer.
+Invalid options raise `ValueError` and leave the environment as it was.
+
+### Infos
+
+`infos[agent]`: `role` (role name in the current manche, or `None`),
+`seat`, `manche` (0-based index), `decisive`, `scores` (game totals by agent),
+`finish_position` (0 = out first, in the last finished manche, once one
+finished), and at the end of the game `winner` (agent name).
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import lru_cache
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .actions import KIND_GIVE, KIND_PLAY, action_tables
+from .cards import N_NATURAL_RANKS, RANK_NAMES, parse_card, validate_deal
+from .engine import NO_ROLE, PHASE_PLAY, ROLE_NAMES, GameState, tables
+from .observation import layout, observe
+from .render import assign_suits, pretty_cards, render_result, render_table, sort_cards
+from .rules import Rules
+from .vector_env import VecGame
+
+OPTION_KEYS = ("deal", "roles", "dealer")
+
+
+def env(**kwargs) -> AECEnv:
+    """The Président AEC env with PettingZoo's standard wrappers (out-of-bounds assert, call order)."""
+    aec = raw_env(**kwargs)
+    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    return wrappers.OrderEnforcingWrapper(aec)
+
+
+def observation_high(rules: Rules) -> float:
+    """Upper bound of every observation entry: card counts and scores (decisive points are not added)."""
+    most_points = int(tables(rules).points.max())
+    return float(max(rules.n_cards, (rules.manches + 1) * max(most_points, 1), rules.manches + 1))
+
+
+def resolve_rules(rules: Rules | str | None) -> Rules:
+    """A ``Rules`` from a ``Rules``, a preset name or ``None`` (the standard game)."""
+    if rules is None:
+        return Rules()
+    if isinstance(rules, str):
+        from .presets import load_preset
+
+        return load_preset(rules)
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a president_env.Rules or a preset name, got {type(rules).__name__}")
+    return rules
+
+
+@lru_cache(maxsize=256)
+def _card_rank(card: str) -> int:
+    return parse_card(card)[0]
+
+
+def move_cards(cards: list[list[str]], before: np.ndarray, after: np.ndarray) -> tuple[list[list[str]], list[str]]:
+    """Follow the cards (with suits) from per-player counts ``before`` to ``after``, both ``(P, R)``.
+
+    Cards a player lost and another gained moved between them (the exchange);
+    the rest left the table (a play). The lowest suits move first. Returns the
+    new per-player lists and the cards that left the table.
+    """
+    diff = after.astype(np.int64) - before
+    if not diff.any():
+        return cards, []
+    new = list(cards)
+    pool: dict[int, list[str]] = {}
+    for player, rank in zip(*np.nonzero(diff < 0)):
+        hand = list(new[player])
+        for _ in range(-int(diff[player, rank])):
+            index = next(i for i, c in enumerate(hand) if _card_rank(c) == rank)
+            pool.setdefault(int(rank), []).append(hand.pop(index))
+        new[player] = hand
+    for player, rank in zip(*np.nonzero(diff > 0)):
+        taken = [pool[int(rank)].pop(0) for _ in range(int(diff[player, rank]))]
+        new[player] = sort_cards(new[player] + taken)
+    left = [c for rank in sorted(pool) for c in pool[rank]]
+    return new, left
+
+
+class raw_env(AECEnv, EzPickle):
+    """Président as a PettingZoo AEC environment; see the module docstring."""
+
+    metadata = {"name": "president_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1}
+
+    def __init__(self, rules: Rules | str | None = None, reward_mode: str = "zero_sum", render_mode: str | None = None):
+        EzPickle.__init__(self, rules=rules, reward_mode=reward_mode, render_mode=render_mode)
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {', '.join(self.metadata['render_modes'])}")
+        self.rules = resolve_rules(rules)
+        self.render_mode = render_mode
+        self.reward_mode = reward_mode
+        self.game = VecGame(self.rules, batch_size=1, reward_mode=reward_mode)
+        n = self.rules.n_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        obs_dim, num_actions = layout(self.rules).size, self.rules.num_actions
+        high = observation_high(self.rules)
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(0.0, high, (obs_dim,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (num_actions,), np.int8),
+                }
+            )
+            for agent in self.possible_agents
+        }
+        self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
+        self._points = tables(self.rules).points
+        self._kind, _, self._count = action_tables(self.rules)
+
+    # ---- spaces ---------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ---- reset ----------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        options = dict(options or {})
+        unknown = sorted(str(k) for k in options if k not in OPTION_KEYS)
+        if unknown:
+            warnings.warn(
+                f"president_v0.reset: ignoring unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_KEYS)}",
+                stacklevel=2,
+            )
+        deal, roles, dealer = options.get("deal"), options.get("roles"), options.get("dealer")
+        if deal is not None:
+            rules = self.rules
+            deal = validate_deal(deal, rules.n_players, rules.decks, rules.jokers)
+        if dealer is not None and (isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer))):
+            raise ValueError(f"dealer must be a seat number in 0..{self.rules.n_players - 1}, got {dealer!r}")
+        # VecGame.reset validates everything before it touches the game; our view changes only after it.
+        self.game.reset(
+            seed=seed,
+            deals=None if deal is None else [deal],
+            dealers=None if dealer is None else [int(dealer)],
+            roles=None if roles is None else [roles],
+        )
+        self.agents = self.possible_agents[:]
+        self.rewards = {agent: 0.0 for agent in self.agents}
+        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
+        self.terminations = {agent: False for agent in self.agents}
+        self.truncations = {agent: False for agent in self.agents}
+        self.infos = {agent: {} for agent in self.agents}
+        self._final_state: GameState | None = None
+        self._result: dict | None = None
+        self._positions: list[int] | None = None
+        self._trick_cards: list[str] = []
+        self.last_action: str | None = None
+        counts = self._counts()
+        if deal is None:
+            self.cards = self._canonical_cards(counts)
+        else:
+            self.cards, _ = move_cards([sort_cards(h) for h in deal], self._deal_counts(deal), counts)
+        self._refresh_infos()
+        self.agent_selection = self.possible_agents[int(self.game.current_player[0])]
+
+    def _deal_counts(self, deal: list[list[str]]) -> np.ndarray:
+        counts = np.zeros((self.rules.n_players, self.rules.n_ranks), np.int64)
+        for player, hand in enumerate(deal):
+            for card in hand:
+                counts[player, _card_rank(card)] += 1
+        return counts
+
+    def _counts(self) -> np.ndarray:
+        """``(P, R) int64`` cards held by each player (slot 0)."""
+        state = self.game.state
+        return state.hands[0][state.seat_of_player[0]].astype(np.int64)
+
+    def _canonical_cards(self, counts: np.ndarray) -> list[list[str]]:
+        """Suits for a hand the engine dealt: canonical, the 3 of clubs to the player it leads for."""
+        state = self.game.state
+        first = ()
+        led_by_clubs = self.rules.first_lead == "three_of_clubs" and (state.roles[0] == NO_ROLE).all()
+        if led_by_clubs and state.phase[0] == PHASE_PLAY:
+            first = (int(state.player_at_seat[0, state.leader[0]]),)
+        return assign_suits(self.rules, counts, first)
+
+    # ---- observation ------------------------------------------------------------
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        player = self.agent_name_mapping[agent]
+        mask = np.zeros(self.rules.num_actions, np.int8)
+        if self._final_state is not None:
+            state = self._final_state
+            observation = observe(self.rules, state, state.seat_of_player[:, player].astype(np.int64))[0]
+        else:
+            observation = self.game.observe(players=np.array([player]))[0]
+            if agent == self.agent_selection:
+                mask[:] = self.game.legal_mask()[0]
+        return {"observation": observation, "action_mask": mask}
+
+    # ---- step -------------------------------------------------------------------
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            return self._was_dead_step(action)
+        action = self._as_action(action)
+        state = self.game.state
+        player = self.agent_name_mapping[agent]
+        before = self._counts()
+        manche_before = int(state.manche[0])
+        decisive_before = bool(state.decisive[0])
+        scores_before = state.scores[0].astype(np.int64)
+        # Only a play that empties the hand can end the game; keep the table it ends on.
+        in_space = 0 <= action < self.rules.num_actions  # else the engine refuses it below
+        goes_out = in_space and self._kind[action] == KIND_PLAY and self._count[action] == before[player].sum()
+        snapshot = state.copy() if goes_out else None
+
+        rewards, done = self.game.step(np.array([action], dtype=np.int64))  # raises before any change
+
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
+        manche_over = bool(done[0]) or int(self.game.state.manche[0]) != manche_before
+        self.last_action = self._describe(player, action, before)
+        if manche_over:
+            for i, name in enumerate(self.possible_agents):
+                self.rewards[name] = float(rewards[0, i])
+            self._positions = [int(x) for x in self.game.last_positions[0]]
+            order = sorted(range(len(self._positions)), key=self._positions.__getitem__)
+            self.last_action += "; manche over: " + ", ".join(self.possible_agents[i] for i in order)
+        if done[0]:
+            added = 0 if decisive_before else self._points[self._positions]
+            self._result = {
+                "scores": [int(s) for s in scores_before + added],
+                "winner": int(self.game.last_winner[0]),
+                "manches": manche_before + 1,
+            }
+            self._final_state = snapshot if snapshot is not None else self.game.state.copy()
+            self.terminations = {name: True for name in self.agents}
+            self._refresh_infos()
+        else:
+            after = self._counts()
+            if manche_over:
+                self.cards = self._canonical_cards(after)
+                self._trick_cards = []
+                self._refresh_infos()
+            else:
+                self.cards, played = move_cards(self.cards, before, after)
+                if self.game.state.trick_rank[0] < 0:
+                    self._trick_cards = []
+                elif played:
+                    self._trick_cards = played
+            self.agent_selection = self.possible_agents[int(self.game.current_player[0])]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _as_action(self, action) -> int:
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
+            action = action.reshape(()).item() if np.issubdtype(action.dtype, np.integer) else action
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(
+                f"action must be an integer in 0..{self.rules.num_actions - 1} for {self.agent_selection}, "
+                f"got {action!r}"
+            )
+        return int(action)
+
+    def _describe(self, player: int, action: int, before: np.ndarray) -> str:
+        """One line for the render: what ``player`` just did (a give does not show the card)."""
+        name = self.possible_agents[player]
+        kind = self._kind[action]
+        if kind == KIND_GIVE:
+            return f"{name} gave back a card"
+        if kind != KIND_PLAY:
+            return f"{name} passed"
+        rank, count = (action - 1) // self.rules.max_count, int(self._count[action])
+        naturals = min(int(before[player, rank]), count)
+        cards = [c for c in self.cards[player] if _card_rank(c) == rank][:naturals]
+        cards += [c for c in self.cards[player] if _card_rank(c) == N_NATURAL_RANKS - 1][: count - naturals]
+        what = pretty_cards(cards) if cards else " ".join([RANK_NAMES[rank]] * count)
+        return f"{name} played {what}"
+
+    def _refresh_infos(self) -> None:
+        """Infos change only at a reset and at the end of a manche."""
+        state = self._final_state if self._final_state is not None else self.game.state
+        seat_of = state.seat_of_player[0].astype(np.int64)
+        roles = state.roles[0][seat_of]
+        scores = self._result["scores"] if self._result else [int(s) for s in self.game.state.scores[0]]
+        for i, agent in enumerate(self.possible_agents):
+            if agent not in self.infos:
+                continue
+            info = {
+                "role": ROLE_NAMES[int(roles[i])] if roles[i] >= 0 else None,
+                "seat": int(seat_of[i]),
+                "manche": int(state.manche[0]),
+                "decisive": bool(state.decisive[0]),
+                "scores": dict(zip(self.possible_agents, scores)),
+            }
+            if self._positions is not None:
+                info["finish_position"] = self._positions[i]
+            if self._result is not None:
+                info["winner"] = self.possible_agents[self._result["winner"]]
+            self.infos[agent] = info
+
+    # ---- render -----------------------------------------------------------------
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode. "
+                'Pass render_mode="ansi" or "human" to president_env.env().'
+            )
+            return None
+        text = self.render_text()
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def render_text(self, viewer: int | str | None = None) -> str:
+        """The table as text, showing the hand of ``viewer`` (default: the agent to act)."""
+        if self._result is not None:
+            text = render_result(
+                self._positions, self._result["scores"], self._result["winner"], self._result["manches"]
+            )
+            return f"Last: {self.last_action}\n{text}"
+        return render_table(
+            self.rules, self.game, 0, viewer, self.cards, trick_cards=self._trick_cards, last_action=self.last_action
+        )
+
+    def close(self) -> None:
+        pass
+
+
+__all__ = ["env", "raw_env", "move_cards", "observation_high", "resolve_rules"]

@@ -1,0 +1,317 @@
+"""Président as a Gymnasium single-agent environment: one learning seat, the others played by opponents.
+
+    env = president_env.gym_env(rules, opponents="random", seat=None)
+    obs, info = env.reset(seed=0)
+    action = policy(obs, info["action_mask"])        # or env.action_masks() (bool), for MaskablePPO
+    obs, reward, terminated, truncated, info = env.step(action)
+
+Also registered as ``gymnasium.make("president_env/President-v0", rules=..., opponents=...)``.
+
+- **Observation**: ``Box(0, high, (obs_dim,), float32)``, the engine's vector from
+  the learner's seat (layout: ``president_env.observation``); the legal actions
+  are ``info["action_mask"]`` (int8) and ``action_masks()`` (bool).
+- **Action**: ``Discrete(num_actions)``, as in the AEC env. An illegal action
+  raises ``ValueError`` (default ``illegal_action="raise"``) or, with
+  ``illegal_action="random"``, is replaced by a uniformly random legal one
+  (``info["illegal_action"]`` is then True) — for learners that cannot mask and
+  for ``gymnasium.utils.env_checker.check_env``, which samples unmasked actions.
+- **Episode**: one game (``rules.manches`` manches, plus a decisive one on a tie);
+  ``terminated`` at its end, never truncated.
+- **Reward**: the learner's manche rewards (``reward_mode``, see the AEC env)
+  that fell during the step: its own action and the opponents' until its next
+  turn or the end of the game.
+- **Seat**: ``seat`` is the learner's player index (``player_<seat>``); ``None``
+  draws it at every reset from the env's ``np_random``.
+- **Opponents**: a name, a callable or an agent object, or a list of them (one per
+  other player, in player order). :func:`resolve_opponent` turns each into an
+  object with ``act(observation_dict, info) -> int``; names come from a registry
+  (:func:`register_opponent`; ``"random"`` built in), so the baselines
+  (``heuristic-1`` … ``mc-5``) and checkpoint loaders plug in by name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .aec_env import raw_env, resolve_rules
+from .engine import sample_legal
+from .observation import layout
+from .rules import Rules
+
+
+@runtime_checkable
+class Opponent(Protocol):
+    """What the Gym env needs from an opponent. ``reset(seed)`` is optional: called at every env reset."""
+
+    def act(self, observation: dict[str, np.ndarray], info: dict) -> int: ...
+
+
+class RandomOpponent:
+    """Uniform over the legal actions (``observation["action_mask"]``), from its own seeded generator."""
+
+    def __init__(self, rules: Rules | None = None, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict[str, np.ndarray], info: dict | None = None) -> int:
+        return int(sample_legal(np.asarray(observation["action_mask"], bool)[None], self.rng)[0])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return sample_legal(np.asarray(masks, bool), self.rng)
+
+
+class CallableOpponent:
+    """Adapts ``f(obs_vector, mask) -> action`` (mask int8) to the ``act`` interface."""
+
+    def __init__(self, function: Callable[[np.ndarray, np.ndarray], int]) -> None:
+        self.function = function
+
+    def act(self, observation: dict[str, np.ndarray], info: dict | None = None) -> int:
+        return self.function(observation["observation"], observation["action_mask"])
+
+    def __repr__(self) -> str:
+        return f"CallableOpponent({self.function!r})"
+
+
+OpponentFactory = Callable[[Rules, int | None], Any]
+_OPPONENTS: dict[str, OpponentFactory] = {"random": RandomOpponent}
+_CHECKPOINT_LOADERS: list[Callable[[str, Rules, int | None], Any]] = []
+_PLUGINS_LOADED = False
+
+
+def register_opponent(name: str, factory: OpponentFactory, overwrite: bool = False) -> None:
+    """Make ``name`` usable as an opponent: ``factory(rules, seed)`` returns an object with ``act``."""
+    if not overwrite and name in _OPPONENTS and _OPPONENTS[name] is not factory:
+        raise ValueError(f"opponent {name!r} is already registered")
+    _OPPONENTS[name] = factory
+
+
+def register_checkpoint_loader(loader: Callable[[str, Rules, int | None], Any]) -> None:
+    """``loader(path, rules, seed)`` returns an agent for a checkpoint path, or ``None`` if not its format."""
+    if loader not in _CHECKPOINT_LOADERS:
+        _CHECKPOINT_LOADERS.append(loader)
+
+
+def _load_plugins() -> None:
+    """Import the baselines package once, if present, so that its registrations run."""
+    global _PLUGINS_LOADED
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
+    try:
+        import president_env.agents  # noqa: F401
+    except ModuleNotFoundError as err:  # only a missing package is fine; errors inside it surface
+        if err.name not in ("president_env.agents",):
+            raise
+
+
+def known_opponents() -> tuple[str, ...]:
+    _load_plugins()
+    return tuple(sorted(_OPPONENTS))
+
+
+def resolve_opponent(opponent: str | os.PathLike | Callable | Any, rules: Rules, seed: int | None = None) -> Any:
+    """An object with ``act(observation_dict, info) -> int`` for a name, a checkpoint path, an agent or a callable.
+
+    - a registered name (``"random"``; the baselines register theirs) -> ``factory(rules, seed)``;
+    - a path to an existing file -> the first registered checkpoint loader that accepts it;
+    - an object with an ``act`` method -> itself;
+    - a callable ``f(obs_vector, mask) -> action`` -> wrapped in :class:`CallableOpponent`.
+    Anything else raises ``ValueError`` listing the known names.
+    """
+    if isinstance(opponent, (str, os.PathLike)):
+        name = os.fspath(opponent)
+        _load_plugins()
+        if name in _OPPONENTS:
+            return _OPPONENTS[name](rules, seed)
+        if os.path.isfile(name):
+            for loader in _CHECKPOINT_LOADERS:
+                agent = loader(name, rules, seed)
+                if agent is not None:
+                    return agent
+            raise ValueError(f"no checkpoint loader accepts {name!r} (registered loaders: {len(_CHECKPOINT_LOADERS)})")
+        raise ValueError(
+            f"unknown opponent {name!r}; known opponents: {', '.join(known_opponents())} "
+            "(or a checkpoint path, an object with act(observation, info), or a callable f(obs, mask))"
+        )
+    if hasattr(opponent, "act") and callable(opponent.act):
+        return opponent
+    if callable(opponent):
+        return CallableOpponent(opponent)
+    raise ValueError(
+        f"opponent must be a name ({', '.join(known_opponents())}), a checkpoint path, an object with "
+        f"act(observation, info) or a callable f(obs, mask); got {opponent!r}"
+    )
+
+
+ILLEGAL_ACTION_MODES = ("raise", "random")
+
+
+class PresidentGymEnv(gymnasium.Env):
+    """One learning player against opponents; see the module docstring."""
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        opponents: Any = "random",
+        seat: int | None = None,
+        reward_mode: str = "zero_sum",
+        render_mode: str | None = None,
+        illegal_action: str = "raise",
+    ) -> None:
+        self.rules = resolve_rules(rules)
+        n = self.rules.n_players
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {', '.join(self.metadata['render_modes'])}")
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n
+        ):
+            raise ValueError(f"seat must be None or a player index in 0..{n - 1}, got {seat!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_ACTION_MODES)}, got {illegal_action!r}")
+        if isinstance(opponents, (list, tuple)):
+            if len(opponents) != n - 1:
+                raise ValueError(f"opponents: expected one per other player ({n - 1}), got {len(opponents)}")
+            chosen = list(opponents)
+        else:
+            chosen = [opponents] * (n - 1)
+        self.opponents = [resolve_opponent(o, self.rules, None) for o in chosen]
+        self.seat = None if seat is None else int(seat)
+        self.render_mode = render_mode
+        self.illegal_action = illegal_action
+        self.aec = raw_env(rules=self.rules, reward_mode=reward_mode)
+        self.observation_space = self.aec.observation_spaces["player_0"]["observation"]
+        self.action_space = spaces.Discrete(self.rules.num_actions)
+        self.obs_dim = layout(self.rules).size
+        self.learner = 0 if seat is None else int(seat)
+        self._opponent_of: dict[str, Any] = {}
+        self._carried_reward = 0.0
+
+    # ---- helpers ------------------------------------------------------------------
+    @property
+    def learner_agent(self) -> str:
+        return self.aec.possible_agents[self.learner]
+
+    def _play_opponents(self) -> float:
+        """Opponents act until it is the learner's turn or the game ends; the learner's rewards meanwhile."""
+        aec, learner = self.aec, self.learner_agent
+        reward = 0.0
+        while not aec.terminations[learner] and aec.agent_selection != learner:
+            agent = aec.agent_selection
+            action = self._opponent_of[agent].act(aec.observe(agent), aec.infos[agent])
+            aec.step(action)
+            reward += aec.rewards[learner]
+        return reward
+
+    def _observation(self) -> tuple[np.ndarray, dict]:
+        observed = self.aec.observe(self.learner_agent)
+        info = dict(self.aec.infos[self.learner_agent])
+        info["scores"] = dict(info["scores"])
+        info["action_mask"] = observed["action_mask"]
+        info["player"] = self.learner
+        return observed["observation"], info
+
+    def action_masks(self) -> np.ndarray:
+        """``(num_actions,) bool``: the learner's legal actions now (all False once the game ended)."""
+        return self.aec.observe(self.learner_agent)["action_mask"].astype(bool)
+
+    # ---- gymnasium API -----------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        rng = self.np_random
+        self.learner = int(rng.integers(self.rules.n_players)) if self.seat is None else self.seat
+        game_seed = int(rng.integers(2**63))
+        others = [a for a in self.aec.possible_agents if a != self.learner_agent]
+        self._opponent_of = dict(zip(others, self.opponents))
+        for opponent in self.opponents:
+            if hasattr(opponent, "reset"):
+                opponent.reset(seed=int(rng.integers(2**63)))
+        self.aec.reset(seed=game_seed, options=options)
+        # A manche may end before the learner's first decision (rarely: with top_rank_ends_trick a player can
+        # go out before the others act); its reward is paid with the first step.
+        self._carried_reward = self._play_opponents()
+        for _ in range(100):
+            if not self.aec.terminations[self.learner_agent]:
+                break
+            # An episode must start with a decision: a game the opponents finished alone is dealt again.
+            self.aec.reset(seed=int(rng.integers(2**63)), options=options)
+            self._carried_reward = self._play_opponents()
+        else:
+            raise RuntimeError("the opponents finished 100 games in a row without the learner acting")
+        obs, info = self._observation()
+        if self.render_mode == "human":
+            self.render()
+        return obs, info
+
+    def step(self, action) -> tuple[np.ndarray, float, bool, bool, dict]:
+        aec, learner = self.aec, self.learner_agent
+        if aec.terminations[learner]:
+            raise RuntimeError("the game is over: call reset() before step()")
+        illegal = False
+        if self.illegal_action == "random":
+            mask = self.action_masks()
+            a = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else -1
+            if not 0 <= a < mask.size or not mask[a]:
+                action, illegal = int(sample_legal(mask[None], self.np_random)[0]), True
+        aec.step(action)
+        reward = self._carried_reward + aec.rewards[learner] + self._play_opponents()
+        self._carried_reward = 0.0
+        obs, info = self._observation()
+        if self.illegal_action == "random":
+            info["illegal_action"] = illegal
+        if self.render_mode == "human":
+            self.render()
+        return obs, float(reward), bool(aec.terminations[learner]), False, info
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode. "
+                'Pass render_mode="ansi" or "human" to president_env.gym_env().'
+            )
+            return None
+        text = self.aec.render_text(viewer=self.learner)
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def close(self) -> None:
+        self.aec.close()
+
+
+def gym_env(
+    rules: Rules | str | None = None,
+    opponents: Any = "random",
+    seat: int | None = None,
+    reward_mode: str = "zero_sum",
+    render_mode: str | None = None,
+    **kwargs: Any,
+) -> PresidentGymEnv:
+    """A :class:`PresidentGymEnv`: ``opponents`` is a name, callable, agent, or a list of them (one per other seat)."""
+    return PresidentGymEnv(
+        rules=rules, opponents=opponents, seat=seat, reward_mode=reward_mode, render_mode=render_mode, **kwargs
+    )
+
+
+__all__ = [
+    "CallableOpponent",
+    "Opponent",
+    "PresidentGymEnv",
+    "RandomOpponent",
+    "gym_env",
+    "known_opponents",
+    "register_checkpoint_loader",
+    "register_opponent",
+    "resolve_opponent",
+]

@@ -1,0 +1,401 @@
+"""The PettingZoo AEC env: the API checks, options, turn order, rewards, determinism and hidden information."""
+
+from __future__ import annotations
+
+import random
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import president_env as pe
+from president_env.aec_env import move_cards, raw_env
+from president_env.cards import deck
+from president_env.engine import reward_table, sample_legal
+from president_env.observation import layout
+from president_env.rules import RULE_CHOICES, Rules
+
+PRESET_FILES = sorted((Path(__file__).resolve().parents[1] / "configs" / "rules").glob("*.yaml"))
+
+
+def random_rules(rng: np.random.Generator) -> Rules:
+    """A valid Rules with every field drawn at random."""
+    while True:
+        decks = int(rng.integers(1, 3))
+        fields = {
+            "n_players": int(rng.integers(3, 9)),
+            "decks": decks,
+            "jokers": int(rng.integers(0, 2 * decks + 1)),
+            "reseat_by_role": bool(rng.integers(2)),
+            "top_rank_ends_trick": bool(rng.integers(2)),
+            "revolution": bool(rng.integers(2)),
+            "twos_wild": bool(rng.integers(2)),
+            "exchange": [int(k) for k in rng.integers(1, 5, size=int(rng.integers(1, 5)))],
+            "manches": int(rng.integers(1, 4)),
+        }
+        for name, allowed in RULE_CHOICES.items():
+            fields[name] = str(allowed[int(rng.integers(len(allowed)))])
+        try:
+            return Rules(**fields)
+        except ValueError:
+            continue
+
+
+_combo_rng = np.random.default_rng(20240611)
+RANDOM_RULES = [random_rules(_combo_rng) for _ in range(10)]
+ALL_RULES = [Rules.from_yaml(p) for p in PRESET_FILES] + RANDOM_RULES
+RULE_IDS = [p.stem for p in PRESET_FILES] + [f"random{i}" for i in range(len(RANDOM_RULES))]
+
+
+def test_every_rules_field_is_drawn():
+    assert {f for f in Rules.__dataclass_fields__} <= set(random_rules(np.random.default_rng(0)).to_dict())
+    assert len(PRESET_FILES) >= 6
+
+
+@pytest.mark.parametrize("rules", ALL_RULES, ids=RULE_IDS)
+def test_pettingzoo_api_seed_and_render(rules):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # api_test's advice on Dict spaces and unknown reset options
+        api_test(pe.env(rules=rules), num_cycles=1000)
+        seed_test(lambda: pe.env(rules=rules), num_cycles=500)
+        render_test(lambda render_mode=None: pe.env(rules=rules, render_mode=render_mode))
+
+
+# ----------------------------------------------------------------------------- helpers
+def play_random(aec, rng, max_steps=100_000, on_step=None):
+    """Play to the end with uniformly random legal actions; ``on_step(aec, agent, action)`` after each step."""
+    steps = 0
+    for agent in aec.agent_iter(max_steps):
+        obs, _, terminated, truncated, _ = aec.last()
+        if terminated or truncated:
+            aec.step(None)
+            continue
+        action = int(sample_legal(obs["action_mask"][None].astype(bool), rng)[0])
+        aec.step(action)
+        steps += 1
+        if on_step is not None:
+            on_step(aec, agent, action)
+    return steps
+
+
+def snapshot(aec):
+    u = aec.unwrapped
+    return (
+        {a: u.observe(a)["observation"].copy() for a in u.possible_agents},
+        {a: u.observe(a)["action_mask"].copy() for a in u.possible_agents},
+        u.agent_selection,
+        dict(u.rewards),
+        dict(u._cumulative_rewards),
+        repr(u.infos),
+        [list(h) for h in u.cards],
+        u.render_text(),
+    )
+
+
+def assert_same(a, b):
+    for x, y in zip(a, b):
+        if isinstance(x, dict) and x and isinstance(next(iter(x.values())), np.ndarray):
+            assert x.keys() == y.keys()
+            for k in x:
+                np.testing.assert_array_equal(x[k], y[k])
+        else:
+            assert x == y
+
+
+# ----------------------------------------------------------------------------- illegal actions
+def test_illegal_action_raises_and_changes_nothing():
+    aec = pe.env(render_mode="ansi")
+    aec.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(7):  # into the middle of a trick
+        obs = aec.observe(aec.agent_selection)
+        aec.step(int(sample_legal(obs["action_mask"][None].astype(bool), rng)[0]))
+    mask = aec.observe(aec.agent_selection)["action_mask"]
+    illegal = np.flatnonzero(mask == 0)
+    assert illegal.size
+    before = snapshot(aec)
+    for action in illegal[:: max(1, illegal.size // 10)]:
+        with pytest.raises(ValueError, match=aec.agent_selection):
+            aec.step(int(action))
+        assert_same(before, snapshot(aec))
+    raw = raw_env()
+    raw.reset(seed=3)
+    before = snapshot(raw)
+    for bad in (raw.rules.num_actions, -1, 1.5, "3", None):
+        with pytest.raises(ValueError):
+            raw.step(bad)
+        assert_same(before, snapshot(raw))
+
+
+def test_leader_may_not_pass_message():
+    aec = raw_env()
+    aec.reset(seed=0)
+    with pytest.raises(ValueError, match="may not pass"):
+        aec.step(pe.PASS)
+
+
+# ----------------------------------------------------------------------------- options
+STANDARD_DEAL = [
+    "3C 3D 4C 4D 5C 5D 6C 6D 7C 7D 8C 8D 9C".split(),
+    "3H 4H 5H 6H 7H 8H 9H 10H JH QH KH AH 2H".split(),
+    "3S 4S 5S 6S 7S 8S 9S 10S JS QS KS AS 2S".split(),
+    "9D 10C 10D JC JD QC QD KC KD AC AD 2C 2D".split(),
+]
+
+
+def test_deal_option_fixes_hands_and_three_of_clubs_leads():
+    aec = raw_env()
+    aec.reset(seed=1, options={"deal": STANDARD_DEAL, "dealer": 3})
+    assert aec.agent_selection == "player_0"  # holds the 3 of clubs
+    hand = aec.observe("player_0")["observation"][layout(aec.rules)["hand"]]
+    assert hand.tolist() == [2, 2, 2, 2, 2, 2, 1, 0, 0, 0, 0, 0, 0]
+    assert aec.cards == [sorted(h, key=lambda c: pe.render.card_sort_key(c)) for h in STANDARD_DEAL]
+    assert "Hand of player_0 (13): 3♣ 3♦ 4♣ 4♦" in aec.render_text()
+
+
+def test_roles_option_starts_with_the_exchange():
+    roles = {"player_0": "trou_du_cul", "player_1": "vice_trou", "player_2": "vice_president", "player_3": "president"}
+    aec = raw_env(render_mode="ansi")
+    aec.reset(seed=2, options={"deal": STANDARD_DEAL, "roles": roles})
+    lay = layout(aec.rules)
+    assert aec.agent_selection == "player_3"  # the Président gives back first
+    assert aec.infos["player_3"]["role"] == "president" and aec.infos["player_0"]["role"] == "trou_du_cul"
+    obs = aec.observe("player_3")
+    assert obs["observation"][lay["phase"]].tolist() == [1, 0]
+    assert obs["observation"][lay["gives_left"]][0] == 2
+    received = obs["observation"][lay["received"]]
+    assert received.sum() == 2 and received[5] == 1 and received[0] == 0  # the Trou du cul's best: 8C and 9C
+    gave = aec.observe("player_0")["observation"][lay["gave"]]
+    assert gave.tolist() == received.tolist()
+    assert "8C" in aec.cards[3] and "9C" in aec.cards[3] and "8C" not in aec.cards[0]
+    # Everyone sees that the exchange is under way, not which cards moved.
+    other = aec.observe("player_1")["observation"]
+    assert other[lay["received"]].sum() == 0 and other[lay["phase"]].tolist() == [1, 0]
+    give = pe.encode_give(aec.rules, "3")
+    assert aec.observe("player_3")["action_mask"][give] == 0  # holds no 3
+    aec.step(pe.encode_give(aec.rules, "9"))
+    assert aec.agent_selection == "player_3"
+    aec.step(pe.encode_give(aec.rules, "10"))
+    assert aec.agent_selection == "player_2"  # the Vice-Président gives back next
+    aec.step(pe.encode_give(aec.rules, "3"))
+    assert aec.agent_selection == "player_0"  # then the Trou du cul leads
+    assert aec.observe("player_0")["observation"][lay["received"]].tolist()[6:8] == [1, 1]
+    assert sorted(aec.cards[0]).count("10C") + sorted(aec.cards[0]).count("10D") == 1
+    assert "Trou du cul" in aec.render()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"deal": [["3C"]] * 4},
+        {"deal": STANDARD_DEAL[:3]},
+        {"deal": [STANDARD_DEAL[0] + ["JK"], *STANDARD_DEAL[1:]]},
+        {"roles": {"player_0": "president"}},
+        {"roles": {"player_0": "king", "player_1": "neutre", "player_2": "neutre", "player_3": "neutre"}},
+        {"dealer": 7},
+        {"dealer": "1"},
+    ],
+)
+def test_bad_options_raise_and_change_nothing(options):
+    aec = raw_env(render_mode="ansi")
+    aec.reset(seed=5)
+    aec.step(int(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])[-1]))
+    before = snapshot(aec)
+    state_before = aec.game.state.copy()
+    with pytest.raises(ValueError):
+        aec.reset(seed=9, options=options)
+    assert_same(before, snapshot(aec))
+    for name in ("hands", "current", "scores", "dealer"):
+        np.testing.assert_array_equal(getattr(aec.game.state, name), getattr(state_before, name))
+
+
+def test_unknown_option_warns():
+    aec = raw_env()
+    with pytest.warns(UserWarning, match="unknown option"):
+        aec.reset(seed=0, options={"shuffle": True})
+
+
+# ----------------------------------------------------------------------------- turn order, rewards, termination
+def test_out_players_are_skipped_and_rewards_come_per_manche():
+    rules = Rules(n_players=5, manches=3, revolution=True, equal_rank="skip")
+    for seed in range(4):
+        aec = pe.env(rules=rules)
+        aec.reset(seed=seed)
+        manche_rewards = []
+        terminated_at = []
+
+        def check(aec, agent, action, manche_rewards=manche_rewards, terminated_at=terminated_at):
+            u = aec.unwrapped
+            if any(u.terminations.values()):
+                terminated_at.append(len(manche_rewards))
+                assert all(u.terminations.values()) and not any(u.truncations.values())
+                manche_rewards.append(dict(u.rewards))
+                return
+            held = u.observe(u.agent_selection)["observation"][layout(rules)["hand"]].sum()
+            assert held > 0, "a player who is out was selected"
+            if any(u.rewards.values()):
+                manche_rewards.append(dict(u.rewards))
+
+        play_random(aec, np.random.default_rng(seed), on_step=check)
+        assert terminated_at == [len(manche_rewards) - 1]
+        assert len(manche_rewards) in (rules.manches, rules.manches + 1)
+        for rewards in manche_rewards:
+            assert sum(rewards.values()) == pytest.approx(0.0, abs=1e-5)
+            assert sorted(rewards.values()) == pytest.approx(sorted(reward_table(rules).tolist()))
+        assert not aec.agents
+
+
+def test_final_infos_and_cumulative_rewards():
+    rules = Rules(manches=2, scoring="president_vice")
+    aec = raw_env(rules=rules, reward_mode="points")
+    aec.reset(seed=11)
+    totals = dict.fromkeys(aec.possible_agents, 0.0)
+    rng = np.random.default_rng(1)
+    while not any(aec.terminations.values()):
+        obs = aec.observe(aec.agent_selection)
+        aec.step(int(sample_legal(obs["action_mask"][None].astype(bool), rng)[0]))
+        for agent, reward in aec.rewards.items():
+            totals[agent] += reward
+    info = aec.infos["player_0"]
+    scores = info["scores"]
+    winner = info["winner"]
+    assert scores[winner] == max(scores.values())
+    assert {i["finish_position"] for i in aec.infos.values()} == set(range(4))
+    assert sum(scores.values()) == 3 * 2  # 2 + 1 points per regular manche; a decisive manche adds none
+    if not info["decisive"]:
+        assert totals == pytest.approx({a: float(s) for a, s in scores.items()})
+    for agent in aec.possible_agents:
+        obs = aec.observe(agent)
+        assert not obs["action_mask"].any()
+        assert obs["observation"].shape == (layout(rules).size,)
+    text = aec.render_text()
+    assert "Winner" in text and winner in text
+    # Agents leave with None; a real action is refused.
+    with pytest.raises(ValueError):
+        aec.step(0)
+    while aec.agents:
+        aec.step(None)
+
+
+def test_render_without_mode_warns():
+    aec = raw_env()
+    aec.reset(seed=0)
+    with pytest.warns(UserWarning, match="render"):
+        assert aec.render() is None
+
+
+def test_human_render_prints(capsys):
+    aec = raw_env(render_mode="human")
+    aec.reset(seed=0)
+    assert aec.render() is None
+    assert "← to act" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- determinism and hidden information
+def trajectory(rules, seed, disturb):
+    aec = pe.env(rules=rules)
+    aec.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    seen = []
+    for agent in aec.agent_iter():
+        obs, reward, terminated, truncated, info = aec.last()
+        seen.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(), reward, repr(info)))
+        if disturb:
+            random.seed(random.random())
+            np.random.seed(np.random.randint(2**31))
+            np.random.random(10)
+        aec.step(None if terminated else int(sample_legal(obs["action_mask"][None].astype(bool), rng)[0]))
+    return seen
+
+
+@pytest.mark.parametrize("rules", [Rules(manches=2), ALL_RULES[1], RANDOM_RULES[0]], ids=["manches2", "preset", "rnd"])
+def test_determinism_with_disturbed_global_rngs(rules):
+    first = trajectory(rules, 7, disturb=False)
+    second = trajectory(rules, 7, disturb=True)
+    assert first == second
+    assert trajectory(rules, 8, disturb=False) != first
+
+
+def test_same_seed_same_deal():
+    a, b = raw_env(), raw_env()
+    a.reset(seed=42)
+    b.reset(seed=123)
+    b.reset(seed=42)
+    assert a.cards == b.cards and a.agent_selection == b.agent_selection
+
+
+def test_observation_ignores_other_players_hidden_cards():
+    rules = Rules()
+    deal_a = [list(h) for h in STANDARD_DEAL]
+    deal_b = [list(h) for h in STANDARD_DEAL]
+    # Players 1 and 2 swap a K and a 5: their counts stay equal, their hands differ.
+    deal_b[1][deal_b[1].index("KH")], deal_b[2][deal_b[2].index("5S")] = "5S", "KH"
+    a, b = raw_env(rules), raw_env(rules)
+    a.reset(seed=0, options={"deal": deal_a, "dealer": 3})
+    b.reset(seed=0, options={"deal": deal_b, "dealer": 3})
+    rng = np.random.default_rng(0)
+    compared = 0
+    while not a.terminations["player_0"]:
+        for agent in ("player_0", "player_3"):
+            np.testing.assert_array_equal(a.observe(agent)["observation"], b.observe(agent)["observation"])
+            np.testing.assert_array_equal(a.observe(agent)["action_mask"], b.observe(agent)["action_mask"])
+        compared += 1
+        assert a.agent_selection == b.agent_selection
+        both = a.observe(a.agent_selection)["action_mask"] & b.observe(b.agent_selection)["action_mask"]
+        if not both.any():  # the swapped cards are all a player has left: the games part here
+            break
+        action = int(sample_legal(both[None].astype(bool), rng)[0])
+        a.step(action)
+        b.step(action)
+    assert compared > 20
+
+
+# ----------------------------------------------------------------------------- suits
+def test_cards_follow_the_engine_counts():
+    for rules in (ALL_RULES[0], Rules(n_players=6, decks=2, jokers=2, twos_wild=True, manches=2)):
+        aec = raw_env(rules=rules, render_mode="ansi")
+        aec.reset(seed=4)
+        full = sorted(deck(rules.decks, rules.jokers))
+
+        def check(aec, agent, action, rules=rules, full=full):
+            u = aec.unwrapped
+            if u.terminations.get(agent):
+                return
+            counts = u._counts()
+            for player, hand in enumerate(u.cards):
+                got = np.zeros(rules.n_ranks, np.int64)
+                for card in hand:
+                    got[pe.cards.parse_card(card)[0]] += 1
+                np.testing.assert_array_equal(got, counts[player])
+            held = [c for h in u.cards for c in h]
+            if u.game.state.n_out[0] == 0 and not u.game.state.played[0].any():
+                assert sorted(held) == full
+            else:
+                assert not (set(held) - set(full))
+            u.render_text()
+
+        play_random(aec, np.random.default_rng(2), on_step=check)
+
+
+def test_move_cards_moves_and_plays():
+    cards = [["3C", "3D", "KH"], ["4S", "AS"]]
+    before = np.zeros((2, 13), np.int64)
+    before[0, 0], before[0, 10], before[1, 1], before[1, 11] = 2, 1, 1, 1
+    after = before.copy()
+    after[0, 10] -= 1
+    after[1, 10] += 1  # the K moves
+    after[0, 0] -= 1  # a 3 is played
+    new, left = move_cards(cards, before, after)
+    assert new == [["3D"], ["4S", "KH", "AS"]] and left == ["3C"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(20))
+def test_many_random_rules_play_through(seed):
+    rules = random_rules(np.random.default_rng(1000 + seed))
+    aec = pe.env(rules=rules, render_mode="ansi")
+    for game in range(3):
+        aec.reset(seed=seed * 10 + game)
+        play_random(aec, np.random.default_rng(seed), on_step=lambda a, *_: a.render())

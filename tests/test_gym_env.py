@@ -1,0 +1,195 @@
+"""The Gymnasium single-agent env: API checks, masks, seeding, opponents."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import president_env as pe
+from president_env.engine import reward_table, sample_legal
+from president_env.gym_env import (
+    _OPPONENTS,
+    PresidentGymEnv,
+    RandomOpponent,
+    known_opponents,
+    register_opponent,
+    resolve_opponent,
+)
+
+
+def masked_action(info, rng):
+    return int(sample_legal(info["action_mask"][None].astype(bool), rng)[0])
+
+
+def play_episode(env, seed, rng):
+    obs, info = env.reset(seed=seed)
+    total, steps, terminated = 0.0, 0, False
+    while not terminated:
+        assert env.observation_space.contains(obs)
+        np.testing.assert_array_equal(env.action_masks(), info["action_mask"].astype(bool))
+        assert info["action_mask"].dtype == np.int8 and info["action_mask"].any()
+        obs, reward, terminated, truncated, info = env.step(masked_action(info, rng))
+        assert not truncated
+        total += reward
+        steps += 1
+    assert not env.action_masks().any()
+    return total, steps, info
+
+
+@pytest.mark.parametrize("rules", [None, "party", "family", "big_table"])
+def test_check_env(rules):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # check_env samples unmasked actions, so it needs illegal actions replaced rather than refused.
+        check_env(pe.gym_env(rules=rules, illegal_action="random").unwrapped)
+        check_env(gymnasium.make("president_env/President-v0", rules=rules, illegal_action="random").unwrapped)
+
+
+def test_default_env_refuses_illegal_actions():
+    env = pe.gym_env(seat=0)
+    obs, info = env.reset(seed=0)
+    illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    with pytest.raises(ValueError, match="player_0"):
+        env.step(illegal)
+    obs2, info2 = env._observation()
+    np.testing.assert_array_equal(obs, obs2)
+    np.testing.assert_array_equal(info["action_mask"], info2["action_mask"])
+    replacing = pe.gym_env(seat=0, illegal_action="random")
+    _, info = replacing.reset(seed=0)
+    *_, info = replacing.step(illegal)
+    assert info["illegal_action"] is True
+
+
+def test_gymnasium_make_and_spaces():
+    env = gymnasium.make("president_env/President-v0", rules=pe.Rules(n_players=5), opponents="random", seat=2)
+    obs, info = env.reset(seed=1)
+    unwrapped = env.unwrapped
+    assert isinstance(unwrapped, PresidentGymEnv)
+    assert env.observation_space.shape == obs.shape and obs.dtype == np.float32
+    assert env.action_space.n == pe.num_actions(unwrapped.rules)
+    assert info["player"] == 2 and unwrapped.aec.agent_selection == "player_2"
+    obs, reward, terminated, truncated, info = env.step(masked_action(info, np.random.default_rng(0)))
+    assert isinstance(reward, float)
+
+
+@pytest.mark.parametrize("rules", [pe.Rules(), pe.load_preset("family"), pe.Rules(n_players=3, manches=3)])
+def test_random_masked_play_never_errors(rules):
+    env = pe.gym_env(rules=rules)
+    rng = np.random.default_rng(0)
+    table = reward_table(rules)
+    for episode in range(15):
+        total, steps, info = play_episode(env, episode, rng)
+        assert steps > 0
+        if rules.manches == 1:
+            assert total == pytest.approx(table[info["finish_position"]])
+        assert info["winner"] in info["scores"]
+
+
+def test_seat_none_is_drawn_per_reset_and_reproducible():
+    env = pe.gym_env()
+    seats = {env.reset(seed=s)[1]["player"] for s in range(30)}
+    assert seats == {0, 1, 2, 3}
+    assert env.reset(seed=5)[1]["player"] == env.reset(seed=5)[1]["player"]
+
+
+def test_seeding_reproducible():
+    def run(seed):
+        env = pe.gym_env(rules="party")
+        rng = np.random.default_rng(3)
+        obs, info = env.reset(seed=seed)
+        seen = [obs.tobytes()]
+        terminated = False
+        while not terminated:
+            obs, reward, terminated, _, info = env.step(masked_action(info, rng))
+            seen.append((obs.tobytes(), reward))
+        return seen
+
+    assert run(4) == run(4)
+    assert run(4) != run(5)
+
+
+def test_opponents_by_name_list_callable_and_object():
+    calls = []
+
+    def first_legal(obs, mask):
+        assert obs.dtype == np.float32 and mask.dtype == np.int8
+        calls.append(1)
+        return int(np.flatnonzero(mask)[0])
+
+    class Last:
+        def act(self, observation, info):
+            assert "role" in info
+            return int(np.flatnonzero(observation["action_mask"])[-1])
+
+    rng = np.random.default_rng(0)
+    for opponents in ("random", ["random", first_legal, Last()], first_legal, Last()):
+        env = pe.gym_env(opponents=opponents, seat=1)
+        play_episode(env, 0, rng)
+    assert calls
+    with pytest.raises(ValueError, match="one per other player"):
+        pe.gym_env(opponents=["random", "random"])
+
+
+def test_unknown_opponent_lists_known_names():
+    assert "random" in known_opponents()
+    with pytest.raises(ValueError, match="unknown opponent 'heuristic-9'.*random"):
+        pe.gym_env(opponents="heuristic-9")
+    with pytest.raises(ValueError, match="unknown opponent"):
+        resolve_opponent("no/such/checkpoint.pt", pe.Rules())
+    with pytest.raises(ValueError, match="opponent must be"):
+        resolve_opponent(42, pe.Rules())
+
+
+def test_registered_opponent_plugs_in_by_name():
+    made = []
+
+    def factory(rules, seed):
+        made.append(seed)
+        return RandomOpponent(rules, seed)
+
+    register_opponent("test-random", factory)
+    try:
+        env = pe.gym_env(opponents="test-random", seat=0)
+        play_episode(env, 0, np.random.default_rng(0))
+        assert len(made) == 3
+    finally:
+        _OPPONENTS.pop("test-random")
+
+
+def test_random_opponent_is_seeded_by_the_env():
+    env_a, env_b = pe.gym_env(seat=0), pe.gym_env(seat=0)
+    a = play_episode(env_a, 9, np.random.default_rng(1))
+    b = play_episode(env_b, 9, np.random.default_rng(1))
+    assert a[0] == b[0] and a[1] == b[1]
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="seat"):
+        pe.gym_env(seat=4)
+    with pytest.raises(ValueError, match="reward_mode"):
+        pe.gym_env(reward_mode="money")
+    with pytest.raises(ValueError, match="illegal_action"):
+        pe.gym_env(illegal_action="ignore")
+    env = pe.gym_env()
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    terminated = False
+    info = env._observation()[1]
+    while not terminated:
+        _, _, terminated, _, info = env.step(masked_action(info, rng))
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+
+
+def test_render_modes(capsys):
+    env = pe.gym_env(render_mode="ansi", seat=0)
+    env.reset(seed=0)
+    text = env.render()
+    assert "Hand of player_0" in text
+    human = pe.gym_env(render_mode="human", seat=0)
+    human.reset(seed=0)
+    assert "Hand of player_0" in capsys.readouterr().out
