@@ -114,10 +114,10 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .actions import KIND_GIVE, KIND_PLAY, action_tables
-from .cards import N_NATURAL_RANKS, RANK_NAMES, parse_card, validate_deal
-from .engine import NO_ROLE, PHASE_PLAY, ROLE_NAMES, GameState, tables
+from .cards import N_NATURAL_RANKS, RANK_NAMES, deck, parse_card, validate_deal
+from .engine import ROLE_NAMES, GameState, tables
 from .observation import layout, observe
-from .render import assign_suits, pretty_cards, render_result, render_table, sort_cards
+from .render import pretty_cards, render_result, render_table, sort_cards
 from .rules import Rules
 from .vector_env import VecGame
 
@@ -209,8 +209,8 @@ class raw_env(AECEnv, EzPickle):
             for agent in self.possible_agents
         }
         self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
-        self._points = tables(self.rules).points
         self._kind, _, self._count = action_tables(self.rules)
+        self._deck = deck(self.rules.decks, self.rules.jokers)
 
     # ---- spaces ---------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
@@ -252,11 +252,8 @@ class raw_env(AECEnv, EzPickle):
         self._positions: list[int] | None = None
         self._trick_cards: list[str] = []
         self.last_action: str | None = None
-        counts = self._counts()
-        if deal is None:
-            self.cards = self._canonical_cards(counts)
-        else:
-            self.cards, _ = move_cards([sort_cards(h) for h in deal], self._deal_counts(deal), counts)
+        self.cards: list[list[str]] | None = None
+        self._track_new_manche()
         self._refresh_infos()
         self.agent_selection = self.possible_agents[int(self.game.current_player[0])]
 
@@ -272,14 +269,20 @@ class raw_env(AECEnv, EzPickle):
         state = self.game.state
         return state.hands[0][state.seat_of_player[0]].astype(np.int64)
 
-    def _canonical_cards(self, counts: np.ndarray) -> list[list[str]]:
-        """Suits for a hand the engine dealt: canonical, the 3 of clubs to the player it leads for."""
+    def _track_new_manche(self) -> None:
+        """Cards with their real suits, for rendering: the deal of the manche, then the automatic exchange.
+
+        Only with a render mode: plain stepping follows counts alone, which keeps ``step`` fast.
+        """
+        if self.render_mode is None:
+            return
         state = self.game.state
-        first = ()
-        led_by_clubs = self.rules.first_lead == "three_of_clubs" and (state.roles[0] == NO_ROLE).all()
-        if led_by_clubs and state.phase[0] == PHASE_PLAY:
-            first = (int(state.player_at_seat[0, state.leader[0]]),)
-        return assign_suits(self.rules, counts, first)
+        player_at_seat = state.player_at_seat[0]
+        dealt: list[list[str]] = [[] for _ in self.possible_agents]
+        for card_id, seat in enumerate(state.dealt_to[0]):
+            dealt[int(player_at_seat[seat])].append(self._deck[card_id])
+        self.cards, _ = move_cards([sort_cards(h) for h in dealt], self._deal_counts(dealt), self._counts())
+        self._trick_cards = []
 
     # ---- observation ------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -302,46 +305,48 @@ class raw_env(AECEnv, EzPickle):
         action = self._as_action(action)
         state = self.game.state
         player = self.agent_name_mapping[agent]
-        before = self._counts()
+        tracking = self.cards is not None
+        before = self._counts() if tracking else None
         manche_before = int(state.manche[0])
-        decisive_before = bool(state.decisive[0])
-        scores_before = state.scores[0].astype(np.int64)
         # Only a play that empties the hand can end the game; keep the table it ends on.
-        in_space = 0 <= action < self.rules.num_actions  # else the engine refuses it below
-        goes_out = in_space and self._kind[action] == KIND_PLAY and self._count[action] == before[player].sum()
+        goes_out = (
+            0 <= action < self.rules.num_actions  # else the engine refuses it below
+            and self._kind[action] == KIND_PLAY
+            and self._count[action] == state.n_held[0, state.current[0]]
+        )
         snapshot = state.copy() if goes_out else None
 
         rewards, done = self.game.step(np.array([action], dtype=np.int64))  # raises before any change
 
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
-        manche_over = bool(done[0]) or int(self.game.state.manche[0]) != manche_before
-        self.last_action = self._describe(player, action, before)
+        state = self.game.state
+        manche_over = bool(done[0]) or int(state.manche[0]) != manche_before
+        if tracking:
+            self.last_action = self._describe(player, action, before)
         if manche_over:
             for i, name in enumerate(self.possible_agents):
                 self.rewards[name] = float(rewards[0, i])
             self._positions = [int(x) for x in self.game.last_positions[0]]
-            order = sorted(range(len(self._positions)), key=self._positions.__getitem__)
-            self.last_action += "; manche over: " + ", ".join(self.possible_agents[i] for i in order)
+            if tracking:
+                order = sorted(range(len(self._positions)), key=self._positions.__getitem__)
+                self.last_action += "; manche over: " + ", ".join(self.possible_agents[i] for i in order)
         if done[0]:
-            added = 0 if decisive_before else self._points[self._positions]
             self._result = {
-                "scores": [int(s) for s in scores_before + added],
+                "scores": [int(x) for x in state.last_scores[0]],
                 "winner": int(self.game.last_winner[0]),
                 "manches": manche_before + 1,
             }
-            self._final_state = snapshot if snapshot is not None else self.game.state.copy()
+            self._final_state = snapshot
             self.terminations = {name: True for name in self.agents}
             self._refresh_infos()
         else:
-            after = self._counts()
             if manche_over:
-                self.cards = self._canonical_cards(after)
-                self._trick_cards = []
+                self._track_new_manche()
                 self._refresh_infos()
-            else:
-                self.cards, played = move_cards(self.cards, before, after)
-                if self.game.state.trick_rank[0] < 0:
+            elif tracking:
+                self.cards, played = move_cards(self.cards, before, self._counts())
+                if state.trick_rank[0] < 0:
                     self._trick_cards = []
                 elif played:
                     self._trick_cards = played

@@ -77,14 +77,23 @@ def bench_aec(rules: Rules, seconds: float, seed: int = 0) -> float:
 
 
 def bench_reference(rules: Rules, seconds: float, seed: int = 0) -> float:
-    """Steps per second of the pure-Python reference implementation (random legal play)."""
-    from .reference import play_random_game
+    """Steps per second of the pure-Python reference implementation (random legal play, whole games)."""
+    from .reference import ReferenceGame, deal_cards
 
     rng = np.random.default_rng(seed)
+    n = rules.n_players
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        game = play_random_game(rules, rng)
-        steps += game.steps_taken
+        dealer = int(rng.integers(n))
+        positions = list(rng.permutation(n)) if rules.initial_roles == "draw" else None
+        game = ReferenceGame(rules, deal_cards(rules, rng, dealer, list(range(n))), dealer, previous_positions=positions)
+        while not game.done:
+            if game.phase == "needs_deal":
+                game.deal(deal_cards(rules, rng, game.next_dealer, game.seat_of_player))
+                continue
+            legal = np.flatnonzero(game.legal_mask())
+            game.step(int(legal[rng.integers(legal.size)]))
+            steps += 1
     return steps / (time.perf_counter() - start)
 
 

@@ -47,7 +47,8 @@ class GameState:
     Per manche, by seat:
       hands ``(B,P,R) int8`` cards held by rank; n_held ``(B,P) int16``;
       played ``(B,P,R) int8`` cards each seat played this manche (wild 2s as 2s);
-      passed ``(B,P) bool`` (in this trick, or since the last play with ``can_return``);
+      passed_bits ``(B,) uint8`` seats that passed (in this trick, or since the last play with
+      ``can_return``), bit s = seat s; holding_bits ``(B,) uint8`` seats still holding cards;
       out_order ``(B,P) int8`` order of going out (-1 still in); out_rank ``(B,P) int8``
       place among normal finishers, or among offenders when penalized ``(B,P) bool``;
       gives_left ``(B,P) int8`` cards still to give back; partner ``(B,P) int8`` exchange
@@ -70,7 +71,8 @@ class GameState:
     hands: np.ndarray
     n_held: np.ndarray
     played: np.ndarray
-    passed: np.ndarray
+    passed_bits: np.ndarray
+    holding_bits: np.ndarray
     out_order: np.ndarray
     out_rank: np.ndarray
     penalized: np.ndarray
@@ -108,6 +110,11 @@ class GameState:
     def batch_size(self) -> int:
         return self.current.shape[0]
 
+    @property
+    def passed(self) -> np.ndarray:
+        """``(B,P) bool`` seats that have passed (a view of ``passed_bits``)."""
+        return SEAT_BITS[self.passed_bits, : self.hands.shape[1]]
+
     def copy(self) -> GameState:
         return GameState(**{f.name: getattr(self, f.name).copy() for f in dataclasses.fields(self)})
 
@@ -126,7 +133,8 @@ def allocate(rules: Rules, batch_size: int) -> GameState:
         hands=np.zeros((b, p, r), np.int8),
         n_held=np.zeros((b, p), np.int16),
         played=np.zeros((b, p, r), np.int8),
-        passed=np.zeros((b, p), bool),
+        passed_bits=np.zeros(b, np.uint8),
+        holding_bits=np.zeros(b, np.uint8),
         out_order=np.full((b, p), -1, np.int8),
         out_rank=np.full((b, p), -1, np.int8),
         penalized=np.zeros((b, p), bool),
@@ -263,12 +271,21 @@ def reward_table(rules: Rules, reward_mode: str = "zero_sum") -> np.ndarray:
 def next_seat(eligible: np.ndarray, start: np.ndarray) -> np.ndarray:
     """First eligible seat clockwise strictly after ``start`` (``start`` itself last); -1 if none.
 
-    eligible ``(n,P) bool``, start ``(n,) int`` -> ``(n,) int64``. One table lookup on the
-    eligible seats packed as a byte (P <= 8).
+    eligible ``(n,P) bool``, start ``(n,) int`` -> ``(n,) int64``.
     """
-    p = eligible.shape[1]
-    bits = np.packbits(eligible, axis=1, bitorder="little")[:, 0]
-    return _next_seat_table(p)[start * 256 + bits]
+    return next_seat_bits(np.packbits(eligible, axis=1, bitorder="little")[:, 0], start, eligible.shape[1])
+
+
+def next_seat_bits(bits: np.ndarray, start: np.ndarray, n_players: int) -> np.ndarray:
+    """:func:`next_seat` for seats packed as bits (bit s = seat s, P <= 8): one table lookup."""
+    return _next_seat_table(n_players)[start * 256 + bits]
+
+
+SEAT_BIT = (1 << np.arange(8)).astype(np.uint8)  # bit of each seat
+SEAT_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(bool)
+POPCOUNT = SEAT_BITS.sum(axis=1)
+for _table in (SEAT_BIT, SEAT_BITS, POPCOUNT):
+    _table.flags.writeable = False
 
 
 @lru_cache(maxsize=8)
@@ -516,7 +533,8 @@ def _start_manche(rules, state, index, dealt_to, dealer, prev_pos) -> None:
     state.hands[index] = hands
     state.n_held[index] = hands.sum(axis=2, dtype=np.int16)
     state.played[index] = 0
-    state.passed[index] = False
+    state.passed_bits[index] = 0
+    state.holding_bits[index] = np.packbits(hands.any(axis=2), axis=1, bitorder="little")[:, 0]
     state.out_order[index] = -1
     state.out_rank[index] = -1
     state.penalized[index] = False
@@ -663,7 +681,8 @@ def step(
     cur = state.current
     seat_row = rows * p + cur  # row of the acting seat in (B*P, ...) views of seat-indexed arrays
     hands, played = state.hands.reshape(-1), state.played.reshape(-1)
-    n_held, passed = state.n_held.reshape(-1), state.passed.reshape(-1)
+    n_held = state.n_held.reshape(-1)
+    bit = SEAT_BIT[cur]
 
     # Cards leave the hand: naturals first, wild 2s complete.
     card_at = seat_row * rules.n_ranks + rank
@@ -689,41 +708,43 @@ def step(
     out_index = np.flatnonzero(went_out)
     if out_index.size:
         _go_out(rules, state, out_index, rank, used_twos)
+        state.holding_bits[out_index] &= ~bit[out_index]
 
     # Turn order: the next eligible seat clockwise; the trick ends when the turn would
     # reach the last player to have played, or nobody else can act.
-    passed[seat_row] |= is_pass
+    passed = state.passed_bits | np.where(is_pass, bit, 0).astype(np.uint8)
     if rules.pass_rule == "can_return":
-        state.passed &= ~is_play[:, None]
+        passed = np.where(is_play, 0, passed).astype(np.uint8)
     owner = np.where(is_play, cur, state.trick_owner)
-    holding = state.n_held > 0
-    eligible = holding & ~state.passed
-    eligible.reshape(-1)[seat_row] = False
-    nxt = next_seat(eligible, cur)
+    holding = state.holding_bits
+    eligible = holding & ~passed & ~bit
+    nxt = next_seat_bits(eligible, cur, p)
     if rules.equal_rank == "skip":
         skipping = is_match & (nxt >= 0)
         if skipping.any():
-            eligible[rows, np.maximum(nxt, 0)] &= ~skipping
-            nxt = np.where(skipping, next_seat(eligible, np.maximum(nxt, 0)), nxt)
+            skipped = np.maximum(nxt, 0)
+            after_skip = next_seat_bits(eligible & ~SEAT_BIT[skipped], skipped, p)
+            nxt = np.where(skipping, after_skip, nxt)
     trick_ends = (nxt < 0) | (nxt == owner)
     if ends_by_top is not None:
         trick_ends |= ends_by_top
     trick_ends &= ~is_give
 
     # The winner leads the next trick, or the next seat holding cards if he went out.
-    winner_holds = holding.reshape(-1)[rows * p + owner]  # owner is -1 only where a give was made
-    new_leader = np.where(winner_holds, owner, next_seat(holding, owner))
+    owner_seat = np.maximum(owner, 0)  # owner is -1 only where a give was made
+    winner_holds = (holding & SEAT_BIT[owner_seat]) > 0
+    new_leader = np.where(winner_holds, owner, next_seat_bits(holding, owner_seat, p))
     acted = ~is_give
     state.current = np.where(acted, np.where(trick_ends, new_leader, nxt), cur)
     state.trick_rank = np.where(trick_ends, -1, np.where(is_play, rank, state.trick_rank))
     state.trick_count = np.where(trick_ends, 0, np.where(is_play, count, state.trick_count))
     state.trick_owner = np.where(trick_ends, -1, owner)
-    state.passed &= ~trick_ends[:, None]
+    state.passed_bits = np.where(trick_ends, 0, passed).astype(np.uint8)
     if rules.equal_rank == "or_nothing":
         state.constrained = np.where(acted, ~trick_ends & is_match, state.constrained)
 
     if out_index.size:
-        over = out_index[holding[out_index].sum(axis=1) <= 1]
+        over = out_index[POPCOUNT[holding[out_index]] <= 1]
         if over.size:
             _end_manche(rules, state, over, rng, rewards, done, reward_mode)
     return rewards, done

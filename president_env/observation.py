@@ -53,11 +53,16 @@ class Layout:
     segments: tuple[tuple[str, int, int], ...]  # (name, offset, size)
     size: int
 
+    def __post_init__(self) -> None:
+        slices = {name: slice(offset, offset + size) for name, offset, size in self.segments}
+        object.__setattr__(self, "_slices", slices)
+
     def __getitem__(self, name: str) -> slice:
-        for seg_name, offset, size in self.segments:
-            if seg_name == name:
-                return slice(offset, offset + size)
-        raise KeyError(f"no observation segment {name!r}; segments: {', '.join(s[0] for s in self.segments)}")
+        try:
+            return self._slices[name]
+        except KeyError:
+            names = ", ".join(s[0] for s in self.segments)
+            raise KeyError(f"no observation segment {name!r}; segments: {names}") from None
 
     def table(self) -> str:
         """The index table as Markdown."""

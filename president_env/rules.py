@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -79,36 +80,36 @@ class Rules:
         _validate(self)
 
     # ---- derived sizes -------------------------------------------------
-    @property
+    @cached_property
     def n_ranks(self) -> int:
         """Ranks in play: 13, or 14 with jokers (index 13 is the joker)."""
         return N_NATURAL_RANKS + (1 if self.jokers > 0 else 0)
 
-    @property
+    @cached_property
     def max_count(self) -> int:
         """The largest play: as many cards as there are copies of a natural rank."""
         return 4 * self.decks
 
-    @property
+    @cached_property
     def n_cards(self) -> int:
         return 52 * self.decks + self.jokers
 
-    @property
+    @cached_property
     def copies(self) -> tuple[int, ...]:
         """Copies of each rank in the deck, ``(n_ranks,)``."""
         return (4 * self.decks,) * N_NATURAL_RANKS + ((self.jokers,) if self.jokers else ())
 
-    @property
+    @cached_property
     def num_actions(self) -> int:
         return 1 + self.n_ranks * self.max_count + self.n_ranks
 
-    @property
+    @cached_property
     def exchange_pairs(self) -> tuple[tuple[int, int, int], ...]:
         """``(high_position, low_position, cards)`` for every pair that exists at this table."""
         n = self.n_players
         return tuple((i, n - 1 - i, k) for i, k in enumerate(self.exchange) if i < n - 1 - i)
 
-    @property
+    @cached_property
     def top_rank(self) -> int:
         """The strongest rank in the normal order: the joker when present, else the 2."""
         return JOKER if self.jokers else N_NATURAL_RANKS - 1

@@ -89,7 +89,7 @@ def snapshot(aec):
         dict(u.rewards),
         dict(u._cumulative_rewards),
         repr(u.infos),
-        [list(h) for h in u.cards],
+        None if u.cards is None else [list(h) for h in u.cards],
         u.render_text(),
     )
 
@@ -120,7 +120,7 @@ def test_illegal_action_raises_and_changes_nothing():
         with pytest.raises(ValueError, match=aec.agent_selection):
             aec.step(int(action))
         assert_same(before, snapshot(aec))
-    raw = raw_env()
+    raw = raw_env(render_mode="ansi")
     raw.reset(seed=3)
     before = snapshot(raw)
     for bad in (raw.rules.num_actions, -1, 1.5, "3", None):
@@ -146,7 +146,7 @@ STANDARD_DEAL = [
 
 
 def test_deal_option_fixes_hands_and_three_of_clubs_leads():
-    aec = raw_env()
+    aec = raw_env(render_mode="ansi")
     aec.reset(seed=1, options={"deal": STANDARD_DEAL, "dealer": 3})
     assert aec.agent_selection == "player_0"  # holds the 3 of clubs
     hand = aec.observe("player_0")["observation"][layout(aec.rules)["hand"]]
@@ -319,7 +319,7 @@ def test_determinism_with_disturbed_global_rngs(rules):
 
 
 def test_same_seed_same_deal():
-    a, b = raw_env(), raw_env()
+    a, b = raw_env(render_mode="ansi"), raw_env(render_mode="ansi")
     a.reset(seed=42)
     b.reset(seed=123)
     b.reset(seed=42)
