@@ -86,7 +86,9 @@ def bench_reference(rules: Rules, seconds: float, seed: int = 0) -> float:
     while time.perf_counter() - start < seconds:
         dealer = int(rng.integers(n))
         positions = list(rng.permutation(n)) if rules.initial_roles == "draw" else None
-        game = ReferenceGame(rules, deal_cards(rules, rng, dealer, list(range(n))), dealer, previous_positions=positions)
+        game = ReferenceGame(
+            rules, deal_cards(rules, rng, dealer, list(range(n))), dealer, previous_positions=positions
+        )
         while not game.done:
             if game.phase == "needs_deal":
                 game.deal(deal_cards(rules, rng, game.next_dealer, game.seat_of_player))
