@@ -42,7 +42,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .engine import GameState
+from .engine import SEAT_BITS, GameState
 from .rules import Rules
 
 
@@ -109,6 +109,18 @@ def obs_dim(rules: Rules) -> int:
 
 
 @lru_cache(maxsize=8)
+def _rotate_bits_table(p: int) -> np.ndarray:
+    """``table[seat, bits]``: the seat bits renumbered relative to ``seat`` (bit j = relative seat j)."""
+    bits = np.arange(256)
+    table = np.zeros((p, 256), np.uint8)
+    for seat in range(p):
+        for j in range(p):
+            table[seat] |= (((bits >> ((seat + j) % p)) & 1) << j).astype(np.uint8)
+    table.flags.writeable = False
+    return table
+
+
+@lru_cache(maxsize=8)
 def _relative_tables(p: int) -> tuple[np.ndarray, np.ndarray]:
     """``rel[seat]``: absolute seat of each relative seat; ``to_rel[seat]``: relative index of each absolute seat."""
     seats = np.arange(p)
@@ -158,7 +170,8 @@ def observe(rules: Rules, state: GameState, viewer: np.ndarray | None = None) ->
     _one_hot(out, rows, lay["trick_rank"].start, np.maximum(state.trick_rank, 0), in_trick)
     _one_hot(out, rows, lay["trick_count"].start, np.maximum(state.trick_count - 1, 0), in_trick)
     _one_hot(out, rows, lay["trick_owner"].start, relative(state.trick_owner), in_trick)
-    put("passed", rotate(state.passed))
+    # Passes are kept as seat bits: rotate the byte, then unpack it.
+    put("passed", SEAT_BITS[_rotate_bits_table(p)[seat, state.passed_bits], :p])
     _per_seat_one_hot(out, lay["out_order"].start, rotate(state.out_order), p)
     put("penalized", rotate(state.penalized))
     _per_seat_one_hot(out, lay["roles"].start, rotate(state.roles), 5)
