@@ -253,6 +253,7 @@ def tables(rules: Rules) -> Tables:
     return result
 
 
+@lru_cache(maxsize=128)
 def reward_table(rules: Rules, reward_mode: str = "zero_sum") -> np.ndarray:
     """Reward of each finishing position, ``(P,) float32``.
 
@@ -262,7 +263,9 @@ def reward_table(rules: Rules, reward_mode: str = "zero_sum") -> np.ndarray:
     if reward_mode not in REWARD_MODES:
         raise ValueError(f"reward_mode must be one of {', '.join(REWARD_MODES)}, got {reward_mode!r}")
     points = tables(rules).points.astype(np.float32)
-    return points - points.mean() if reward_mode == "zero_sum" else points
+    table = points - points.mean() if reward_mode == "zero_sum" else points
+    table.flags.writeable = False
+    return table
 
 
 # --------------------------------------------------------------------------------------
@@ -501,7 +504,7 @@ def _start_manche(rules, state, index, dealt_to, dealer, prev_pos) -> None:
     partner = np.full((n, p), -1, np.int8)
     gave = np.zeros_like(hands)
     received = np.zeros_like(hands)
-    for high_pos, low_pos, k in rules.exchange_pairs:
+    for high_pos, low_pos, k in rules.exchange_pairs if has_roles.any() else ():
         high = _first_seat_with(prev_pos, high_pos)
         low = _first_seat_with(prev_pos, low_pos)
         sub = rows[has_roles]

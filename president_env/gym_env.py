@@ -31,6 +31,7 @@ Also registered as ``gymnasium.make("president_env/President-v0", rules=..., opp
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
@@ -101,16 +102,19 @@ def register_checkpoint_loader(loader: Callable[[str, Rules, int | None], Any]) 
 
 
 def _load_plugins() -> None:
-    """Import the baselines package once, if present, so that its registrations run."""
+    """Run the registrations that other packages declare, once.
+
+    The environment never imports the layers above it (agents, training): a package that provides
+    opponents declares an entry point in the group ``president_env.opponents`` whose object is a
+    function called here without arguments; it registers names with :func:`register_opponent` and
+    checkpoint formats with :func:`register_checkpoint_loader`.
+    """
     global _PLUGINS_LOADED
     if _PLUGINS_LOADED:
         return
     _PLUGINS_LOADED = True
-    try:
-        import president_env.agents  # noqa: F401
-    except ModuleNotFoundError as err:  # only a missing package is fine; errors inside it surface
-        if err.name not in ("president_env.agents",):
-            raise
+    for entry_point in importlib.metadata.entry_points(group="president_env.opponents"):
+        entry_point.load()()
 
 
 def known_opponents() -> tuple[str, ...]:
@@ -189,7 +193,10 @@ class PresidentGymEnv(gymnasium.Env):
         self.seat = None if seat is None else int(seat)
         self.render_mode = render_mode
         self.illegal_action = illegal_action
-        self.aec = raw_env(rules=self.rules, reward_mode=reward_mode)
+        # The AEC view tracks real suits only when it renders.
+        self.aec = raw_env(
+            rules=self.rules, reward_mode=reward_mode, render_mode=None if render_mode is None else "ansi"
+        )
         self.observation_space = self.aec.observation_spaces["player_0"]["observation"]
         self.action_space = spaces.Discrete(self.rules.num_actions)
         self.obs_dim = layout(self.rules).size
