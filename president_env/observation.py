@@ -4,7 +4,7 @@ Seats appear in *relative* order: relative seat ``j`` is the seat ``j`` places
 clockwise from the viewer (``0`` is the viewer). The vector is a sufficient
 statistic of what that player may know (RULES.md, last section): nothing in it
 depends on another player's hidden cards. :func:`layout` gives the index table;
-``python -m president_env.observation`` prints it for a rules preset.
+``layout(rules).table()`` prints it as Markdown.
 
 With ``P`` players, ``R`` ranks and ``C = 4*decks``, the segments in order are:
 
@@ -42,7 +42,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .engine import SEAT_BITS, GameState
+from .engine import GameState
 from .rules import Rules
 
 
@@ -109,13 +109,14 @@ def obs_dim(rules: Rules) -> int:
 
 
 @lru_cache(maxsize=8)
-def _rotate_bits_table(p: int) -> np.ndarray:
-    """``table[seat, bits]``: the seat bits renumbered relative to ``seat`` (bit j = relative seat j)."""
+def _relative_flags_table(p: int) -> np.ndarray:
+    """``table[seat * 256 + bits]``: the ``(P,) float32`` flags of seat bits, in relative order from ``seat``."""
     bits = np.arange(256)
-    table = np.zeros((p, 256), np.uint8)
+    table = np.zeros((p, 256, p), np.float32)
     for seat in range(p):
         for j in range(p):
-            table[seat] |= (((bits >> ((seat + j) % p)) & 1) << j).astype(np.uint8)
+            table[seat, :, j] = (bits >> ((seat + j) % p)) & 1
+    table = table.reshape(p * 256, p)
     table.flags.writeable = False
     return table
 
@@ -170,8 +171,8 @@ def observe(rules: Rules, state: GameState, viewer: np.ndarray | None = None) ->
     _one_hot(out, rows, lay["trick_rank"].start, np.maximum(state.trick_rank, 0), in_trick)
     _one_hot(out, rows, lay["trick_count"].start, np.maximum(state.trick_count - 1, 0), in_trick)
     _one_hot(out, rows, lay["trick_owner"].start, relative(state.trick_owner), in_trick)
-    # Passes are kept as seat bits: rotate the byte, then unpack it.
-    put("passed", SEAT_BITS[_rotate_bits_table(p)[seat, state.passed_bits], :p])
+    # Passes are kept as seat bits: one lookup gives them in relative order.
+    put("passed", np.take(_relative_flags_table(p), seat * 256 + state.passed_bits, axis=0))
     _per_seat_one_hot(out, lay["out_order"].start, rotate(state.out_order), p)
     put("penalized", rotate(state.penalized))
     _per_seat_one_hot(out, lay["roles"].start, rotate(state.roles), 5)
@@ -185,15 +186,7 @@ def observe(rules: Rules, state: GameState, viewer: np.ndarray | None = None) ->
     _one_hot(out, rows, lay["exchange_partner"].start, relative(partner), partner >= 0)
     out[:, lay["gives_left"].start] = state.gives_left.ravel()[own]
     players = rotate(state.player_at_seat)
-    put("scores", state.scores.ravel()[rows[:, None] * p + players])
+    put("scores", np.take(state.scores.ravel(), rows[:, None] * p + players))
     out[:, lay["manche"].start] = state.manche
     out[:, lay["decisive"].start] = state.decisive
     return out
-
-
-if __name__ == "__main__":  # pragma: no cover - documentation helper
-    import sys
-
-    from .presets import load_preset
-
-    print(layout(load_preset(sys.argv[1]) if len(sys.argv) > 1 else Rules()).table())
