@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
-from .cards import JOKER, N_NATURAL_RANKS, TWO, deck, parse_card, validate_deal
+from .cards import JOKER, N_NATURAL_RANKS, TWO, deck, deck_card_ranks, validate_deal
 from .rules import Rules
 
 ROLE_NAMES: tuple[str, ...] = ("president", "vice_president", "neutre", "vice_trou", "trou_du_cul")
@@ -117,10 +117,6 @@ class GameState:
 
     def copy(self) -> GameState:
         return GameState(**{f.name: getattr(self, f.name).copy() for f in dataclasses.fields(self)})
-
-    def take(self, index: np.ndarray | slice) -> GameState:
-        """A new state holding the slots ``index`` (copied)."""
-        return GameState(**{f.name: getattr(self, f.name)[index].copy() for f in dataclasses.fields(self)})
 
 
 def allocate(rules: Rules, batch_size: int) -> GameState:
@@ -234,7 +230,7 @@ def tables(rules: Rules) -> Tables:
         role_by_pos[1], role_by_pos[n - 2] = VICE_PRESIDENT, VICE_TROU
     seat_by_pos = np.zeros(n, np.int64)
     seat_by_pos[1:] = n - positions[1:]
-    deck_ranks = np.array([parse_card(c)[0] for c in deck(rules.decks, rules.jokers)], np.int8)
+    deck_ranks = deck_card_ranks(rules.decks, rules.jokers)
     result = Tables(
         kind=kind,
         rank=np.maximum(rank, 0).astype(np.int64),
