@@ -281,7 +281,18 @@ class raw_env(AECEnv, EzPickle):
         dealt: list[list[str]] = [[] for _ in self.possible_agents]
         for card_id, seat in enumerate(state.dealt_to[0]):
             dealt[int(player_at_seat[seat])].append(self._deck[card_id])
-        self.cards, _ = move_cards([sort_cards(h) for h in dealt], self._deal_counts(dealt), self._counts())
+        self.cards = [sort_cards(h) for h in dealt]
+        counts = self._deal_counts(dealt)
+        # The automatic half of the exchange, one pair at a time (two pairs may move the same rank).
+        for seat in np.flatnonzero(state.gave[0].sum(axis=1) > 0):
+            partner = state.partner[0, seat]
+            if state.prev_pos[0, seat] < state.prev_pos[0, partner]:
+                continue  # a higher-ranked player's gives happen later, as decisions
+            moved = counts.copy()
+            moved[player_at_seat[seat]] -= state.gave[0, seat]
+            moved[player_at_seat[partner]] += state.gave[0, seat]
+            self.cards, _ = move_cards(self.cards, counts, moved)
+            counts = moved
         self._trick_cards = []
 
     # ---- observation ------------------------------------------------------------

@@ -399,3 +399,13 @@ def test_many_random_rules_play_through(seed):
     for game in range(3):
         aec.reset(seed=seed * 10 + game)
         play_random(aec, np.random.default_rng(seed), on_step=lambda a, *_: a.render())
+
+
+def test_simultaneous_exchanges_of_the_same_rank_keep_their_suits():
+    """Both pairs give a 2 at once: each receiver gets his own partner's card."""
+    deal = [[r + suit for r in "3 4 5 6 7 8 9 10 J Q K A 2".split()] for suit in "CDHS"]
+    roles = {"player_0": "president", "player_1": "vice_president", "player_2": "vice_trou", "player_3": "trou_du_cul"}
+    aec = raw_env(render_mode="ansi")
+    aec.reset(seed=0, options={"deal": deal, "roles": roles})
+    assert {"AS", "2S"} <= set(aec.cards[0]) and "2H" not in aec.cards[0]
+    assert "2H" in aec.cards[1] and "2S" not in aec.cards[1]
