@@ -27,7 +27,8 @@ are the engine's.
 - `rules`: a `president_env.Rules` (default: the standard 4-player game) or a
   preset name (`"quebec"`, `"party"`, …).
 - `reward_mode`: `"zero_sum"` (default): a manche's points minus the table's
-  mean, so each manche's rewards sum to 0; `"points"`: the raw points
+  mean, so each manche's rewards sum to 0; `"normalized"`: the same scaled
+  into [-1, 1] (divided by its largest magnitude); `"points"`: the raw points
   (`scoring: per_opponent_behind`: one per player who went out after you;
   `president_vice`: Président 2, Vice-Président 1).
 - `render_mode`: `None`, `"ansi"` (`render()` returns the text) or `"human"`

@@ -37,7 +37,7 @@ ROLE_NAMES: tuple[str, ...] = ("president", "vice_president", "neutre", "vice_tr
 PRESIDENT, VICE_PRESIDENT, NEUTRE, VICE_TROU, TROU_DU_CUL = range(5)
 NO_ROLE = -1
 PHASE_EXCHANGE, PHASE_PLAY = 0, 1
-REWARD_MODES = ("zero_sum", "points")
+REWARD_MODES = ("zero_sum", "normalized", "points")
 
 
 @dataclass
@@ -254,12 +254,16 @@ def reward_table(rules: Rules, reward_mode: str = "zero_sum") -> np.ndarray:
     """Reward of each finishing position, ``(P,) float32``.
 
     ``zero_sum`` (default): points minus the table's mean points, so each manche's
-    rewards sum to 0. ``points``: the raw points (their sum is the same every manche).
+    rewards sum to 0. ``normalized``: the same divided by its largest magnitude, so
+    rewards lie in [-1, 1] whatever the table size and scoring (still summing to 0).
+    ``points``: the raw points (their sum is the same every manche).
     """
     if reward_mode not in REWARD_MODES:
         raise ValueError(f"reward_mode must be one of {', '.join(REWARD_MODES)}, got {reward_mode!r}")
     points = tables(rules).points.astype(np.float32)
-    table = points - points.mean() if reward_mode == "zero_sum" else points
+    table = points if reward_mode == "points" else points - points.mean()
+    if reward_mode == "normalized":
+        table = table / np.abs(table).max()
     table.flags.writeable = False
     return table
 

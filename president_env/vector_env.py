@@ -29,7 +29,8 @@ class VecGame:
         rules: the rules (default: the standard game).
         batch_size: number of slots ``B``.
         seed: seed of the batch's random generator (an int, a ``SeedSequence`` or a ``Generator``).
-        reward_mode: ``"zero_sum"`` (points minus the table mean, default) or ``"points"``.
+        reward_mode: ``"zero_sum"`` (points minus the table mean, default), ``"normalized"`` (the same
+            scaled into [-1, 1]) or ``"points"`` (raw points); see :func:`engine.reward_table`.
     """
 
     def __init__(

@@ -64,7 +64,11 @@ def _check_invariants(rules: Rules, game: VecGame) -> None:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rules=rules_strategy(), seed=st.integers(0, 2**32 - 1), reward_mode=st.sampled_from(["zero_sum", "points"]))
+@given(
+    rules=rules_strategy(),
+    seed=st.integers(0, 2**32 - 1),
+    reward_mode=st.sampled_from(["zero_sum", "normalized", "points"]),
+)
 def test_random_play_keeps_invariants(rules: Rules, seed: int, reward_mode: str) -> None:
     batch = 6
     game = VecGame(rules, batch_size=batch, seed=seed, reward_mode=reward_mode)
@@ -171,3 +175,16 @@ def test_observation_does_not_depend_on_hidden_cards() -> None:
 
     np.testing.assert_array_equal(observe(rules, swapped), obs)
     assert not np.array_equal(swapped.hands, game.state.hands)
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(n_players=8, scoring="president_vice"), Rules(n_players=3)])
+def test_reward_modes(rules: Rules) -> None:
+    points = engine.reward_table(rules, "points")
+    zero_sum = engine.reward_table(rules, "zero_sum")
+    normalized = engine.reward_table(rules, "normalized")
+    np.testing.assert_allclose(zero_sum, points - points.mean())
+    assert abs(zero_sum.sum()) < 1e-5 and abs(normalized.sum()) < 1e-5
+    assert np.abs(normalized).max() == pytest.approx(1.0)
+    np.testing.assert_allclose(normalized * np.abs(zero_sum).max(), zero_sum, rtol=1e-6)
+    with pytest.raises(ValueError, match="reward_mode must be one of"):
+        VecGame(rules, reward_mode="bogus")
