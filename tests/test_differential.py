@@ -63,9 +63,14 @@ def _start_reference(game: VecGame, slot: int) -> ReferenceGame:
     return ReferenceGame(game.rules, hands, int(state.dealer[slot]), previous_positions=positions)
 
 
-def play_and_compare(rules: Rules, n_games: int, seed: int, batch_size: int = 16) -> int:
-    """Play until ``n_games`` games have finished; assert agreement throughout. Returns the games played."""
-    game = VecGame(rules, batch_size=batch_size, seed=seed, reward_mode="points")
+def play_and_compare(rules: Rules, n_games: int, seed: int, batch_size: int = 16, game: VecGame | None = None) -> int:
+    """Play until ``n_games`` games have finished; assert agreement throughout. Returns the games played.
+
+    ``game``: a prepared batch (``reward_mode="points"``) to start from instead of a fresh one.
+    """
+    if game is None:
+        game = VecGame(rules, batch_size=batch_size, seed=seed, reward_mode="points")
+    batch_size = game.batch_size
     rng = np.random.default_rng(seed + 1)
     refs = [_start_reference(game, slot) for slot in range(batch_size)]
     finished = 0
@@ -117,3 +122,13 @@ def test_engine_matches_reference_2000_games_20_rule_sets() -> None:
     assert len(sets) >= 20
     total = sum(play_and_compare(rules, n_games=2000 // len(sets) + 1, seed=i) for i, rules in enumerate(sets))
     assert total >= 2000
+
+
+def test_mixed_phases_in_one_batch_match_the_reference() -> None:
+    """Slots in the exchange phase and slots mid-trick step together, each as the reference says."""
+    rules = Rules(n_players=5, exchange=(2, 1), revolution=True, manches=2)
+    game = VecGame(rules, batch_size=8, seed=5, reward_mode="points")
+    roles = ["president", "vice_president", "neutre", "vice_trou", "trou_du_cul"]
+    game.reset(seed=5, roles=[roles if slot % 2 else None for slot in range(8)])
+    assert set(game.state.phase.tolist()) == {0, 1}  # both phases present from the first step
+    assert play_and_compare(rules, n_games=8, seed=5, game=game) >= 8
