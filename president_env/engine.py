@@ -568,7 +568,7 @@ def legal_mask(rules: Rules, state: GameState) -> np.ndarray:
     """``(B, num_actions) bool``: the legal actions of the player to act in every slot."""
     tab = tables(rules)
     b, r, c = state.batch_size, rules.n_ranks, rules.max_count
-    hand = np.take(state.hands.reshape(b * rules.n_players, r), _flat_seat(state.current, rules.n_players), axis=0)
+    hand = state.hands.reshape(b * rules.n_players, r).take(_flat_seat(state.current, rules.n_players), axis=0)
     usable = hand
     if rules.twos_wild:
         # A natural rank can be completed by 2s when at least one natural card is held.
@@ -653,7 +653,7 @@ def step(
     tab = tables(rules)
     b, p = state.batch_size, rules.n_players
     actions = np.asarray(actions)
-    if actions.shape != (b,) or not np.issubdtype(actions.dtype, np.integer):
+    if actions.shape != (b,) or actions.dtype.kind not in "iu":
         raise ValueError(f"actions must be an integer array of shape ({b},), got {actions.dtype} {actions.shape}")
     if mask is None:
         mask = legal_mask(rules, state)
@@ -708,7 +708,7 @@ def step(
         state.revolution ^= is_play & (count >= 4)
 
     went_out = is_play & (n_held[seat_row] == 0)
-    out_index = np.flatnonzero(went_out)
+    out_index = went_out.nonzero()[0]
     if out_index.size:
         _go_out(rules, state, out_index, rank, used_twos)
         state.holding_bits[out_index] &= ~bit[out_index]
@@ -852,7 +852,7 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     Every row must have a legal action (the engine guarantees it for the player to act).
     """
     b, a = mask.shape
-    flat = np.flatnonzero(mask)
+    flat = mask.ravel().nonzero()[0]
     bounds = np.searchsorted(flat, _arange(b + 1) * a)
     n_legal = np.diff(bounds)
     if not n_legal.all():
