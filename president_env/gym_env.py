@@ -10,11 +10,13 @@ Also registered as ``gymnasium.make("president_env/President-v0", rules=..., opp
 - **Observation**: ``Box(0, high, (obs_dim,), float32)``, the engine's vector from
   the learner's seat (layout: ``president_env.observation``); the legal actions
   are ``info["action_mask"]`` (int8) and ``action_masks()`` (bool).
-- **Action**: ``Discrete(num_actions)``, as in the AEC env. An illegal action
-  raises ``ValueError`` (default ``illegal_action="raise"``) or, with
-  ``illegal_action="random"``, is replaced by a uniformly random legal one
-  (``info["illegal_action"]`` is then True) — for learners that cannot mask and
-  for ``gymnasium.utils.env_checker.check_env``, which samples unmasked actions.
+- **Action**: ``Discrete(num_actions)``, as in the AEC env; ``action_space.sample()``
+  draws among the legal actions (:class:`LegalActionSpace`). An illegal action
+  is replaced by a uniformly random legal one (default ``illegal_action="random"``:
+  ``info["illegal_action"]`` is then True and the first replacement warns), so that
+  learners that cannot mask, and ``gymnasium.utils.env_checker.check_env`` (which
+  steps with actions sampled before a reset), keep running; ``illegal_action="raise"``
+  raises ``ValueError`` naming the reason and changes nothing, like the AEC env.
 - **Episode**: one game (``rules.manches`` manches, plus a decisive one on a tie);
   ``terminated`` at its end, never truncated.
 - **Reward**: the learner's manche rewards (``reward_mode``, see the AEC env)
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -159,6 +162,26 @@ def resolve_opponent(opponent: str | os.PathLike | Callable | Any, rules: Rules,
 ILLEGAL_ACTION_MODES = ("raise", "random")
 
 
+class LegalActionSpace(spaces.Discrete):
+    """``Discrete(num_actions)`` whose ``sample()`` without a mask draws among the actions legal now.
+
+    ``contains`` is the plain discrete check; only sampling looks at the game, so that
+    ``env.action_space.sample()`` (random exploration, ``gymnasium.utils.env_checker.check_env``)
+    gives an action the env accepts. An explicit ``mask`` or ``probability`` is used as given.
+    """
+
+    def __init__(self, n: int, legal_mask: Callable[[], np.ndarray], seed: int | None = None) -> None:
+        super().__init__(n, seed=seed)
+        self._legal_mask = legal_mask
+
+    def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
+        if mask is None and probability is None:
+            legal = self._legal_mask()
+            if legal.any():
+                mask = legal.astype(np.int8)
+        return super().sample(mask=mask, probability=probability)
+
+
 class PresidentGymEnv(gymnasium.Env):
     """One learning player against opponents; see the module docstring."""
 
@@ -171,7 +194,7 @@ class PresidentGymEnv(gymnasium.Env):
         seat: int | None = None,
         reward_mode: str = "zero_sum",
         render_mode: str | None = None,
-        illegal_action: str = "raise",
+        illegal_action: str = "random",
     ) -> None:
         self.rules = resolve_rules(rules)
         n = self.rules.n_players
@@ -193,12 +216,13 @@ class PresidentGymEnv(gymnasium.Env):
         self.seat = None if seat is None else int(seat)
         self.render_mode = render_mode
         self.illegal_action = illegal_action
+        self._warned_illegal = False
         # The AEC view tracks real suits only when it renders.
         self.aec = raw_env(
             rules=self.rules, reward_mode=reward_mode, render_mode=None if render_mode is None else "ansi"
         )
         self.observation_space = self.aec.observation_spaces["player_0"]["observation"]
-        self.action_space = spaces.Discrete(self.rules.num_actions)
+        self.action_space = LegalActionSpace(self.rules.num_actions, self.action_masks)
         self.obs_dim = layout(self.rules).size
         self.learner = 0 if seat is None else int(seat)
         self._opponent_of: dict[str, Any] = {}
@@ -269,6 +293,13 @@ class PresidentGymEnv(gymnasium.Env):
             mask = self.action_masks()
             a = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else -1
             if not 0 <= a < mask.size or not mask[a]:
+                if not self._warned_illegal:
+                    warnings.warn(
+                        f"president gym env: illegal action {action!r} replaced by a random legal one "
+                        "(info['illegal_action'] is True); pass illegal_action='raise' to get an error instead",
+                        stacklevel=2,
+                    )
+                    self._warned_illegal = True
                 action, illegal = int(sample_legal(mask[None], self.np_random)[0]), True
         aec.step(action)
         reward = self._carried_reward + aec.rewards[learner] + self._play_opponents()
@@ -313,6 +344,7 @@ def gym_env(
 
 __all__ = [
     "CallableOpponent",
+    "LegalActionSpace",
     "Opponent",
     "PresidentGymEnv",
     "RandomOpponent",

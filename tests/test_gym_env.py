@@ -44,13 +44,13 @@ def play_episode(env, seed, rng):
 def test_check_env(rules):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        # check_env samples unmasked actions, so it needs illegal actions replaced rather than refused.
-        check_env(pe.gym_env(rules=rules, illegal_action="random").unwrapped)
-        check_env(gymnasium.make("president_env/President-v0", rules=rules, illegal_action="random").unwrapped)
+        # check_env steps with actions sampled before a reset: the default env replaces illegal ones.
+        check_env(pe.gym_env(rules=rules).unwrapped)
+        check_env(gymnasium.make("president_env/President-v0", rules=rules).unwrapped)
 
 
-def test_default_env_refuses_illegal_actions():
-    env = pe.gym_env(seat=0)
+def test_illegal_actions_raise_or_are_replaced():
+    env = pe.gym_env(seat=0, illegal_action="raise")
     obs, info = env.reset(seed=0)
     illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
     with pytest.raises(ValueError, match="player_0"):
@@ -58,9 +58,10 @@ def test_default_env_refuses_illegal_actions():
     obs2, info2 = env._observation()
     np.testing.assert_array_equal(obs, obs2)
     np.testing.assert_array_equal(info["action_mask"], info2["action_mask"])
-    replacing = pe.gym_env(seat=0, illegal_action="random")
+    replacing = pe.gym_env(seat=0)  # the default replaces, warns once, and flags it
     _, info = replacing.reset(seed=0)
-    *_, info = replacing.step(illegal)
+    with pytest.warns(UserWarning, match="illegal action"):
+        *_, info = replacing.step(illegal)
     assert info["illegal_action"] is True
 
 
@@ -193,3 +194,18 @@ def test_render_modes(capsys):
     human = pe.gym_env(render_mode="human", seat=0)
     human.reset(seed=0)
     assert "Hand of player_0" in capsys.readouterr().out
+
+
+def test_action_space_samples_legal_actions():
+    env = pe.gym_env(seat=1)
+    env.reset(seed=3)
+    env.action_space.seed(0)
+    for _ in range(200):
+        action = env.action_space.sample()
+        assert env.action_masks()[action]
+        _, _, terminated, _, _ = env.step(action)
+        if terminated:
+            env.reset()
+    explicit = np.zeros(env.action_space.n, np.int8)
+    explicit[5] = 1
+    assert env.action_space.sample(mask=explicit) == 5
