@@ -118,6 +118,7 @@ from .actions import KIND_GIVE, KIND_PLAY, action_tables
 from .cards import N_NATURAL_RANKS, RANK_NAMES, deck, parse_card, validate_deal
 from .engine import ROLE_NAMES, GameState, tables
 from .observation import layout, observe
+from .presets import resolve_rules
 from .render import pretty_cards, render_result, render_table, sort_cards
 from .rules import Rules
 from .vector_env import VecGame
@@ -136,19 +137,6 @@ def observation_high(rules: Rules) -> float:
     """Upper bound of every observation entry: card counts and scores (decisive points are not added)."""
     most_points = int(tables(rules).points.max())
     return float(max(rules.n_cards, (rules.manches + 1) * max(most_points, 1), rules.manches + 1))
-
-
-def resolve_rules(rules: Rules | str | None) -> Rules:
-    """A ``Rules`` from a ``Rules``, a preset name or ``None`` (the standard game)."""
-    if rules is None:
-        return Rules()
-    if isinstance(rules, str):
-        from .presets import load_preset
-
-        return load_preset(rules)
-    if not isinstance(rules, Rules):
-        raise ValueError(f"rules must be a president_env.Rules or a preset name, got {type(rules).__name__}")
-    return rules
 
 
 @lru_cache(maxsize=256)
@@ -443,4 +431,4 @@ class raw_env(AECEnv, EzPickle):
         pass
 
 
-__all__ = ["env", "raw_env", "move_cards", "observation_high", "resolve_rules"]
+__all__ = ["env", "raw_env", "move_cards", "observation_high"]

@@ -43,9 +43,10 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .aec_env import raw_env, resolve_rules
+from .aec_env import raw_env
 from .engine import sample_legal
 from .observation import layout
+from .presets import resolve_rules
 from .rules import Rules
 
 

@@ -41,4 +41,15 @@ def load_preset(name: str) -> Rules:
     return Rules.from_yaml(preset_path(name))
 
 
-__all__ = ["PRESETS", "load_preset", "preset_path"]
+def resolve_rules(rules: Rules | str | None) -> Rules:
+    """A ``Rules`` from a ``Rules``, a preset name or ``None`` (the standard game)."""
+    if rules is None:
+        return Rules()
+    if isinstance(rules, str):
+        return load_preset(rules)
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a president_env.Rules or a preset name, got {type(rules).__name__}")
+    return rules
+
+
+__all__ = ["PRESETS", "load_preset", "preset_path", "resolve_rules"]

@@ -19,6 +19,7 @@ import numpy as np
 
 from . import engine
 from .observation import layout, observe
+from .presets import resolve_rules
 from .rules import Rules
 
 
@@ -26,7 +27,7 @@ class VecGame:
     """A batch of ``batch_size`` independent games of one ``Rules``.
 
     Args:
-        rules: the rules (default: the standard game).
+        rules: the rules, or a preset name (default: the standard game).
         batch_size: number of slots ``B``.
         seed: seed of the batch's random generator (an int, a ``SeedSequence`` or a ``Generator``).
         reward_mode: ``"zero_sum"`` (points minus the table mean, default), ``"normalized"`` (the same
@@ -35,14 +36,12 @@ class VecGame:
 
     def __init__(
         self,
-        rules: Rules | None = None,
+        rules: Rules | str | None = None,
         batch_size: int = 1,
         seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         reward_mode: str = "zero_sum",
     ) -> None:
-        self.rules = Rules() if rules is None else rules
-        if not isinstance(self.rules, Rules):
-            raise ValueError(f"rules must be a president_env.Rules, got {type(rules).__name__}")
+        self.rules = resolve_rules(rules)
         engine.reward_table(self.rules, reward_mode)  # validates reward_mode
         self.reward_mode = reward_mode
         self.state = engine.allocate(self.rules, batch_size)
