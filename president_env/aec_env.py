@@ -107,7 +107,6 @@ from __future__ import annotations
 import warnings
 from functools import lru_cache
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
@@ -115,11 +114,11 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .actions import KIND_GIVE, KIND_PLAY, action_tables
-from .cards import N_NATURAL_RANKS, RANK_NAMES, deck, parse_card, validate_deal
+from .cards import N_NATURAL_RANKS, RANK_NAMES, deck, hand_counts, parse_card, validate_deal
 from .engine import ROLE_NAMES, GameState, tables
 from .observation import layout, observe
 from .presets import resolve_rules
-from .render import pretty_cards, render_result, render_table, sort_cards
+from .render import pretty_cards, render_for_mode, render_result, render_table, sort_cards
 from .rules import Rules
 from .vector_env import VecGame
 
@@ -246,13 +245,6 @@ class raw_env(AECEnv, EzPickle):
         self._refresh_infos()
         self.agent_selection = self.possible_agents[int(self.game.current_player[0])]
 
-    def _deal_counts(self, deal: list[list[str]]) -> np.ndarray:
-        counts = np.zeros((self.rules.n_players, self.rules.n_ranks), np.int64)
-        for player, hand in enumerate(deal):
-            for card in hand:
-                counts[player, _card_rank(card)] += 1
-        return counts
-
     def _counts(self) -> np.ndarray:
         """``(P, R) int64`` cards held by each player (slot 0)."""
         state = self.game.state
@@ -271,7 +263,7 @@ class raw_env(AECEnv, EzPickle):
         for card_id, seat in enumerate(state.dealt_to[0]):
             dealt[int(player_at_seat[seat])].append(self._deck[card_id])
         self.cards = [sort_cards(h) for h in dealt]
-        counts = self._deal_counts(dealt)
+        counts = np.stack([hand_counts(hand, self.rules.n_ranks) for hand in dealt]).astype(np.int64)
         # The automatic half of the exchange, one pair at a time (two pairs may move the same rank).
         for seat in np.flatnonzero(state.gave[0].sum(axis=1) > 0):
             partner = state.partner[0, seat]
@@ -404,17 +396,7 @@ class raw_env(AECEnv, EzPickle):
 
     # ---- render -----------------------------------------------------------------
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn(
-                "You are calling render method without specifying any render mode. "
-                'Pass render_mode="ansi" or "human" to president_env.env().'
-            )
-            return None
-        text = self.render_text()
-        if self.render_mode == "human":
-            print(text + "\n")
-            return None
-        return text
+        return render_for_mode(self.render_mode, self.render_text, "president_env.env()")
 
     def render_text(self, viewer: int | str | None = None) -> str:
         """The table as text, showing the hand of ``viewer`` (default: the agent to act)."""

@@ -29,7 +29,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
+from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables, decode
 from .cards import JOKER, N_NATURAL_RANKS, TWO, deck, deck_card_ranks, validate_deal
 from .rules import Rules
 
@@ -603,8 +603,6 @@ def _arange(n: int) -> np.ndarray:
 
 def describe_illegal(rules: Rules, state: GameState, slot: int, action: int) -> str:
     """Why ``action`` is illegal in ``slot``: a sentence for the error message."""
-    from .actions import decode
-
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < rules.num_actions:
         return f"action {action!r} is not in 0..{rules.num_actions - 1}"
     what = decode(rules, int(action))

@@ -47,6 +47,7 @@ from .aec_env import raw_env
 from .engine import sample_legal
 from .observation import layout
 from .presets import resolve_rules
+from .render import render_for_mode
 from .rules import Rules
 
 
@@ -313,17 +314,9 @@ class PresidentGymEnv(gymnasium.Env):
         return obs, float(reward), bool(aec.terminations[learner]), False, info
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn(
-                "You are calling render method without specifying any render mode. "
-                'Pass render_mode="ansi" or "human" to president_env.gym_env().'
-            )
-            return None
-        text = self.aec.render_text(viewer=self.learner)
-        if self.render_mode == "human":
-            print(text + "\n")
-            return None
-        return text
+        return render_for_mode(
+            self.render_mode, lambda: self.aec.render_text(viewer=self.learner), "president_env.gym_env()"
+        )
 
     def close(self) -> None:
         self.aec.close()

@@ -20,8 +20,9 @@ A rendered table (standard rules, the Président giving back cards)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+import gymnasium
 import numpy as np
 
 from .cards import JOKER, RANK_NAMES, SUIT_SYMBOLS, SUITS, card_name, parse_card
@@ -213,4 +214,28 @@ def render_result(positions: Sequence[int], scores: Sequence[int], winner: int |
     return "\n".join(lines)
 
 
-__all__ = ["ROLE_LABELS", "assign_suits", "pretty_card", "pretty_cards", "render_result", "render_table", "sort_cards"]
+def render_for_mode(render_mode: str | None, make_text: Callable[[], str], factory: str) -> str | None:
+    """The envs' ``render()``: text for ``"ansi"``, printed for ``"human"``, a warning without a mode."""
+    if render_mode is None:
+        gymnasium.logger.warn(
+            "You are calling render method without specifying any render mode. "
+            f'Pass render_mode="ansi" or "human" to {factory}.'
+        )
+        return None
+    text = make_text()
+    if render_mode == "human":
+        print(text + "\n")
+        return None
+    return text
+
+
+__all__ = [
+    "ROLE_LABELS",
+    "assign_suits",
+    "pretty_card",
+    "pretty_cards",
+    "render_for_mode",
+    "render_result",
+    "render_table",
+    "sort_cards",
+]
