@@ -2,8 +2,9 @@
 
 Used by the AEC env's ``render()`` (``"ansi"`` returns the text, ``"human"``
 prints it) and by ``python -m president_env.render_demo``. The engine stores
-hands as counts per rank; suits exist only for display. The AEC env keeps the
-real suits of a supplied deal and passes them as ``suits``; otherwise
+hands as counts per rank; suits exist only for display. The AEC env (with a
+render mode) follows the real cards from the deal (``GameState.dealt_to``)
+through the exchange and the plays, and passes them as ``suits``; without them
 :func:`assign_suits` gives every card a suit canonically (C, D, H, S in player
 order), so that no card appears twice at the table.
 
