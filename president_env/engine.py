@@ -471,7 +471,7 @@ def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -
     # A regular deal: the first N mod P seats in deal order hold one card more.
     first = (state.dealer[index] + (1 if rules.deal_start == "dealer_left" else 0)) % rules.n_players
     expected = _deal_sizes(rules, first)
-    got = np.stack([np.bincount(row, minlength=rules.n_players) for row in dealt_to.astype(np.int64)])
+    got = (dealt_to[:, :, None] == np.arange(rules.n_players)).sum(axis=1)  # cards dealt to each seat
     wrong = np.flatnonzero((got != expected).any(axis=1))
     if wrong.size:
         i = int(wrong[0])
