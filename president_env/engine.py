@@ -118,6 +118,16 @@ class GameState:
     def copy(self) -> GameState:
         return GameState(**{f.name: getattr(self, f.name).copy() for f in dataclasses.fields(self)})
 
+    def take(self, index: np.ndarray) -> GameState:
+        """A new, independent state of the slots ``index`` (``(n,) int``, repeats allowed, or a ``(B,) bool``
+        mask): every field indexed along the batch axis, so ``take(np.repeat(np.arange(B), W))`` repeats
+        each slot ``W`` times."""
+        index = np.atleast_1d(np.asarray(index))
+        if index.dtype == bool:
+            index = np.flatnonzero(index)
+        # ndarray.take along axis 0 is several times faster than fancy indexing for these small rows.
+        return GameState(**{f.name: getattr(self, f.name).take(index, axis=0) for f in dataclasses.fields(self)})
+
 
 def allocate(rules: Rules, batch_size: int) -> GameState:
     """An empty state of ``batch_size`` slots (call :func:`new_games` to deal them)."""

@@ -1,0 +1,300 @@
+"""Rule-of-conduct baselines, levels 1–3, batched: one call decides for thousands of games.
+
+Each level scores every legal action with a *cost* (lower is better) built from
+features of the action and of what the observation shows, and takes the cheapest;
+ties go to the lowest action index, so the agents are deterministic (the Monte-Carlo
+agents rely on that for paired rollouts). The habits, after the seed
+``shared/seeds/003_*`` ("ne pas casser ses paires, garder ses 2, reprendre la main
+pour sortir, bloquer un adversaire sur le point de finir"):
+
+- **level 1** plays the weakest play it can (leading, the whole group of its weakest
+  rank); it passes only when it cannot play.
+- **level 2** adds: never break a group when following (it passes instead), keep
+  the top cards (2s, jokers; the 3s in a revolution) while it has more than two
+  groups, avoid completing plays with wild 2s, go out whenever a play empties the
+  hand, and with ``finish_on_two: penalty`` never keep only 2s/jokers for the end.
+- **level 3** adds card counting: a play is a *master* when no card still hidden
+  can beat it. When at most one group of its hand is not a master, it takes the lead
+  with masters to go out; it blocks an opponent about to finish (following: the
+  strongest play when a player still in the trick could go out on it; leading: no
+  play of a count such an opponent could match, unless it is a master); with
+  ``revolution`` it starts one when its hand is weak and avoids one when strong.
+
+All levels give back, in the exchange, their weakest card that is not part of a
+group (never a pair) and never a top card when they can avoid it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from president_env.actions import KIND_PASS, KIND_PLAY, action_tables
+from president_env.cards import JOKER, N_NATURAL_RANKS, TWO
+from president_env.rules import Rules
+
+from .base import Agent, ObsView, check_batch, decode
+
+LEVELS = (1, 2, 3)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Cost terms of one level. Unit: one step of rank strength costs ``step``; penalties of 60+
+    outweigh any difference of strength, bonuses of 100+ outweigh every penalty."""
+
+    step: float = 4.0  # per step of strength of the rank played (play low first)
+    group: float = 1.0  # bonus per card when leading (lead the whole group)
+    pass_: float = 1e6  # cost of a voluntary pass (1e6: only when forced)
+    break_: float = 0.0  # following with part of a group
+    wild: float = 0.0  # completing a play with wild 2s
+    keep_top: float = 0.0  # spending a top card while more than two groups remain
+    bad_end: float = 0.0  # finish_on_two: penalty -- going out on, or keeping only, 2s/jokers
+    go_out: float = 0.0  # a play that empties the hand (negative: a bonus)
+    control: float = 0.0  # a master play when at most ``control_groups`` groups of the rest are not masters
+    control_groups: int = 1
+    block: float = 0.0  # leading a count an opponent about to finish could match
+    block_following: bool = False  # following: play the strongest when an opponent could go out on the trick
+    revolt: float = 0.0  # a revolution with a weak hand (bonus), with a strong one (cost)
+
+
+WEIGHTS = {
+    1: Weights(),
+    # Measured (tests/test_heuristic.py, bench): passing to keep a group intact loses to playing
+    # on, so level 2 passes only when it must; it chooses *which* play by its habits.
+    2: Weights(pass_=1000.0, break_=60.0, wild=25.0, keep_top=60.0, bad_end=150.0, go_out=-1000.0),
+    3: Weights(
+        group=3.0,
+        pass_=1000.0,
+        break_=150.0,
+        wild=25.0,
+        keep_top=0.0,
+        bad_end=150.0,
+        go_out=-1000.0,
+        control=-100.0,
+        block=50.0,
+        block_following=True,
+        revolt=60.0,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class _Tables:
+    kind: np.ndarray  # (A,) KIND_PASS / KIND_PLAY / KIND_GIVE of each action
+    rank: np.ndarray  # (A,) rank of each play or give (0 for the pass)
+    count: np.ndarray  # (A,) cards of each play (1 for a give, 0 for the pass)
+    strength: np.ndarray  # (2, R) strength of each rank, normal order and in a revolution
+    stronger: np.ndarray  # (2, R, R) float32: stronger[rev, r, s] = 1 where s beats r (or matches, with equal_rank)
+    top: np.ndarray  # (2, R) bool: the top cards to keep (2s and jokers; 3s and jokers in a revolution)
+    bad_end: np.ndarray  # (R,) bool: ranks that may not end a manche under finish_on_two: penalty (2, joker)
+    wild: np.ndarray  # (R,) bool: ranks a wild 2 can complete
+
+
+@lru_cache(maxsize=64)
+def _tables(rules: Rules) -> _Tables:
+    r = rules.n_ranks
+    kind, rank, count = action_tables(rules)
+    strength = np.zeros((2, r), np.int64)
+    strength[0, :N_NATURAL_RANKS] = np.arange(N_NATURAL_RANKS)
+    strength[1, :N_NATURAL_RANKS] = N_NATURAL_RANKS - 1 - np.arange(N_NATURAL_RANKS)
+    if r > N_NATURAL_RANKS:
+        strength[:, JOKER] = N_NATURAL_RANKS
+    stronger = strength[:, None, :] > strength[:, :, None]
+    if rules.equal_rank != "none":
+        stronger |= np.eye(r, dtype=bool)[None]
+    top = strength >= N_NATURAL_RANKS - 1
+    bad_end = np.zeros(r, bool)
+    bad_end[TWO:] = True
+    wild = np.zeros(r, bool)
+    if rules.twos_wild:
+        wild[:TWO] = True
+    return _Tables(
+        kind=kind.astype(np.int64),
+        rank=np.maximum(rank, 0).astype(np.int64),
+        count=count.astype(np.int64),
+        strength=strength,
+        stronger=stronger.astype(np.float32),
+        top=top,
+        bad_end=bad_end,
+        wild=wild,
+    )
+
+
+def beaten(rules: Rules, view: ObsView) -> np.ndarray:
+    """``(B, R, C) bool``: could the hidden cards beat a play of ``k+1`` cards of rank ``r``?
+
+    A play is a *master* where this is False: no rank that beats it (or matches it, when
+    ``equal_rank`` allows) has ``k+1`` cards outside the viewer's hand and the discard
+    (wild 2s counted). Counts of single opponents are ignored: it is an upper bound.
+    """
+    tab = _tables(rules)
+    copies = np.asarray(rules.copies)
+    hidden = copies - view.hand - view.played.sum(axis=1)  # (B,R) cards in the other hands
+    usable = hidden + np.where(tab.wild, hidden[:, TWO : TWO + 1], 0)
+    enough = usable[:, :, None] >= np.arange(1, rules.max_count + 1)  # (B,R,C): k cards of s out there
+    # Ranks in index order are in strength order (jokers last), so "some stronger rank has enough"
+    # is a suffix sum; in a revolution the naturals reverse (a prefix sum) and jokers stay on top.
+    equal = rules.equal_rank != "none"
+    from_above = np.cumsum(enough[:, ::-1], axis=1, dtype=np.int8)[:, ::-1]  # ranks >= r
+    result = _shift(from_above, 1, equal)
+    if rules.revolution and view.revolution.any():
+        n = N_NATURAL_RANKS
+        from_below = np.cumsum(enough[:, :n], axis=1, dtype=np.int8)  # naturals <= r
+        inverted = np.zeros_like(result)
+        inverted[:, :n] = _shift(from_below, -1, equal)
+        if rules.n_ranks > n:
+            inverted[:, :n] |= enough[:, JOKER:, :].any(axis=1, keepdims=True)
+            inverted[:, JOKER] = enough[:, JOKER] & equal
+        result = np.where(view.revolution[:, None, None], inverted, result)
+    return result
+
+
+def _shift(cumulative: np.ndarray, direction: int, inclusive: bool) -> np.ndarray:
+    """``(B,R,C) bool`` from cumulative counts along ranks: inclusive, or the neighbour's (exclusive)."""
+    if inclusive:
+        return cumulative > 0
+    out = np.zeros(cumulative.shape, bool)
+    if direction > 0:
+        out[:, :-1] = cumulative[:, 1:] > 0
+    else:
+        out[:, 1:] = cumulative[:, :-1] > 0
+    return out
+
+
+def costs(rules: Rules, view: ObsView, masks: np.ndarray, level: int) -> np.ndarray:
+    """``(B, A) float64`` cost of every action at ``level`` (illegal actions +inf)."""
+    rows, actions = np.nonzero(masks)
+    dense = np.full(masks.shape, np.inf)
+    dense[rows, actions] = pair_costs(rules, view, rows, actions, level)
+    return dense
+
+
+def pair_costs(rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarray, level: int) -> np.ndarray:
+    """``(N,) float64`` cost of legal ``actions (N,)`` in rows ``rows (N,)`` of ``view`` at ``level``.
+
+    Only legal actions are scored (a handful of the ~60 per row), which keeps the
+    heuristics cheap enough to drive the Monte-Carlo rollouts.
+    """
+    w = WEIGHTS[level]
+    tab = _tables(rules)
+    hand = view.hand
+    rev = view.revolution.astype(np.int64)[rows]
+    n_cards = hand.sum(axis=1)[rows]
+    leading = view.trick_rank[rows] < 0
+    kind = tab.kind[actions]
+    rank, count = tab.rank[actions], tab.count[actions]
+
+    # Features of each (row, action) pair; for passes and gives they are computed but unused.
+    natural = hand[rows, rank]
+    wild_used = np.maximum(count - natural, 0)
+    leftover = natural - np.minimum(natural, count)
+    strength = tab.strength[rev, rank].astype(np.float64)
+    goes_out = count == n_cards
+    group_bonus = w.group * np.where(leading, count, 0)
+    groups = (hand > 0).sum(axis=1)[rows]
+    habits = w.break_ * ((leftover > 0) & ~goes_out)
+    habits += w.wild * (wild_used > 0)
+    habits += w.keep_top * (tab.top[rev, rank] & ~goes_out & (groups > 2))
+    play = w.step * strength - group_bonus
+    clean_out = goes_out & (wild_used == 0)
+    if rules.finish_on_two == "penalty":
+        bad = tab.bad_end[rank]
+        good_held = (hand * ~tab.bad_end).sum(axis=1)[rows]
+        good_left = good_held - np.where(bad, 0, count - wild_used)
+        play += w.bad_end * ((n_cards > count) & (good_left <= 0))
+        play += w.bad_end * (goes_out & (bad | (wild_used > 0)))
+        clean_out &= ~bad
+    play += w.go_out * clean_out
+    threat = np.zeros(rows.size, bool)
+    if level >= 3:
+        beat = beaten(rules, view)
+        master_play = ~beat[rows, rank, np.maximum(count - 1, 0)]
+        if w.block_following:
+            # The next player could go out on this trick and a master can stop him: play the
+            # strongest (it is a master), breaking groups and spending top cards if need be.
+            stoppable = np.zeros(view.batch_size, bool)
+            stoppable[rows[(kind == KIND_PLAY) & master_play]] = True
+            threat = (_threat_following(view) & stoppable)[rows]
+        play += _level3(rules, view, tab, w, beat, rows, rank, count, natural, leftover, master_play, goes_out)
+        play -= np.where(threat, 2 * w.step * strength, 0.0)
+    play += np.where(threat, 0.0, habits)
+
+    # Passing: when forced, or when no play is worth its cost; never when blocking.
+    passing = w.pass_ + 4 * w.block * threat
+    # Exchange (every level): give back the weakest unmatched card, never a top card if avoidable.
+    giving = 4.0 * tab.strength[0, rank] + 60.0 * (natural >= 2) + 120.0 * tab.top[0, rank]
+    return np.select([kind == KIND_PLAY, kind == KIND_PASS], [play, passing], giving)
+
+
+def _threat_following(view: ObsView) -> np.ndarray:
+    """``(B,) bool``: following, the next player to act could go out by beating the trick."""
+    can_act = ~view.passed & (view.held > 0) & (view.out_order < 0)
+    can_act[:, 0] = False
+    # The next player to act: the first seat clockwise from the viewer still able to act.
+    first = np.argmax(can_act, axis=1)
+    rows = np.arange(view.batch_size)
+    exists = can_act.any(axis=1)
+    return (view.trick_rank >= 0) & exists & (view.held[rows, first] == view.trick_count)
+
+
+def _level3(rules, view, tab, w, beat, rows, rank, count, natural, leftover, master_play, goes_out) -> np.ndarray:
+    """Extra cost terms of level 3 for each (row, action) pair: control to go out, blocking a lead, revolutions."""
+    hand = view.hand
+    b, n_ranks = hand.shape
+    rev = view.revolution.astype(np.int64)
+    all_rows = np.arange(b)[:, None]
+    master_group = (hand > 0) & ~beat[all_rows, np.arange(n_ranks), np.maximum(hand - 1, 0)]  # (B,R)
+    not_master = ((hand > 0) & ~master_group).sum(axis=1)[rows]
+    empties_rank = (leftover == 0) & (natural > 0)
+    not_master_after = not_master - (empties_rank & ~master_group[rows, rank])
+    # Take (or keep) the lead with masters when the rest of the hand is at most one group.
+    extra = w.control * (master_play & (not_master_after <= w.control_groups) & ~goes_out)
+
+    # Leading: no play of a count that an opponent about to finish could match, unless a master;
+    # if every play has such a count, the strongest.
+    held = view.held[rows, 1:]
+    count_matches = ((held > 0) & (held <= 2) & (held == count[:, None])).any(axis=1)
+    leading = view.trick_rank[rows] < 0
+    risky = leading & count_matches & (count > 0)
+    no_choice = (np.bincount(rows, risky, b) == np.bincount(rows, leading & (count > 0), b))[rows]
+    strength = tab.strength[rev[rows], rank]
+    extra += np.where(risky & ~no_choice, w.block * ~master_play, 0.0)
+    extra -= np.where(risky & no_choice, 2 * w.step * strength, 0.0)
+
+    # Revolution: four or more cards invert the order; worth it with a weak hand, not a strong one.
+    if rules.revolution:
+        own_strength = tab.strength[rev]  # (B,R)
+        mean = (hand * own_strength).sum(axis=1) / np.maximum(hand.sum(axis=1), 1)
+        weak = (mean < (N_NATURAL_RANKS - 1) / 2)[rows]
+        revolt = (count >= 4) & ~goes_out
+        extra += np.where(weak, -w.revolt, w.revolt) * revolt
+    return extra
+
+
+class HeuristicAgent(Agent):
+    """Rules of conduct of ``level`` 1, 2 or 3 (see the module docstring); deterministic."""
+
+    def __init__(self, rules: Rules, level: int = 3, seed=None) -> None:
+        if level not in LEVELS:
+            raise ValueError(f"heuristic level must be one of {LEVELS}, got {level!r}")
+        super().__init__(rules, seed)
+        self.level = level
+        self.name = f"heuristic-{level}"
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        observations, masks = check_batch(self.rules, observations, masks)
+        return choose(self.rules, decode(self.rules, observations), masks, self.level)
+
+
+def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int) -> np.ndarray:
+    """``(B,) int64`` the cheapest legal action at ``level`` (lowest index on ties)."""
+    rows, actions = np.nonzero(masks)  # sorted by row, then by action
+    cost = pair_costs(rules, view, rows, actions, level)
+    starts = np.searchsorted(rows, np.arange(view.batch_size))
+    best = np.minimum.reduceat(cost, starts)
+    # The first pair of each row whose cost is its row's minimum.
+    candidates = np.flatnonzero(cost == best[rows])
+    return actions[candidates[np.searchsorted(rows[candidates], np.arange(view.batch_size))]]

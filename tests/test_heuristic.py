@@ -1,0 +1,193 @@
+"""The heuristics' documented habits on fixed positions, their batching, and their ladder order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from president_env.agents.heuristic import HeuristicAgent, choose, costs
+
+import president_env as pe
+from president_env import agents, engine
+from president_env.cards import rank_index
+from president_env.observation import observe
+
+
+def ranks(text: str, rules: pe.Rules) -> np.ndarray:
+    """``"5 5 7"`` -> cards per rank ``(R,)`` (suits do not matter here)."""
+    return np.bincount([rank_index(name) for name in text.split()], minlength=rules.n_ranks)
+
+
+def position(
+    rules: pe.Rules,
+    hand: str,
+    trick: str = "",
+    owner: int = 3,
+    held: tuple[int, ...] = (10, 10, 10),
+    played: str = "",
+    passed: tuple[int, ...] = (),
+    revolution: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Observation and mask of seat 0 to act holding ``hand`` ("5 5 7"), the trick to beat ``trick``
+    ("4" or "9 9", made by seat ``owner``), the other seats holding ``held`` cards."""
+    state = engine.allocate(rules, 1)
+    cards = ranks(hand, rules)
+    state.hands[0, 0] = cards
+    state.n_held[0] = (cards.sum(), *held)
+    state.holding_bits[0] = sum(1 << s for s in range(rules.n_players) if state.n_held[0, s] > 0)
+    state.passed_bits[0] = sum(1 << s for s in passed)
+    if played:
+        state.played[0, 1] = ranks(played, rules)
+    if trick:
+        trick_cards = ranks(trick, rules)
+        state.trick_rank[0] = int(np.argmax(trick_cards))
+        state.trick_count[0] = int(trick_cards.sum())
+        state.trick_owner[0] = owner
+    state.revolution[0] = revolution
+    state.current[0] = 0
+    return observe(rules, state), engine.legal_mask(rules, state)
+
+
+def decide(rules: pe.Rules, level: int, obs: np.ndarray, mask: np.ndarray) -> tuple:
+    return pe.decode(rules, int(HeuristicAgent(rules, level).act_batch(obs, mask)[0]))
+
+
+STANDARD = pe.Rules()
+
+
+def test_level1_plays_its_weakest_card_and_breaks_a_pair():
+    obs, mask = position(STANDARD, "5 5 7 K", trick="4")
+    assert decide(STANDARD, 1, obs, mask) == ("play", "5", 1)
+
+
+def test_level2_does_not_break_a_pair_when_a_single_will_do():
+    obs, mask = position(STANDARD, "5 5 7 K", trick="4")
+    assert decide(STANDARD, 2, obs, mask) == ("play", "7", 1)
+    assert decide(STANDARD, 3, obs, mask) == ("play", "7", 1)
+
+
+def test_leading_plays_the_whole_weakest_group():
+    obs, mask = position(STANDARD, "4 4 4 9 K")
+    for level in (1, 2, 3):
+        assert decide(STANDARD, level, obs, mask) == ("play", "4", 3)
+
+
+def test_level2_keeps_its_twos_while_it_has_many_groups():
+    obs, mask = position(STANDARD, "2 A 6 6 8 8", trick="K")
+    assert decide(STANDARD, 2, obs, mask) == ("play", "A", 1)
+    obs, mask = position(STANDARD, "2 A A 6 6 8 8", trick="K")  # the Ace would break a pair
+    assert decide(STANDARD, 1, obs, mask) == ("play", "A", 1)
+    assert decide(STANDARD, 2, obs, mask) == ("play", "A", 1)  # breaking costs less than a 2 here
+
+
+def test_level2_never_keeps_only_twos_under_the_finish_on_two_penalty():
+    rules = pe.Rules(finish_on_two="penalty")
+    obs, mask = position(rules, "2 9", trick="8")
+    assert decide(rules, 1, obs, mask) == ("play", "9", 1)
+    assert decide(rules, 2, obs, mask) == ("play", "2", 1)  # keeps the 9 to go out on
+
+
+def test_level2_goes_out_when_a_play_empties_the_hand():
+    obs, mask = position(STANDARD, "Q Q", trick="9 9")
+    assert decide(STANDARD, 2, obs, mask) == ("play", "Q", 2)
+
+
+def test_level3_takes_the_lead_with_a_master_to_go_out():
+    obs, mask = position(STANDARD, "2 9")  # leading: the 2 wins the trick, then the 9 goes out
+    assert decide(STANDARD, 2, obs, mask) == ("play", "9", 1)
+    assert decide(STANDARD, 3, obs, mask) == ("play", "2", 1)
+
+
+def test_level3_counts_cards_a_master_is_an_ace_once_every_two_is_played():
+    obs, mask = position(STANDARD, "A 9", played="2 2 2 2")
+    assert decide(STANDARD, 3, obs, mask) == ("play", "A", 1)
+    obs, mask = position(STANDARD, "A 9")  # the 2s are still out: the Ace is no master
+    assert decide(STANDARD, 3, obs, mask) == ("play", "9", 1)
+
+
+def test_level3_plays_its_strongest_when_the_next_player_is_about_to_go_out():
+    # Seat 1 (next to play) holds one card and could go out over the 5.
+    obs, mask = position(STANDARD, "6 9 2 K K", trick="5", owner=3, held=(1, 8, 8))
+    assert decide(STANDARD, 2, obs, mask) == ("play", "6", 1)
+    assert decide(STANDARD, 3, obs, mask) == ("play", "2", 1)
+    # The next player holds two cards: a single cannot take him out, no blocking.
+    obs, mask = position(STANDARD, "6 9 2 K K", trick="5", owner=3, held=(2, 8, 8))
+    assert decide(STANDARD, 3, obs, mask) == ("play", "6", 1)
+
+
+def test_level3_does_not_lead_what_an_opponent_about_to_finish_could_match():
+    obs, mask = position(STANDARD, "5 8 8 J Q", held=(1, 8, 8))  # seat 1 has one card left
+    assert decide(STANDARD, 2, obs, mask) == ("play", "5", 1)
+    assert decide(STANDARD, 3, obs, mask) == ("play", "8", 2)
+    obs, mask = position(STANDARD, "5 8 J", held=(1, 8, 8))  # singles only: the strongest
+    assert decide(STANDARD, 3, obs, mask) == ("play", "J", 1)
+
+
+def test_level3_starts_a_revolution_with_a_weak_hand_only():
+    rules = pe.Rules(revolution=True)
+    weak = "4 4 4 4 3 5 6 7"
+    obs, mask = position(rules, weak)
+    assert decide(rules, 3, obs, mask) == ("play", "4", 4)
+    strong = "4 4 4 4 A A K K Q 2"
+    obs, mask = position(rules, strong)
+    assert decide(rules, 3, obs, mask) == ("play", "Q", 1)
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_exchange_gives_back_the_weakest_unmatched_card_never_a_pair(level):
+    rules = pe.Rules()
+    state = engine.allocate(rules, 1)
+    state.hands[0, 0] = ranks("3 3 4 6 6 8 9 9 J 2 2 A K", rules)
+    state.n_held[0] = (13, 13, 13, 13)
+    state.phase[0] = engine.PHASE_EXCHANGE
+    state.gives_left[0, 0] = 2
+    obs, mask = observe(rules, state), engine.legal_mask(rules, state)
+    assert decide(rules, level, obs, mask) == ("give", "4")
+
+
+@pytest.mark.parametrize("preset", ["standard", "party", "quebec", "big_table", "family", "or_nothing"])
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_heuristics_play_legal_moves_through_whole_games_in_every_preset(preset, level):
+    rules = pe.load_preset(preset)
+    game = pe.VecGame(rules, 64, seed=level)
+    agent = agents.make(f"heuristic-{level}", rules)
+    finished = 0
+    for _ in range(400):
+        mask = game.legal_mask()
+        actions = agent.act_batch(game.observe(), mask)
+        assert mask[np.arange(64), actions].all()
+        _, done = game.step(actions)
+        finished += int(done.sum())
+    assert finished > 0
+
+
+def test_batched_decisions_equal_one_at_a_time_and_dense_costs_agree():
+    rules = pe.load_preset("party")
+    game = pe.VecGame(rules, 48, seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        game.step(engine.sample_legal(game.legal_mask(), rng))
+    obs, mask = game.observe(), game.legal_mask()
+    view = agents.decode(rules, obs)
+    for level in (1, 2, 3):
+        batched = choose(rules, view, mask, level)
+        dense = np.argmin(costs(rules, view, mask, level), axis=1)
+        assert (batched == dense).all()
+        agent = HeuristicAgent(rules, level)
+        single = [agent.act({"observation": o, "action_mask": m.astype(np.int8)}) for o, m in zip(obs, mask)]
+        assert (batched == np.array(single)).all()
+
+
+def test_unknown_level_is_a_clear_error():
+    with pytest.raises(ValueError, match="level"):
+        HeuristicAgent(STANDARD, level=4)
+
+
+def test_bad_batch_shapes_are_clear_errors():
+    agent = HeuristicAgent(STANDARD, 3)
+    obs, mask = position(STANDARD, "5 5 7")
+    with pytest.raises(ValueError, match="observations must have shape"):
+        agent.act_batch(obs[:, :10], mask)
+    with pytest.raises(ValueError, match="masks must have shape"):
+        agent.act_batch(obs, mask[:, :10])
+    with pytest.raises(ValueError, match="no legal action"):
+        agent.act_batch(obs, np.zeros_like(mask))

@@ -1,0 +1,290 @@
+"""Duplicate-deal tournaments (``training/evaluate.py``) and the baseline ladder (``training/ladder.py``).
+
+The agents here are small deterministic test policies, so that the tests do not depend on the baselines.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from president_env.agents import Agent
+from president_env.training import ladder
+from president_env.training.evaluate import (
+    RATING_MEAN,
+    _fit_hand_sizes,
+    bradley_terry,
+    evaluate,
+    main,
+    mean_ci,
+    rotation_entries,
+    t_quantile_975,
+)
+
+import president_env as pe
+from president_env import agents as agent_registry
+from president_env.cards import deck
+
+
+class LowestAction(Agent):
+    """Always the lowest legal action id: passes whenever it may, leads its lowest single card."""
+
+    name = "lowest"
+
+    def __init__(self, rules: pe.Rules, seed=None, name: str | None = None) -> None:
+        super().__init__(rules, seed)
+        if name is not None:
+            self.name = name
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return masks.argmax(axis=1).astype(np.int64)
+
+
+class LowestPlay(Agent):
+    """The lowest legal play, passing only when it cannot play: a simple climber that beats random play."""
+
+    name = "lowest-play"
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        plays = masks.copy()
+        plays[:, pe.PASS] = False
+        return np.where(plays.any(axis=1), plays.argmax(axis=1), pe.PASS).astype(np.int64)
+
+
+class Counting(LowestAction):
+    """Counts the decisions it is asked for."""
+
+    def __init__(self, rules: pe.Rules) -> None:
+        super().__init__(rules)
+        self.rows = 0
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        self.rows += len(masks)
+        return super().act_batch(observations, masks)
+
+
+class Illegal(Agent):
+    name = "illegal"
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return np.full(len(masks), pe.num_actions(self.rules) - 1, np.int64)  # a give, illegal in play
+
+
+def quiet(*args, **kwargs):
+    return evaluate(*args, progress=False, **kwargs)
+
+
+# ---------------------------------------------------------------- seats and deals
+def test_rotations_seat_each_lineup_entry_at_every_player_once():
+    for p in range(3, 9):
+        entries = rotation_entries(p)
+        assert (np.sort(entries, axis=0) == np.arange(p)[:, None]).all()  # each player sees every entry
+        assert (np.sort(entries, axis=1) == np.arange(p)).all()  # each rotation seats every entry
+        assert (entries[0] == np.arange(p)).all()  # rotation 0 is the lineup as given
+
+
+def test_each_agent_plays_every_seat_of_a_deal_group():
+    """Identical deterministic play makes every rotation finish alike, so an agent that really visits every
+    player once per group scores exactly the table mean in every group (at a fixed seat it would not)."""
+    rules = pe.Rules()
+    result = quiet([LowestAction(rules, name="a"), LowestAction(rules, name="b")], n_deals=12, chunk_deals=5)
+    for name in ("a", "b"):
+        stats = result.agents[name]
+        assert stats.advantage.mean == 0 and stats.advantage.ci == 0
+        assert stats.position.mean == 1.5 and stats.position.ci == 0
+    rec = result.records
+    for group in range(12):
+        assert sorted(rec.rotation[rec.group == group]) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [pe.Rules(), pe.Rules(n_players=5, manches=3), pe.load_preset("family").replace(manches=2)],
+    ids=["standard", "5p-3manches-uneven-deal", "family-draw-reseat"],
+)
+def test_every_rotation_of_a_group_replays_the_same_deals(rules):
+    result = quiet([LowestAction(rules)], rules=rules, n_deals=6, chunk_deals=4)
+    rec = result.records
+    for group in range(6):
+        for manche in range(rules.manches):
+            rows = (rec.group == group) & (rec.manche == manche)
+            assert rows.sum() == rules.n_players
+            assert (rec.positions[rows] == rec.positions[rows][0]).all()
+            assert (rec.decisions[rows] == rec.decisions[rows][0]).all()
+    # Different groups are different deals.
+    assert len({tuple(rec.positions[(rec.group == g) & (rec.manche == 0)][0]) for g in range(6)}) > 1
+
+
+def test_fit_hand_sizes_moves_only_the_surplus_cards():
+    cards = deck()
+    hands = [cards[0:11], cards[11:22], cards[22:32], cards[32:42], cards[42:52]]  # 52 cards, 5 players
+    fitted = _fit_hand_sizes(hands, [10, 11, 11, 10, 10])
+    assert [len(h) for h in fitted] == [10, 11, 11, 10, 10]
+    assert sorted(sum(fitted, [])) == sorted(cards)
+    assert fitted[0] == hands[0][:10] and fitted[1] == hands[1] and fitted[2][:10] == hands[2]
+    assert _fit_hand_sizes(hands, [11, 11, 10, 10, 10]) == hands
+
+
+def test_agents_decide_only_for_games_in_progress():
+    rules = pe.Rules()
+    agent = Counting(rules)
+    result = quiet([agent], n_deals=5, chunk_deals=5)
+    assert agent.rows == result.records.decisions.sum()
+
+
+# ---------------------------------------------------------------- multi-manche games
+def test_multi_manche_games_count_every_regular_manche():
+    rules = pe.Rules(manches=3)
+    result = quiet(["random", LowestPlay(rules)], rules=rules, n_deals=10, chunk_deals=4)
+    rec = result.records
+    assert len(rec.group) == 10 * 4 * 3  # decisive manches are played but not counted
+    for group in range(10):
+        for rotation in range(4):
+            rows = (rec.group == group) & (rec.rotation == rotation)
+            assert sorted(rec.manche[rows]) == [0, 1, 2]
+    assert (np.sort(rec.positions, axis=1) == np.arange(4)).all()
+    assert (rec.points.sum(axis=1) == 6).all()  # 3 + 2 + 1 + 0 every manche
+    assert result.agents["random"].manches == result.agents["lowest-play"].manches == 10 * 4 * 3 * 2
+
+
+def test_manche_ends_are_found_when_most_players_score_zero():
+    rules = pe.Rules(manches=2, scoring="president_vice", n_players=6)
+    rec = quiet(["random"], rules=rules, n_deals=4).records
+    assert len(rec.group) == 4 * 6 * 2
+    assert (rec.points.sum(axis=1) == 3).all()
+
+
+# ---------------------------------------------------------------- results
+def test_strong_agent_beats_random_with_a_significant_advantage():
+    rules = pe.Rules()
+    result = quiet([LowestPlay(rules), "random", "random", "random"], n_deals=100)
+    strong, weak = result.agents["lowest-play"], result.agents["random"]
+    assert strong.advantage.low > 0
+    assert strong.points.mean > weak.points.mean
+    assert strong.position.mean < weak.position.mean
+    assert strong.rating > weak.rating
+    assert strong.manches == 100 * 4 and weak.manches == 100 * 4 * 3
+
+
+def test_same_seed_same_result_and_other_seed_other_result(tmp_path):
+    rules = pe.Rules()
+
+    def run(seed: int) -> dict:
+        result = quiet(["random", LowestPlay(rules)], n_deals=8, seed=seed, chunk_deals=3)
+        result.to_json(tmp_path / f"{seed}.json")
+        return json.loads((tmp_path / f"{seed}.json").read_text())
+
+    first = run(1)
+    assert first == run(1)
+    assert first != run(2)
+    assert first["config"]["rules"] == rules.to_dict() and first["config"]["seed"] == 1
+
+
+def test_result_does_not_depend_on_the_number_of_workers():
+    rules = pe.Rules()
+    kwargs = dict(n_deals=6, seed=3, chunk_deals=2)
+    one = quiet(["random", LowestPlay(rules)], workers=1, **kwargs)
+    two = quiet(["random", LowestPlay(rules)], workers=2, **kwargs)
+    assert one.to_dict() == two.to_dict()
+    for name in ("group", "rotation", "manche", "points", "positions"):
+        assert np.array_equal(getattr(one.records, name), getattr(two.records, name))
+
+
+def test_mean_ci_on_a_hand_made_example():
+    estimate = mean_ci([1.0, 2.0, 3.0, 4.0])
+    assert estimate.mean == 2.5 and estimate.n == 4
+    assert estimate.ci == pytest.approx(3.182 * np.std([1, 2, 3, 4], ddof=1) / 2)
+    assert mean_ci([5.0, 5.0, 5.0]).ci == 0
+    assert math.isnan(mean_ci([2.0]).ci) and mean_ci([2.0]).mean == 2
+    assert t_quantile_975(1) == 12.706 and t_quantile_975(30) == 2.042
+    assert t_quantile_975(40) == pytest.approx(2.0211, abs=2e-4)
+    assert t_quantile_975(100) == pytest.approx(1.9840, abs=2e-4)
+    assert t_quantile_975(10**6) == pytest.approx(1.95996, abs=1e-4)
+
+
+def test_bradley_terry_on_hand_made_examples():
+    always = bradley_terry(np.array([[0, 10], [0, 0]]))
+    assert always[0] > always[1] and np.isfinite(always).all()
+    assert always.mean() == pytest.approx(RATING_MEAN)
+    # Two agents: the MLE odds are the win ratio (with one virtual draw: 20.5 : 10.5).
+    two = bradley_terry(np.array([[0, 20], [10, 0]]))
+    assert two[0] - two[1] == pytest.approx(400 * np.log10(20.5 / 10.5), abs=1e-6)
+    transitive = bradley_terry(np.array([[0, 70, 80], [30, 0, 70], [20, 30, 0]]))
+    assert transitive[0] > transitive[1] > transitive[2]
+    even = bradley_terry(np.array([[0, 5, 5], [5, 0, 5], [5, 5, 0]]))
+    assert np.allclose(even, RATING_MEAN)
+
+
+def test_markdown_json_and_plot(tmp_path):
+    rules = pe.Rules()
+    result = quiet(["random", LowestPlay(rules)], n_deals=4)
+    table = result.to_markdown()
+    assert "| agent | manches | points/manche | advantage | mean position | président % | trou % | rating |" in table
+    assert "| lowest-play | 32 |" in table  # two of the four seats, 4 groups × 4 rotations
+    result.plot(tmp_path / "r.png")
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert set(result.summary["random"]) >= {"points", "points_ci", "advantage_ci", "rating", "manches"}
+
+
+# ---------------------------------------------------------------- command line and bad input
+def test_cli_writes_json_markdown_and_png(tmp_path, capsys):
+    rules_file = tmp_path / "three.yaml"
+    pe.Rules(n_players=3).to_yaml(rules_file)
+    out = tmp_path / "eval"
+    argv = ["--agents", "random", "--rules", str(rules_file), "--deals", "4", "--chunk-deals", "2"]
+    assert main(argv + ["--seed", "1", "--out", str(out), "--no-progress"]) == 0
+    assert {p.name for p in out.iterdir()} == {"results.json", "results.md", "results.png"}
+    data = json.loads((out / "results.json").read_text())
+    assert data["config"]["lineup"] == ["random"] * 3 and data["config"]["rules"]["n_players"] == 3
+    assert "| random | 36 |" in capsys.readouterr().out  # 4 groups × 3 rotations × 3 seats
+
+
+def test_bad_input_is_a_clear_value_error():
+    with pytest.raises(ValueError, match="unknown agent 'nobody'; known agents: random"):
+        evaluate(["nobody"], progress=False)
+    with pytest.raises(ValueError, match="lineup has 5 agents but the rules seat 4 players"):
+        evaluate(["random"] * 5, progress=False)
+    with pytest.raises(ValueError, match="neither a preset"):
+        evaluate(["random"], rules="no_such_preset", progress=False)
+    with pytest.raises(ValueError, match="n_deals must be a positive integer"):
+        evaluate(["random"], n_deals=0, progress=False)
+    with pytest.raises(ValueError, match="agent 'illegal' chose illegal action"):
+        evaluate([Illegal(pe.Rules())], n_deals=1, progress=False)
+
+
+@pytest.mark.parametrize("bad", [["--agents", "nobody"], ["--agents", "random", "--rules", "no_such_preset"]])
+def test_cli_rejects_unknown_agents_and_presets(bad, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(bad + ["--no-progress"])
+    assert exit_info.value.code == 2
+    assert f"{bad[-1]!r}" in capsys.readouterr().err  # the message names the bad agent or preset
+
+
+# ---------------------------------------------------------------- the ladder
+def test_ladder_runs_steps_and_fills_the_readme_table(tmp_path, monkeypatch):
+    monkeypatch.setitem(agent_registry._FACTORIES, "test-lowest-play", lambda rules, seed=None: LowestPlay(rules))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{ladder.TABLE_START}\nold\n{ladder.TABLE_END}\nrest\n")
+    out = tmp_path / "ladder"
+    argv = ["--presets", "standard", "--steps", "random:test-lowest-play", "--deals", "12", "--no-progress"]
+    assert ladder.main(argv + ["--out", str(out), "--readme", str(readme)]) == 0
+    assert {p.name for p in out.iterdir()} == {"ladder.json", "ladder.md", "ladder.png"}
+    step = json.loads((out / "ladder.json").read_text())["steps"][0]
+    assert step["stronger"] == "test-lowest-play" and step["significant"] is True
+    text = readme.read_text()
+    assert "old" not in text and text.startswith("intro\n") and text.endswith(f"{ladder.TABLE_END}\nrest\n")
+    assert "| standard | test-lowest-play vs random |" in text and "| yes |" in text
+
+
+def test_ladder_steps_parse_and_default_to_the_whole_ladder():
+    assert ladder.parse_steps("random:heuristic-1, heuristic-1:heuristic-2") == [
+        ("random", "heuristic-1"),
+        ("heuristic-1", "heuristic-2"),
+    ]
+    assert ladder.default_steps()[0] == ("random", "heuristic-1") and ladder.default_steps()[-1] == ("mc-4", "mc-5")
+    with pytest.raises(ValueError, match="expected weaker:stronger"):
+        ladder.parse_steps("random")
+    with pytest.raises(ValueError, match="unknown agent"):
+        ladder.parse_steps("random:nobody")

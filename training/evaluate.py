@@ -1,0 +1,799 @@
+"""Duplicate-deal tournaments between agents: :func:`evaluate`, :class:`TournamentResult` and ``president-eval``.
+
+    from president_env.training.evaluate import evaluate
+    result = evaluate(["heuristic-3", "heuristic-2"], rules="standard", n_deals=200, workers=2)
+    print(result.to_markdown())
+    result.to_json("results.json"); result.plot("results.png")
+
+**Duplicate deals.** Card luck dominates a single manche, so every *deal group* (the
+deals of one game: one per manche, plus one kept for a possible decisive manche, and
+the first dealer) is played ``P`` times, the lineup rotated one seat further each time:
+rotation ``s`` puts ``lineup[(i - s) % P]`` at player ``i``. Every agent thus plays
+every player's cards of the deal. The first manche of every rotation starts from
+identical hands by player; later manches redeal the group's hands by player too
+(only the cards needed to match a different dealer's hand sizes move), though roles
+and the exchange then follow each rotation's own results.
+
+**Batched play.** A chunk of ``chunk_deals`` groups runs as one :class:`~president_env.VecGame`
+with ``chunk_deals * P`` slots; at each step every distinct agent gets one ``act_batch``
+call for the live slots where it is to act. Slots whose game has ended only fill in
+legal moves until the whole chunk is done.
+
+**Reproducibility.** The result depends on (lineup, rules, n_deals, seed, chunk_deals,
+agent_seed) only: chunk ``i`` draws its deals, its game generator and its agents' seeds
+from child ``i`` of ``SeedSequence(seed)``, whichever process plays it, so ``workers``
+changes the speed and nothing else.
+
+**Statistics** (:class:`TournamentResult`). Per agent name (copies of one agent pooled),
+over the regular manches (a decisive manche is played out but not counted, so every
+rotation weighs the same): points per manche, *advantage* (own points minus the mean
+points of the other seats at that table), finishing position (0 = first), président and
+trou-du-cul rates. Rotations of a deal share its cards, so they are not independent: the
+unit of a confidence interval is the deal group. Each statistic is averaged within each
+group, then reported as mean ± t(0.975, n-1)·sd/√n over the n groups (:func:`mean_ci`).
+Ratings are Bradley–Terry strengths on the Elo scale fitted to every pairwise finishing
+comparison between seats of *different* agents (:func:`bradley_terry`); unlike online
+Elo they do not depend on the order of the games.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import dataclasses
+import json
+import math
+import os
+import pickle
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from president_env import agents as agent_registry
+from president_env import engine
+from president_env.presets import PRESETS, load_preset, resolve_rules
+from president_env.reference import deal_cards
+from president_env.rules import Rules
+from president_env.vector_env import VecGame
+
+DEFAULT_DEALS = 200
+DEFAULT_CHUNK_DEALS = 50
+RATING_MEAN = 1500.0
+"""Ratings are anchored so that their mean over the agents of a tournament is this value."""
+
+
+# --------------------------------------------------------------------------------------
+# Confidence intervals and ratings
+# --------------------------------------------------------------------------------------
+# Two-sided 95 % quantiles t(0.975, df) of Student's t for df = 1..30.
+_T_975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+_Z_975 = 1.959963984540054
+
+
+def t_quantile_975(df: int) -> float:
+    """Student's t quantile t(0.975, df): a table for df <= 30, the Cornish–Fisher expansion above.
+
+    Beyond 30 degrees of freedom the two-term expansion around the normal quantile is exact to 1e-4,
+    so scipy is not needed.
+    """
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    if df <= len(_T_975):
+        return _T_975[df - 1]
+    z = _Z_975
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean over ``n`` independent units with the half-width ``ci`` of its 95 % confidence interval."""
+
+    mean: float
+    ci: float
+    n: int
+
+    @property
+    def low(self) -> float:
+        return self.mean - self.ci
+
+    @property
+    def high(self) -> float:
+        return self.mean + self.ci
+
+
+def mean_ci(values: np.ndarray | Sequence[float]) -> Estimate:
+    """Mean of ``values (n,)`` (one per independent unit) ± t(0.975, n-1)·sd/√n; ``ci`` is NaN when n < 2."""
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size
+    if n == 0:
+        return Estimate(math.nan, math.nan, 0)
+    if n == 1:
+        return Estimate(float(values[0]), math.nan, 1)
+    half = t_quantile_975(n - 1) * float(values.std(ddof=1)) / math.sqrt(n)
+    return Estimate(float(values.mean()), half, n)
+
+
+def bradley_terry(wins: np.ndarray, max_iter: int = 10_000, tol: float = 1e-10) -> np.ndarray:
+    """Bradley–Terry ratings on the Elo scale from ``wins (K, K)``: ``wins[a, b]`` = times a finished ahead of b.
+
+    Fitted by the MM algorithm (Hunter 2004): gamma_a <- W_a / sum_b n_ab / (gamma_a + gamma_b). Every pair
+    that met also gets one virtual draw (half a win each way), so that an agent that always wins or always
+    loses keeps a finite rating; against thousands of comparisons its weight is negligible. Returns
+    ``(K,) float64`` ratings ``400·log10(gamma)`` shifted to mean :data:`RATING_MEAN` (so a 400-point gap means
+    10:1 odds of finishing ahead). Agents that met nobody get the mean.
+    """
+    wins = np.asarray(wins, dtype=np.float64)
+    met = (wins + wins.T) > 0
+    wins = wins + 0.5 * met
+    games = wins + wins.T
+    total_wins = wins.sum(axis=1)
+    gamma = np.ones(wins.shape[0])
+    active = total_wins > 0
+    for _ in range(max_iter):
+        denom = (games / (gamma[:, None] + gamma[None, :])).sum(axis=1)
+        new = np.where(active, total_wins / np.where(active, denom, 1.0), 1.0)
+        new /= np.exp(np.log(new[active]).mean()) if active.any() else 1.0
+        done = np.max(np.abs(np.log(new) - np.log(gamma))) < tol
+        gamma = new
+        if done:
+            break
+    ratings = 400.0 * np.log10(gamma)
+    return ratings - ratings.mean() + RATING_MEAN
+
+
+# --------------------------------------------------------------------------------------
+# Lineups, rules and seeds
+# --------------------------------------------------------------------------------------
+def load_rules(spec: Rules | str | os.PathLike | None) -> Rules:
+    """Rules from a ``Rules``, a preset name, the path of a YAML file, or ``None`` (the standard game)."""
+    if spec is None or isinstance(spec, Rules):
+        return resolve_rules(spec)
+    text = os.fspath(spec)
+    if text in PRESETS:
+        return load_preset(text)
+    if Path(text).is_file():
+        return Rules.from_yaml(Path(text))
+    raise ValueError(f"rules {text!r} is neither a preset ({', '.join(PRESETS)}) nor a YAML file")
+
+
+def agent_name(spec: Any) -> str:
+    """The name results are reported under: the spec itself for a name, else the agent's ``name`` attribute."""
+    if isinstance(spec, (str, os.PathLike)):
+        return os.fspath(spec)
+    return str(getattr(spec, "name", type(spec).__name__))
+
+
+def check_agent_name(name: str) -> None:
+    """``ValueError`` listing the known agents unless ``name`` is registered or an existing checkpoint file."""
+    if name not in agent_registry.names() and not os.path.isfile(name):
+        raise ValueError(
+            f"unknown agent {name!r}; known agents: {', '.join(agent_registry.names())} (or a checkpoint file path)"
+        )
+
+
+def seat_lineup(lineup: Sequence[Any], n_players: int) -> list[Any]:
+    """The lineup checked and with one entry per player: a shorter lineup is repeated cyclically.
+
+    ``ValueError`` for a longer lineup, an unknown agent name or an object that cannot act.
+    """
+    if isinstance(lineup, (str, bytes)) or not isinstance(lineup, Sequence) or len(lineup) == 0:
+        raise ValueError("lineup must be a non-empty list of agent names or agent objects")
+    if len(lineup) > n_players:
+        raise ValueError(f"lineup has {len(lineup)} agents but the rules seat {n_players} players")
+    for spec in lineup:
+        if isinstance(spec, (str, os.PathLike)):
+            check_agent_name(os.fspath(spec))
+        elif not (hasattr(spec, "act_batch") or hasattr(spec, "act")):
+            raise ValueError(f"lineup entry {spec!r} is neither an agent name nor an object with act_batch or act")
+    return [lineup[i % len(lineup)] for i in range(n_players)]
+
+
+def rotation_entries(n_players: int) -> np.ndarray:
+    """``(P rotations, P players) int64``: the lineup entry at each player; rotation s seats entry (i - s) % P at i."""
+    players = np.arange(n_players)
+    return (players[None, :] - players[:, None]) % n_players
+
+
+def _distinct(entries: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
+    """Distinct agents (names by value, objects by identity) in order of appearance, and each entry's index."""
+    keys: list[Any] = []
+    index = []
+    for spec in entries:
+        key = os.fspath(spec) if isinstance(spec, (str, os.PathLike)) else id(spec)
+        if key not in keys:
+            keys.append(key)
+        index.append(keys.index(key))
+    first = [entries[index.index(k)] for k in range(len(keys))]
+    return first, np.array(index, np.int64)
+
+
+# --------------------------------------------------------------------------------------
+# Playing one chunk of deal groups
+# --------------------------------------------------------------------------------------
+@dataclass
+class MancheRecords:
+    """Every regular manche played, one row each (``n`` rows, ``P`` players).
+
+    group ``(n,) int64`` deal group (global index); rotation ``(n,) int64``; manche ``(n,) int64`` index in
+    the game; decisions ``(n,) int64`` decisions taken in the manche (exchange and play); points ``(n, P)
+    float64`` raw points by player; positions ``(n, P) int64`` finishing position by player (0 = first).
+    """
+
+    group: np.ndarray
+    rotation: np.ndarray
+    manche: np.ndarray
+    decisions: np.ndarray
+    points: np.ndarray
+    positions: np.ndarray
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[MancheRecords]) -> MancheRecords:
+        names = [f.name for f in dataclasses.fields(cls)]
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in names))
+
+
+@dataclass
+class _ChunkTask:
+    """What a worker needs to play one chunk (picklable)."""
+
+    rules: Rules
+    specs: list[Any]  # distinct agents: names (made in the worker) or objects
+    entry_agent: np.ndarray  # (P,) distinct-agent index of each lineup entry
+    first_group: int
+    n_groups: int
+    seed: np.random.SeedSequence  # deals and game generator
+    agent_seeds: list[np.random.SeedSequence]  # one per distinct agent
+
+
+def _make_agents(task: _ChunkTask) -> list[Any]:
+    made = []
+    for spec, seed in zip(task.specs, task.agent_seeds):
+        if isinstance(spec, (str, os.PathLike)):
+            agent = agent_registry.make(spec, task.rules, seed=seed)
+        else:
+            agent = spec
+            # Reseeding per chunk keeps an object's decisions independent of which process plays the chunk.
+            if callable(getattr(agent, "reset", None)):
+                agent.reset(seed)
+        made.append(agent_registry.as_agent(agent))
+    return made
+
+
+def _group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple[np.ndarray, list, list | None]:
+    """Per group: the first dealer ``(G,)``, the deals by player (one per manche + one for a decisive manche),
+    and with ``initial_roles: draw`` the drawn roles by player (else ``None``)."""
+    p = rules.n_players
+    dealers = rng.integers(0, p, size=n_groups)
+    identity = list(range(p))
+    deals = [[deal_cards(rules, rng, int(d), identity) for _ in range(rules.manches + 1)] for d in dealers]
+    roles = None
+    if rules.initial_roles == "draw":
+        # The draw is part of the deal group: every rotation starts from the same roles by player.
+        role_by_pos = engine.tables(rules).role_by_pos
+        roles = [[engine.ROLE_NAMES[role_by_pos[pos]] for pos in rng.permutation(p)] for _ in range(n_groups)]
+    return dealers, deals, roles
+
+
+def _fit_hand_sizes(hands: list[list[str]], sizes: Sequence[int]) -> list[list[str]]:
+    """The deal ``hands`` with the fewest cards moved so that player i holds ``sizes[i]`` cards.
+
+    With ``N mod P != 0`` cards the dealer decides who holds one card more; rotations of a group have
+    different dealers after the first manche, so a few cards move from the players with one too many to
+    those with one too few (the last cards of a hand, i.e. the last cards dealt to it).
+    """
+    fitted = [list(hand) for hand in hands]
+    spare: list[str] = []
+    for hand, size in zip(fitted, sizes):
+        while len(hand) > size:
+            spare.append(hand.pop())
+    for hand, size in zip(fitted, sizes):
+        while len(hand) < size:
+            hand.append(spare.pop())
+    return fitted
+
+
+def _redeal(game: VecGame, slots: np.ndarray, deals: list, group_of_slot: np.ndarray) -> None:
+    """Give ``slots``, whose previous manche just ended, their group's deal for the manche about to start."""
+    rules, state = game.rules, game.state
+    first = (state.dealer[slots] + (1 if rules.deal_start == "dealer_left" else 0)) % rules.n_players
+    sizes_by_seat = engine._deal_sizes(rules, first)  # the engine's own rule for a regular deal's hand sizes
+    sizes = np.take_along_axis(sizes_by_seat, state.seat_of_player[slots].astype(np.int64), axis=1)
+    chosen = [_fit_hand_sizes(deals[group_of_slot[s]][state.manche[s]], sizes[i].tolist()) for i, s in enumerate(slots)]
+    game.redeal(chosen, slots)
+
+
+def _choose_actions(
+    agents: Sequence[Any], names: Sequence[str], agent_at: np.ndarray, game: VecGame, live: np.ndarray
+) -> np.ndarray:
+    """One action per slot: each agent decides, in one ``act_batch`` call, for the live slots where it is to act.
+
+    ``agent_at (B, P)`` is the distinct-agent index at each player. Finished slots get their first legal action
+    (nobody reads their outcome). Raises ``ValueError`` naming the agent if it returns an illegal action.
+    """
+    mask = game.legal_mask()
+    actions = mask.argmax(axis=1).astype(np.int64)
+    slots = np.arange(game.batch_size)
+    acting = agent_at[slots, game.current_player]
+    obs = game.observe()
+    for a, agent in enumerate(agents):
+        rows = np.flatnonzero(live & (acting == a))
+        if rows.size == 0:
+            continue
+        chosen = np.asarray(agent.act_batch(obs[rows], mask[rows]), dtype=np.int64).reshape(-1)
+        if chosen.shape != rows.shape:
+            raise ValueError(f"agent {names[a]!r} returned {chosen.size} actions for {rows.size} observations")
+        legal = (chosen >= 0) & (chosen < game.num_actions)
+        legal[legal] = mask[rows[legal], chosen[legal]]
+        if not legal.all():
+            bad = int(np.flatnonzero(~legal)[0])
+            raise ValueError(f"agent {names[a]!r} chose illegal action {int(chosen[bad])} (slot {int(rows[bad])})")
+        actions[rows] = chosen
+    return actions
+
+
+def _play_chunk(task: _ChunkTask, report: Callable[[int], Any] | None = None) -> MancheRecords:
+    """Play every rotation of ``task.n_groups`` deal groups to the end of their game; the regular manches.
+
+    ``report(k)``, when given, is called whenever k more groups have finished all their rotations.
+    """
+    rules = task.rules
+    p = rules.n_players
+    deal_seed, game_seed = task.seed.spawn(2)
+    dealers, deals, roles = _group_setup(rules, np.random.default_rng(deal_seed), task.n_groups)
+    agents = _make_agents(task)
+    names = [agent_name(spec) for spec in task.specs]
+
+    n_slots = task.n_groups * p
+    group_of_slot = np.repeat(np.arange(task.n_groups), p)  # slot = group * P + rotation
+    rotation_of_slot = np.tile(np.arange(p), task.n_groups)
+    agent_at = task.entry_agent[rotation_entries(p)[rotation_of_slot]]  # (B, P) distinct agent at each player
+
+    game = VecGame(rules, batch_size=n_slots, seed=np.random.default_rng(game_seed), reward_mode="points")
+    game.reset(
+        deals=[deals[g][0] for g in group_of_slot],
+        dealers=dealers[group_of_slot],
+        roles=None if roles is None else [roles[g] for g in group_of_slot],
+    )
+    live = np.ones(n_slots, bool)
+    reported = 0
+    rows: list[tuple[np.ndarray, ...]] = []
+    while live.any():
+        actions = _choose_actions(agents, names, agent_at, game, live)
+        was_decisive = game.state.decisive.copy()
+        manche = game.state.manche.astype(np.int64)
+        decisions = game.state.manche_steps.astype(np.int64) + 1
+        points, done = game.step(actions)
+        # Every step counts a decision and a new manche starts the count at 0: this marks exactly the
+        # slots whose manche ended in this step, whatever the scoring (points may be 0 for some players).
+        ended = live & (game.state.manche_steps == 0)
+        regular = np.flatnonzero(ended & ~was_decisive)
+        if regular.size:
+            rows.append((regular, manche[regular], decisions[regular], points[regular], game.last_positions[regular]))
+        live &= ~done
+        if report is not None and done.any():
+            finished = int((~live).reshape(task.n_groups, p).all(axis=1).sum())
+            if finished > reported:
+                report(finished - reported)
+                reported = finished
+        next_manche = np.flatnonzero(ended & live)
+        if next_manche.size:
+            _redeal(game, next_manche, deals, group_of_slot)
+
+    slots, manches, decisions, pts, positions = (np.concatenate(parts) for parts in zip(*rows))
+    order = np.lexsort((manches, slots))  # a canonical row order: slot, then manche
+    slots = slots[order]
+    return MancheRecords(
+        group=task.first_group + group_of_slot[slots],
+        rotation=rotation_of_slot[slots],
+        manche=manches[order],
+        decisions=decisions[order],
+        points=pts[order].astype(np.float64),
+        positions=positions[order].astype(np.int64),
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AgentStats:
+    """One agent name's results: ``manches`` = manches played (seats × manches), each statistic per manche."""
+
+    name: str
+    manches: int
+    points: Estimate
+    advantage: Estimate
+    position: Estimate
+    president: Estimate
+    trou: Estimate
+    rating: float
+
+
+_STAT_FIELDS = ("points", "advantage", "position", "president", "trou")
+
+
+def dump_json(data: Any, path: str | os.PathLike) -> None:
+    """Write ``data`` as indented JSON; NaN (an undefined CI) becomes ``null`` so that strict parsers read it."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, float) and math.isnan(value):
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        return value
+
+    Path(path).write_text(json.dumps(clean(data), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+
+
+@dataclass
+class TournamentResult:
+    """The outcome of :func:`evaluate`.
+
+    config: lineup (names, one per player), rules (``Rules.to_dict()``), n_deals, seed, chunk_deals, agent_seed.
+    agents: ``{name: AgentStats}`` in lineup order. wins: ``(K, K) int64`` over those K names, ``wins[a, b]`` =
+    times a finished ahead of b at one table. records: every regular manche (not written to JSON).
+    """
+
+    config: dict[str, Any]
+    agents: dict[str, AgentStats]
+    wins: np.ndarray
+    records: MancheRecords = field(repr=False, compare=False)
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.config["n_deals"])
+
+    @property
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Plain numbers per agent name: each statistic's mean and its CI half-width (``<stat>_ci``)."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, stats in self.agents.items():
+            row: dict[str, Any] = {"manches": stats.manches}
+            for stat in _STAT_FIELDS:
+                estimate = getattr(stats, stat)
+                row[stat] = estimate.mean
+                row[f"{stat}_ci"] = estimate.ci
+            row["rating"] = stats.rating
+            out[name] = row
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "config": self.config,
+            "agents": self.summary,
+            "pairwise_wins": {"names": list(self.agents), "wins": self.wins.tolist()},
+            "notes": {
+                "ci": "95 % CI half-widths; unit = deal group (all rotations of one deal), Student t over groups",
+                "advantage": "own points minus the mean points of the other seats, per manche",
+                "rating": f"Bradley-Terry, Elo scale (400 log10), mean {RATING_MEAN:g}",
+            },
+        }
+
+    def to_json(self, path: str | os.PathLike) -> None:
+        dump_json(self.to_dict(), path)
+
+    def to_markdown(self) -> str:
+        """A caption line and a table: agent | manches | points/manche ± CI | advantage ± CI | mean position |
+        président % | trou % | rating."""
+        cfg = self.config
+        caption = (
+            f"{cfg['n_deals']} duplicate deal groups × {len(cfg['lineup'])} seat rotations, "
+            f"{cfg['rules']['manches']} manche(s) per game, seed {cfg['seed']}; ± = 95 % CI over deal groups."
+        )
+        header = ["agent", "manches", "points/manche", "advantage", "mean position", "président %", "trou %", "rating"]
+        rows = [
+            [
+                name,
+                str(s.manches),
+                format_estimate(s.points),
+                format_estimate(s.advantage, signed=True),
+                format_estimate(s.position),
+                format_estimate(s.president, scale=100, digits=1),
+                format_estimate(s.trou, scale=100, digits=1),
+                f"{s.rating:.0f}",
+            ]
+            for name, s in self.agents.items()
+        ]
+        return caption + "\n\n" + markdown_table(header, rows)
+
+    def plot(self, path: str | os.PathLike) -> None:
+        """A PNG of points per manche with 95 % CI error bars, one bar per agent."""
+        names = list(self.agents)
+        errorbar_png(
+            path,
+            groups={"": (names, [self.agents[n].points for n in names])},
+            ylabel="points per manche",
+            title=f"{self.config['n_deals']} duplicate deal groups; lineup: {', '.join(self.config['lineup'])}",
+        )
+
+
+def format_estimate(estimate: Estimate, signed: bool = False, scale: float = 1.0, digits: int = 2) -> str:
+    """``"1.52 ± 0.08"`` (``"+0.31 ± 0.05"`` when signed); the CI is left out when it is undefined."""
+    sign = "+" if signed else ""
+    text = f"{estimate.mean * scale:{sign}.{digits}f}"
+    return text if math.isnan(estimate.ci) else f"{text} ± {estimate.ci * scale:.{digits}f}"
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int = 1) -> str:
+    """A GitHub Markdown table: the first ``text_columns`` columns left-aligned, the numbers right-aligned."""
+    align = ["---"] * text_columns + ["---:"] * (len(header) - text_columns)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def errorbar_png(
+    path: str | os.PathLike,
+    groups: dict[str, tuple[Sequence[str], Sequence[Estimate]]],
+    ylabel: str,
+    title: str,
+) -> None:
+    """Write a PNG of means with 95 % CI error bars: one cluster per group (``{group: (labels, estimates)}``)."""
+    try:
+        from matplotlib.figure import Figure  # a bare Figure renders with Agg and leaves pyplot's backend alone
+    except ImportError as err:
+        raise ImportError("plots need matplotlib: pip install 'president-env[eval]'") from err
+    width = max(5.0, 1.2 * sum(len(labels) for labels, _ in groups.values()) + 1.5)
+    fig = Figure(figsize=(width, 4.0), layout="constrained")
+    ax = fig.add_subplot()
+    x = 0.0
+    ticks, tick_labels = [], []
+    for group, (labels, estimates) in groups.items():
+        xs = x + np.arange(len(labels))
+        means = [e.mean for e in estimates]
+        errors = [0.0 if math.isnan(e.ci) else e.ci for e in estimates]
+        ax.bar(xs, means, yerr=errors, capsize=4, label=group or None)
+        ticks += xs.tolist()
+        tick_labels += list(labels)
+        x += len(labels) + 1
+    ax.set_xticks(ticks, tick_labels, rotation=20, ha="right")
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_ylabel(ylabel)
+    ax.set_title("\n".join(textwrap.wrap(title, width=int(12 * width))), fontsize=9)
+    if any(groups):
+        ax.legend()
+    fig.savefig(path, dpi=120)
+
+
+def _summarize(config: dict[str, Any], entry_names: Sequence[str], records: MancheRecords) -> TournamentResult:
+    """Pool the records by agent name into per-group means, their CIs and the Bradley–Terry ratings."""
+    p = len(entry_names)
+    names = list(dict.fromkeys(entry_names))
+    name_of_entry = np.array([names.index(n) for n in entry_names])
+    who = name_of_entry[rotation_entries(p)[records.rotation]]  # (n, P) name index at each player
+    points, positions = records.points, records.positions
+    others_mean = (points.sum(axis=1, keepdims=True) - points) / (p - 1)
+    per_seat = {
+        "points": points,
+        "advantage": points - others_mean,
+        "position": positions.astype(np.float64),
+        "president": (positions == 0).astype(np.float64),
+        "trou": (positions == p - 1).astype(np.float64),
+    }
+    group = np.broadcast_to(records.group[:, None], who.shape)  # (n, P) deal group of each seat's result
+    n_groups = int(config["n_deals"])
+
+    # Every pair of seats held by different agents at one table is one finishing comparison.
+    wins = np.zeros((len(names), len(names)), np.int64)
+    for i in range(p):
+        for j in range(p):
+            pair = (who[:, i] != who[:, j]) & (positions[:, i] < positions[:, j])
+            np.add.at(wins, (who[pair, i], who[pair, j]), 1)
+    ratings = bradley_terry(wins)
+
+    stats = {}
+    for k, name in enumerate(names):
+        seat = who == k
+        # Within a group every rotation and manche weighs the same; the groups are the independent units.
+        groups_of_seat = group[seat]
+        count = np.bincount(groups_of_seat, minlength=n_groups)
+        estimates = {
+            stat: mean_ci(np.bincount(groups_of_seat, weights=values[seat], minlength=n_groups) / count)
+            for stat, values in per_seat.items()
+        }
+        stats[name] = AgentStats(name=name, manches=int(seat.sum()), rating=float(ratings[k]), **estimates)
+    return TournamentResult(config=config, agents=stats, wins=wins, records=records)
+
+
+# --------------------------------------------------------------------------------------
+# The tournament
+# --------------------------------------------------------------------------------------
+def evaluate(
+    lineup: Sequence[Any],
+    rules: Rules | str | os.PathLike | None = None,
+    n_deals: int = DEFAULT_DEALS,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    chunk_deals: int = DEFAULT_CHUNK_DEALS,
+    agent_seed: int | None = None,
+) -> TournamentResult:
+    """A duplicate-deal tournament: each of ``n_deals`` deal groups played in all ``P`` seat rotations.
+
+    Args:
+        lineup: agent names (for :func:`president_env.agents.make`) or agent objects (with ``act_batch`` or
+            ``act``), one per player; a shorter list is repeated to fill the table. Copies of one name are
+            one agent and pool their results.
+        rules: a ``Rules``, a preset name or a YAML path (default: the standard game).
+        n_deals: deal groups; the tournament plays ``n_deals * P`` games.
+        seed: root seed of the deals, the game generators and (unless ``agent_seed``) the agents.
+        workers: processes playing chunks in parallel; does not change the result. Agent objects must be
+            picklable when ``workers > 1`` (names are made anew in each worker).
+        progress: show a tqdm progress bar over deals.
+        chunk_deals: deal groups per chunk (one ``VecGame`` of ``chunk_deals * P`` slots); part of the seeding.
+        agent_seed: root seed of the agents' generators, to vary deals and agent randomness separately.
+            Agent objects with a ``reset(seed)`` method are reseeded at every chunk.
+    Returns:
+        A :class:`TournamentResult`.
+    """
+    rules = load_rules(rules)
+    entries = seat_lineup(lineup, rules.n_players)
+    _check_counts(n_deals=n_deals, chunk_deals=chunk_deals, workers=workers)
+    specs, entry_agent = _distinct(entries)
+    if workers > 1:
+        for spec in specs:
+            if not isinstance(spec, (str, os.PathLike)):
+                try:
+                    pickle.dumps(spec)
+                except Exception as err:
+                    raise ValueError(
+                        f"agent object {agent_name(spec)!r} cannot be pickled ({err}); use workers=1 or a name"
+                    ) from None
+
+    starts = list(range(0, n_deals, chunk_deals))
+    tasks = [
+        _ChunkTask(rules, specs, entry_agent, start, min(chunk_deals, n_deals - start), play_seed, agent_seeds)
+        for start, (play_seed, agent_seeds) in zip(starts, _chunk_seeds(seed, agent_seed, len(starts), len(specs)))
+    ]
+    parts = _run_tasks(tasks, workers, progress, n_deals)
+    config = {
+        "lineup": [agent_name(spec) for spec in entries],
+        "rules": rules.to_dict(),
+        "n_deals": int(n_deals),
+        "seed": seed,
+        "chunk_deals": int(chunk_deals),
+        "agent_seed": agent_seed,
+    }
+    return _summarize(config, config["lineup"], MancheRecords.concatenate(parts))
+
+
+def _check_counts(**counts: Any) -> None:
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _chunk_seeds(
+    seed: int | None, agent_seed: int | None, n_chunks: int, n_agents: int
+) -> list[tuple[np.random.SeedSequence, list[np.random.SeedSequence]]]:
+    """Per chunk: the seed of its deals and game generator, and one seed per distinct agent.
+
+    Chunk i uses child i of ``SeedSequence(seed)`` (split into play and agents), or for the agents child i of
+    ``SeedSequence(agent_seed)`` when given: a chunk's seeds never depend on who plays it.
+    """
+    chunks = np.random.SeedSequence(seed).spawn(n_chunks)
+    agent_roots = None if agent_seed is None else np.random.SeedSequence(agent_seed).spawn(n_chunks)
+    out = []
+    for i, chunk in enumerate(chunks):
+        play, agents = chunk.spawn(2)
+        if agent_roots is not None:
+            agents = agent_roots[i]
+        out.append((play, agents.spawn(n_agents)))
+    return out
+
+
+def _run_tasks(tasks: list[_ChunkTask], workers: int, progress: bool, n_deals: int) -> list[MancheRecords]:
+    """Play the chunks (in this process, or in a pool) and return their records in chunk order."""
+    bar = _progress_bar(n_deals, progress)
+    try:
+        if workers == 1 or len(tasks) == 1:
+            return [_play_chunk(task, report=bar.update) for task in tasks]
+        results: dict[int, MancheRecords] = {}
+        with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
+            futures = {pool.submit(_play_chunk, task): i for i, task in enumerate(tasks)}
+            for future in concurrent.futures.as_completed(futures):
+                i = futures[future]
+                results[i] = future.result()
+                bar.update(tasks[i].n_groups)
+        return [results[i] for i in range(len(tasks))]
+    finally:
+        bar.close()
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is an optional extra: no bar rather than no tournament
+        return _NoBar()
+    return tqdm(total=total, unit="deal", desc="tournament")
+
+
+# --------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="president-eval",
+        description="Duplicate-deal tournament between agents; writes results.json, results.md and results.png.",
+    )
+    parser.add_argument(
+        "--agents",
+        required=True,
+        help="comma-separated lineup, one agent per seat (repeated cyclically if shorter), "
+        "e.g. heuristic-3,heuristic-2,heuristic-2,heuristic-2",
+    )
+    parser.add_argument("--rules", default="standard", help="preset name or YAML path (default: standard)")
+    parser.add_argument("--deals", type=int, default=DEFAULT_DEALS, help="duplicate deal groups (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="root seed (default: %(default)s)")
+    parser.add_argument("--agent-seed", type=int, default=None, help="separate root seed for the agents")
+    parser.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
+    parser.add_argument(
+        "--chunk-deals", type=int, default=DEFAULT_CHUNK_DEALS, help="deal groups per batch (default: %(default)s)"
+    )
+    parser.add_argument("--out", default="results/eval", help="output folder (default: %(default)s)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def write_outputs(result: TournamentResult, out: str | os.PathLike) -> Path:
+    """Write ``results.json``, ``results.md`` and ``results.png`` into ``out`` (created); returns the folder."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    result.to_json(folder / "results.json")
+    (folder / "results.md").write_text(result.to_markdown() + "\n", encoding="utf-8")
+    result.plot(folder / "results.png")
+    return folder
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``president-eval``: run a tournament from the command line and print its Markdown table."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    lineup = [name.strip() for name in args.agents.split(",") if name.strip()]
+    try:
+        rules = load_rules(args.rules)
+        seat_lineup(lineup, rules.n_players)
+        _check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
+    except ValueError as err:
+        parser.error(str(err))
+    started = time.perf_counter()
+    result = evaluate(
+        lineup,
+        rules=rules,
+        n_deals=args.deals,
+        seed=args.seed,
+        workers=args.workers,
+        progress=not args.no_progress,
+        chunk_deals=args.chunk_deals,
+        agent_seed=args.agent_seed,
+    )
+    folder = write_outputs(result, args.out)
+    print(result.to_markdown())
+    print(f"\n{time.perf_counter() - started:.1f} s; results in {folder}/", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,206 @@
+"""The baseline ladder: does each level beat the one below it? (``python -m president_env.training.ladder``)
+
+    python -m president_env.training.ladder --presets standard,party --deals 200 --deals-mc 100 \\
+        --workers 2 --out results/ladder --readme README.md
+
+The ladder is ``random < heuristic-1 < heuristic-2 < heuristic-3 < mc-4 < mc-5``. Step k seats one copy of
+level k against ``P - 1`` copies of level k-1 (lineup ``[k, k-1, k-1, ...]``) in a duplicate-deal tournament
+(:func:`president_env.training.evaluate.evaluate`), and is *significant* when the 95 % confidence interval of
+level k's advantage (its points minus the mean of the other seats, per manche) lies entirely above 0.
+
+Writes ``ladder.json`` (config and every step's numbers), ``ladder.md`` (the table) and ``ladder.png``
+(advantage with CI bars per step, one cluster per preset); ``--readme`` puts the table between the
+``<!-- ladder-table -->`` and ``<!-- /ladder-table -->`` markers of a README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from president_env.training.evaluate import (
+    Estimate,
+    check_agent_name,
+    dump_json,
+    errorbar_png,
+    evaluate,
+    format_estimate,
+    load_rules,
+    markdown_table,
+)
+
+LADDER: tuple[str, ...] = ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5")
+DEFAULT_PRESETS: tuple[str, ...] = ("standard", "party")
+TABLE_START, TABLE_END = "<!-- ladder-table -->", "<!-- /ladder-table -->"
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One ladder step on one preset: ``stronger`` (one seat) against ``weaker`` (the other seats)."""
+
+    preset: str
+    weaker: str
+    stronger: str
+    deals: int
+    seconds: float
+    advantage: Estimate  # of the stronger agent
+    points_stronger: Estimate
+    points_weaker: Estimate
+
+    @property
+    def significant(self) -> bool:
+        return self.advantage.low > 0
+
+
+def default_steps() -> list[tuple[str, str]]:
+    """``(weaker, stronger)`` for every consecutive pair of :data:`LADDER`."""
+    return list(zip(LADDER[:-1], LADDER[1:]))
+
+
+def parse_steps(text: str) -> list[tuple[str, str]]:
+    """``"random:heuristic-1,heuristic-1:heuristic-2"`` -> ``[("random", "heuristic-1"), ...]`` (weaker:stronger)."""
+    steps = []
+    for item in text.split(","):
+        weaker, sep, stronger = (part.strip() for part in item.partition(":"))
+        if not sep or not weaker or not stronger:
+            raise ValueError(f"bad step {item!r}: expected weaker:stronger, e.g. random:heuristic-1")
+        check_agent_name(weaker)
+        check_agent_name(stronger)
+        steps.append((weaker, stronger))
+    return steps
+
+
+def run_step(
+    preset: str, weaker: str, stronger: str, deals: int, seed: int = 0, workers: int = 1, progress: bool = True
+) -> StepResult:
+    """One duplicate tournament with lineup ``[stronger, weaker, weaker, ...]`` on ``preset``."""
+    rules = load_rules(preset)
+    lineup = [stronger] + [weaker] * (rules.n_players - 1)
+    started = time.perf_counter()
+    result = evaluate(lineup, rules=rules, n_deals=deals, seed=seed, workers=workers, progress=progress)
+    return StepResult(
+        preset=preset,
+        weaker=weaker,
+        stronger=stronger,
+        deals=deals,
+        seconds=time.perf_counter() - started,
+        advantage=result.agents[stronger].advantage,
+        points_stronger=result.agents[stronger].points,
+        points_weaker=result.agents[weaker].points,
+    )
+
+
+def ladder_markdown(steps: Sequence[StepResult]) -> str:
+    """The ladder table: preset | step | advantage ± CI | points/manche stronger vs weaker | significant | ..."""
+    header = ["preset", "step", "advantage of the stronger", "points/manche: stronger vs weaker"]
+    header += ["significant", "deals", "seconds"]
+    rows = [
+        [
+            s.preset,
+            f"{s.stronger} vs {s.weaker}",
+            format_estimate(s.advantage, signed=True),
+            f"{format_estimate(s.points_stronger)} vs {format_estimate(s.points_weaker)}",
+            "yes" if s.significant else "no",
+            str(s.deals),
+            f"{s.seconds:.1f}",
+        ]
+        for s in steps
+    ]
+    return markdown_table(header, rows, text_columns=2)
+
+
+def ladder_plot(steps: Sequence[StepResult], path: str | Path) -> None:
+    """PNG of each step's advantage with its 95 % CI, one cluster of bars per preset."""
+    groups: dict[str, tuple[list[str], list[Estimate]]] = {}
+    for s in steps:
+        labels, estimates = groups.setdefault(s.preset, ([], []))
+        labels.append(f"{s.stronger} vs {s.weaker}")
+        estimates.append(s.advantage)
+    errorbar_png(path, groups, ylabel="advantage of the stronger (points/manche)", title="baseline ladder")
+
+
+def replace_readme_table(readme: str | Path, table: str) -> None:
+    """Put ``table`` between the ladder markers of ``readme``; ``ValueError`` if the markers are missing."""
+    path = Path(readme)
+    text = path.read_text(encoding="utf-8")
+    start, end = text.find(TABLE_START), text.find(TABLE_END)
+    if start < 0 or end < start:
+        raise ValueError(f"{path} has no {TABLE_START} ... {TABLE_END} block to replace")
+    path.write_text(text[: start + len(TABLE_START)] + "\n" + table + "\n" + text[end:], encoding="utf-8")
+
+
+def _step_json(step: StepResult) -> dict[str, Any]:
+    data = asdict(step)
+    data["significant"] = step.significant
+    return data
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m president_env.training.ladder",
+        description="Baseline ladder: each level (one seat) against the level below (the other seats), "
+        "duplicate deals; significant when the advantage CI lies above 0.",
+    )
+    parser.add_argument(
+        "--presets",
+        default=",".join(DEFAULT_PRESETS),
+        help="presets or YAML paths, comma-separated (default: %(default)s)",
+    )
+    parser.add_argument("--deals", type=int, default=200, help="deal groups per step (default: %(default)s)")
+    parser.add_argument("--deals-mc", type=int, default=None, help="deal groups for steps with an mc-* agent")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--steps", default=None, help="subset, e.g. random:heuristic-1,heuristic-1:heuristic-2")
+    parser.add_argument("--out", default="results/ladder", help="output folder (default: %(default)s)")
+    parser.add_argument("--readme", default=None, help="README whose ladder-table block receives the table")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    presets = [p.strip() for p in args.presets.split(",") if p.strip()]
+    try:
+        for preset in presets:
+            load_rules(preset)
+        steps = default_steps() if args.steps is None else parse_steps(args.steps)
+    except ValueError as err:
+        parser.error(str(err))
+
+    results: list[StepResult] = []
+    for preset in presets:
+        for weaker, stronger in steps:
+            uses_mc = any(name.startswith("mc-") for name in (weaker, stronger))
+            deals = args.deals_mc if uses_mc and args.deals_mc is not None else args.deals
+            print(f"[{preset}] {stronger} vs {weaker}: {deals} deal groups ...", flush=True)
+            step = run_step(preset, weaker, stronger, deals, args.seed, args.workers, not args.no_progress)
+            results.append(step)
+            verdict = "significant" if step.significant else "not significant"
+            print(
+                f"[{preset}] {stronger} vs {weaker}: advantage {format_estimate(step.advantage, signed=True)} "
+                f"({verdict}), {step.seconds:.0f} s",
+                flush=True,
+            )
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = ladder_markdown(results)
+    config = {"presets": presets, "steps": [list(s) for s in steps], "deals": args.deals, "deals_mc": args.deals_mc}
+    config |= {"seed": args.seed, "rules": {p: load_rules(p).to_dict() for p in presets}}
+    payload = {"config": config, "steps": [_step_json(s) for s in results]}
+    dump_json(payload, out / "ladder.json")
+    (out / "ladder.md").write_text(table + "\n", encoding="utf-8")
+    ladder_plot(results, out / "ladder.png")
+    if args.readme:
+        replace_readme_table(args.readme, table)
+    print("\n" + table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
