@@ -53,7 +53,6 @@ _FACTORIES: dict[str, AgentFactory] = {
     "mc-4": _monte_carlo(4),
     "mc-5": _monte_carlo(5),
 }
-_CHECKPOINT_LOADERS: list[Callable[[str, Rules, Any], Any]] = []
 
 
 def names() -> tuple[str, ...]:
@@ -69,9 +68,16 @@ def register(name: str, factory: AgentFactory, overwrite: bool = False) -> None:
 
 
 def register_checkpoint_loader(loader: Callable[[str, Rules, Any], Any]) -> None:
-    """``loader(path, rules, seed)`` returns an agent for a checkpoint file, or ``None`` if not its format."""
-    if loader not in _CHECKPOINT_LOADERS:
-        _CHECKPOINT_LOADERS.append(loader)
+    """``loader(path, rules, seed)`` returns an agent for a checkpoint file, or ``None`` if not its format.
+
+    One registry serves ``make`` and the Gym env's opponents (it lives with the env, the lower layer).
+    """
+    _gym_env().register_checkpoint_loader(loader)
+
+
+def _gym_env() -> Any:
+    # ``president_env.gym_env`` the module (the package re-exports a function of that name).
+    return importlib.import_module("president_env.gym_env")
 
 
 def make(name: str | os.PathLike, rules: Rules | str | None = None, seed: Any = None) -> Any:
@@ -87,21 +93,14 @@ def make(name: str | os.PathLike, rules: Rules | str | None = None, seed: Any = 
     if key in _FACTORIES:
         return _FACTORIES[key](rules, seed)
     if os.path.isfile(key):
-        for loader in _CHECKPOINT_LOADERS:
-            agent = loader(key, rules, seed)
-            if agent is not None:
-                return agent
-        raise ValueError(f"no checkpoint loader accepts {key!r} (registered loaders: {len(_CHECKPOINT_LOADERS)})")
+        return _gym_env().load_checkpoint(key, rules, seed)
     raise ValueError(f"unknown agent {key!r}; known agents: {', '.join(names())} (or a checkpoint file path)")
 
 
 def register_opponents() -> None:
     """Entry point (group ``president_env.opponents``): every agent name becomes a Gym env opponent."""
-    # ``president_env.gym_env`` the module (the package re-exports a function of that name).
-    gym_env = importlib.import_module("president_env.gym_env")
     for agent_name in names():
-        gym_env.register_opponent(agent_name, _opponent_factory(agent_name), overwrite=True)
-    gym_env.register_checkpoint_loader(_load_checkpoint_opponent)
+        _gym_env().register_opponent(agent_name, _opponent_factory(agent_name), overwrite=True)
 
 
 def _opponent_factory(agent_name: str) -> Callable[[Rules, Any], Any]:
@@ -109,14 +108,6 @@ def _opponent_factory(agent_name: str) -> Callable[[Rules, Any], Any]:
         return make(agent_name, rules, seed)
 
     return factory
-
-
-def _load_checkpoint_opponent(path: str, rules: Rules, seed: Any) -> Any:
-    for loader in _CHECKPOINT_LOADERS:
-        agent = loader(path, rules, seed)
-        if agent is not None:
-            return agent
-    return None
 
 
 __all__ = [

@@ -9,16 +9,20 @@ pour sortir, bloquer un adversaire sur le point de finir"):
 
 - **level 1** plays the weakest play it can (leading, the whole group of its weakest
   rank); it passes only when it cannot play.
-- **level 2** adds: never break a group when following (it passes instead), keep
-  the top cards (2s, jokers; the 3s in a revolution) while it has more than two
-  groups, avoid completing plays with wild 2s, go out whenever a play empties the
-  hand, and with ``finish_on_two: penalty`` never keep only 2s/jokers for the end.
-- **level 3** adds card counting: a play is a *master* when no card still hidden
-  can beat it. When at most one group of its hand is not a master, it takes the lead
-  with masters to go out; it blocks an opponent about to finish (following: the
-  strongest play when a player still in the trick could go out on it; leading: no
-  play of a count such an opponent could match, unless it is a master); with
-  ``revolution`` it starts one when its hand is weak and avoids one when strong.
+- **level 2** adds: among the plays, it does not break a group when a play that keeps
+  its groups will do, keeps its top cards (2s, jokers; the 3s in a revolution) while it
+  has more than two groups, avoids completing plays with wild 2s, goes out whenever a
+  play empties its hand, and with ``finish_on_two: penalty`` never keeps only 2s/jokers
+  for the end. It still passes only when it cannot play: measured over duplicate deals,
+  passing to keep a group intact loses to playing on (``docs/baselines.md``).
+- **level 3** adds card counting: a play is a *master* when no card still hidden can
+  beat it. When at most one group of its hand is not a master, it takes the lead with
+  masters to go out; it blocks an opponent about to finish (following: when the next
+  player could go out on the trick and a master can stop him, its strongest play;
+  leading: no play of a count that an opponent holding one or two cards could match,
+  unless it is a master); with ``revolution`` it starts one when its hand is weak and
+  avoids one when it is strong. It breaks groups even more reluctantly and prefers
+  leading pairs and triples.
 
 All levels give back, in the exchange, their weakest card that is not part of a
 group (never a pair) and never a top card when they can avoid it.

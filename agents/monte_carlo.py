@@ -12,8 +12,10 @@ For each decision (a row of ``act_batch``) the agent
    every action (common random numbers), so differences between actions are not
    drowned by the luck of the sample; ties go to the heuristic's own choice.
 
-Levels: ``mc-4`` samples 24 worlds and plays them out with heuristic-3; ``mc-5`` samples
-96 worlds (:data:`LEVELS`). Only decisions with more than one legal action are searched.
+Levels (:data:`LEVELS`): ``mc-4`` plays every legal action out in 24 worlds; ``mc-5`` in 48,
+then gives its three best actions 160 fresh worlds each (successive halving) and chooses by
+the mean over all of them. Both roll out with heuristic-3. Only decisions with more than
+one legal action are searched; the others cost a heuristic call.
 The agent never reads hidden state: its only inputs are the observation and the mask
 (tests prove the decision does not change when only the hidden cards change).
 """
@@ -36,14 +38,16 @@ from .heuristic import choose
 class SearchConfig:
     """How hard a level searches."""
 
-    worlds: int  # sampled deals of the hidden cards per decision
+    worlds: int  # sampled deals of the hidden cards per decision, for every legal action
     rollout_level: int  # heuristic level that plays every seat in the rollouts
+    refine_top: int = 0  # then the best few actions ...
+    refine_worlds: int = 0  # ... are played out in this many fresh worlds each (successive halving)
     tie_bonus: float = 0.02  # points credited to the heuristic's own choice (breaks ties, damps noise)
 
 
 LEVELS = {
     4: SearchConfig(worlds=24, rollout_level=3),
-    5: SearchConfig(worlds=96, rollout_level=3),
+    5: SearchConfig(worlds=48, rollout_level=3, refine_top=3, refine_worlds=160),
 }
 # A rollout batch shrinks to its unfinished slots once this share of them has finished.
 _COMPACT_AT = 0.3
@@ -74,15 +78,33 @@ class MonteCarloAgent(Agent):
         view = decode(self.rules, observations)
         actions = choose(self.rules, view, masks, self.config.rollout_level)
         searched = np.flatnonzero(masks.sum(axis=1) > 1)
-        if searched.size:
-            values = self.action_values(observations[searched], masks[searched])
-            values[np.arange(searched.size), actions[searched]] += self.config.tie_bonus
-            actions[searched] = np.argmax(values, axis=1)
+        if searched.size == 0:
+            return actions
+        config = self.config
+        obs, legal = observations[searched], masks[searched]
+        rows = np.arange(searched.size)
+        values = self.action_values(obs, legal, config.worlds)
+        values[rows, actions[searched]] += config.tie_bonus
+        if config.refine_top and config.refine_worlds:
+            # Successive halving: the best few actions get many more worlds, and the final
+            # choice is by the mean over all the worlds each of them was played in.
+            best = np.argsort(-values, axis=1, kind="stable")[:, : config.refine_top]
+            finalists = np.zeros_like(legal)
+            finalists[rows[:, None], best] = True
+            finalists &= legal
+            more = self.action_values(obs, finalists, config.refine_worlds)
+            total = config.worlds + config.refine_worlds
+            values = np.where(finalists, (values * config.worlds + more * config.refine_worlds) / total, -np.inf)
+        actions[searched] = np.argmax(values, axis=1)
         return actions
 
-    def action_values(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """``(D, A) float64``: mean points of each legal action over the sampled worlds (-inf if illegal)."""
-        rules, worlds = self._rollout_rules, self.config.worlds
+    def action_values(self, observations: np.ndarray, masks: np.ndarray, worlds: int | None = None) -> np.ndarray:
+        """``(D, A) float64``: mean points of each action of ``masks`` over ``worlds`` sampled worlds.
+
+        Actions outside ``masks`` get ``-inf``. ``worlds`` defaults to the level's ``config.worlds``.
+        """
+        rules = self._rollout_rules
+        worlds = worlds or self.config.worlds
         state = sample_worlds(rules, observations, worlds, self.rng)
         decision, action = np.nonzero(masks)  # one search branch per legal (decision, action)
         branch = np.repeat(np.arange(decision.size), worlds)

@@ -457,7 +457,7 @@ def new_games(
         _start_manche(rules, state, index, dealt_to, dealer, prev_pos)
 
 
-def _deal_sizes(rules: Rules, first_seat: np.ndarray) -> np.ndarray:
+def deal_sizes(rules: Rules, first_seat: np.ndarray) -> np.ndarray:
     """Cards each seat receives when the deck is dealt one at a time from ``first_seat (n,)``: ``(n,P)``."""
     p = rules.n_players
     base, extra = divmod(rules.n_cards, p)
@@ -480,7 +480,7 @@ def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -
     dealt_to = _parse_deals(rules, deals, state.seat_of_player[index])
     # A regular deal: the first N mod P seats in deal order hold one card more.
     first = (state.dealer[index] + (1 if rules.deal_start == "dealer_left" else 0)) % rules.n_players
-    expected = _deal_sizes(rules, first)
+    expected = deal_sizes(rules, first)
     got = (dealt_to[:, :, None] == np.arange(rules.n_players)).sum(axis=1)  # cards dealt to each seat
     wrong = np.flatnonzero((got != expected).any(axis=1))
     if wrong.size:

@@ -106,6 +106,16 @@ def register_checkpoint_loader(loader: Callable[[str, Rules, int | None], Any]) 
         _CHECKPOINT_LOADERS.append(loader)
 
 
+def load_checkpoint(path: str, rules: Rules, seed: int | None = None) -> Any:
+    """The agent of a checkpoint file, from the first registered loader that accepts it."""
+    _load_plugins()
+    for loader in _CHECKPOINT_LOADERS:
+        agent = loader(path, rules, seed)
+        if agent is not None:
+            return agent
+    raise ValueError(f"no checkpoint loader accepts {path!r} (registered loaders: {len(_CHECKPOINT_LOADERS)})")
+
+
 def _load_plugins() -> None:
     """Run the registrations that other packages declare, once.
 
@@ -142,11 +152,7 @@ def resolve_opponent(opponent: str | os.PathLike | Callable | Any, rules: Rules,
         if name in _OPPONENTS:
             return _OPPONENTS[name](rules, seed)
         if os.path.isfile(name):
-            for loader in _CHECKPOINT_LOADERS:
-                agent = loader(name, rules, seed)
-                if agent is not None:
-                    return agent
-            raise ValueError(f"no checkpoint loader accepts {name!r} (registered loaders: {len(_CHECKPOINT_LOADERS)})")
+            return load_checkpoint(name, rules, seed)
         raise ValueError(
             f"unknown opponent {name!r}; known opponents: {', '.join(known_opponents())} "
             "(or a checkpoint path, an object with act(observation, info), or a callable f(obs, mask))"
@@ -344,6 +350,7 @@ __all__ = [
     "RandomOpponent",
     "gym_env",
     "known_opponents",
+    "load_checkpoint",
     "register_checkpoint_loader",
     "register_opponent",
     "resolve_opponent",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from collections import Counter
 
+import numpy as np
 import pytest
 from engine_adapter import EngineGame
 
@@ -130,3 +131,27 @@ def snapshot(game) -> dict:
     state = {name: copy.deepcopy(getattr(game, name)) for name in names}
     state["legal_mask"] = list(game.legal_mask())
     return state
+
+
+def swap_hidden_cards(rules: Rules, state):
+    """A copy of ``state`` (engine ``GameState``) where the two opponents after the player to act
+    swap one card of different ranks, in every slot where they can: the acting player's
+    observation is unchanged, the hidden hands are not."""
+    other = state.copy()
+    p = rules.n_players
+    for b in range(state.batch_size):
+        first, second = (state.current[b] + 1) % p, (state.current[b] + 2) % p
+        pairs = [
+            (x, y)
+            for x in np.flatnonzero(state.hands[b, first] > 0)
+            for y in np.flatnonzero(state.hands[b, second] > 0)
+            if x != y
+        ]
+        if pairs:
+            x, y = pairs[0]
+            other.hands[b, first, x] -= 1
+            other.hands[b, first, y] += 1
+            other.hands[b, second, y] -= 1
+            other.hands[b, second, x] += 1
+    assert (other.hands != state.hands).any(), "no slot has two opponents with cards of different ranks"
+    return other

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import swap_hidden_cards
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from president_env.agents.base import decode
@@ -125,62 +126,50 @@ def _exchange_game(seed: int, batch: int = 32) -> VecGame:
     return game
 
 
-def test_president_viewer_trou_holds_no_ungiven_card_above_lowest_received() -> None:
+def _partner_hands_in_worlds(viewer_role: int, partner_role: int, seed: int, n_worlds: int = 64):
+    """Along random exchange games: for the decisions where the viewer has ``viewer_role``, yield its
+    decoded view ``v``, the decision of each world ``rows`` and the partner's sampled hands ``(D*W, R)``."""
     rules = Rules()
-    game = _exchange_game(seed=4)
-    rng = np.random.default_rng(5)
-    checked = binding = 0
+    game = _exchange_game(seed=seed)
+    rng = np.random.default_rng(seed + 1)
     for _ in range(60):
         obs = game.observe()
         view = decode(rules, obs)
-        mine = np.flatnonzero(view.roles[:, 0] == PRESIDENT)
+        mine = np.flatnonzero((view.roles[:, 0] == viewer_role) & (view.partner >= 0))
         if mine.size:
-            sub = obs[mine]
-            v = decode(rules, sub)
-            n_worlds = 64
-            worlds = sample_worlds(rules, sub, n_worlds, rng)
+            v = decode(rules, obs[mine])
+            assert (v.roles[np.arange(mine.size), v.partner] == partner_role).all()
+            worlds = sample_worlds(rules, obs[mine], n_worlds, rng)
             rows = np.repeat(np.arange(mine.size), n_worlds)
-            trou = v.partner[rows]
-            assert (v.roles[np.arange(mine.size), v.partner] == TROU_DU_CUL).all()
-            hands = worlds.hands[np.arange(rows.size), trou].astype(np.int64)
-            lowest = np.argmax(v.received > 0, axis=1)[rows]
-            given = np.maximum(v.gave - v.played[np.arange(mine.size), v.partner], 0)[rows]
-            above = np.arange(rules.n_ranks) > lowest[:, None]
-            # Above the lowest card received, the trou holds exactly what he was given back and kept.
-            assert (np.where(above, hands - given, 0) == 0).all()
-            assert (hands >= given).all()
-            checked += rows.size
-            # The constraint binds where unknown cards above the lowest received exist (held by others).
-            pool = information_set(rules, v).pool[rows]
-            binding += int(((pool > 0) & above).any(axis=1).sum())
+            yield v, rows, worlds.hands[np.arange(rows.size), v.partner[rows]].astype(np.int64)
         game.step(sample_legal(game.legal_mask(), rng))
+
+
+def test_president_viewer_trou_holds_no_ungiven_card_above_lowest_received() -> None:
+    rules = Rules()
+    checked = binding = 0
+    for v, rows, hands in _partner_hands_in_worlds(PRESIDENT, TROU_DU_CUL, seed=4):
+        lowest = np.argmax(v.received > 0, axis=1)[rows]
+        given = np.maximum(v.gave - v.played[np.arange(v.batch_size), v.partner], 0)[rows]
+        above = np.arange(rules.n_ranks) > lowest[:, None]
+        # Above the lowest card received, the trou holds exactly what he was given back and kept.
+        assert (np.where(above, hands - given, 0) == 0).all()
+        assert (hands >= given).all()
+        checked += rows.size
+        # The constraint binds where unknown cards above the lowest received exist (held by others).
+        pool = information_set(rules, v).pool[rows]
+        binding += int(((pool > 0) & above).any(axis=1).sum())
     assert checked > 1000 and binding > 0
 
 
 def test_trou_viewer_president_holds_the_forced_cards() -> None:
-    rules = Rules()
-    game = _exchange_game(seed=6)
-    rng = np.random.default_rng(7)
     checked = forced_total = 0
-    for _ in range(60):
-        obs = game.observe()
-        view = decode(rules, obs)
-        mine = np.flatnonzero((view.roles[:, 0] == TROU_DU_CUL) & (view.partner >= 0))
-        if mine.size:
-            sub = obs[mine]
-            v = decode(rules, sub)
-            n_worlds = 64
-            worlds = sample_worlds(rules, sub, n_worlds, rng)
-            rows = np.repeat(np.arange(mine.size), n_worlds)
-            president = v.partner[rows]
-            assert (v.roles[np.arange(mine.size), v.partner] == PRESIDENT).all()
-            hands = worlds.hands[np.arange(rows.size), president].astype(np.int64)
-            played = v.played[np.arange(mine.size), v.partner]
-            forced = np.maximum(v.gave - v.received - played, 0)[rows]
-            assert (hands >= forced).all()
-            checked += rows.size
-            forced_total += int(forced.sum())
-        game.step(sample_legal(game.legal_mask(), rng))
+    for v, rows, hands in _partner_hands_in_worlds(TROU_DU_CUL, PRESIDENT, seed=6):
+        played = v.played[np.arange(v.batch_size), v.partner]
+        forced = np.maximum(v.gave - v.received - played, 0)[rows]
+        assert (hands >= forced).all()
+        checked += rows.size
+        forced_total += int(forced.sum())
     assert checked > 1000 and forced_total > 0
 
 
@@ -273,23 +262,7 @@ def test_sample_depends_only_on_the_observation() -> None:
     for _ in range(30):
         game.step(sample_legal(game.legal_mask(), rng))
     state = game.state
-    other = state.copy()
-    # Swap one card between the first two opponents holding different ranks, in every slot where possible.
-    swapped = 0
-    for b in range(state.batch_size):
-        p = rules.n_players
-        a, c = (state.current[b] + 1) % p, (state.current[b] + 2) % p
-        ra = np.flatnonzero(state.hands[b, a] > 0)
-        rc = np.flatnonzero(state.hands[b, c] > 0)
-        pairs = [(x, y) for x in ra for y in rc if x != y]
-        if pairs:
-            x, y = pairs[0]
-            other.hands[b, a, x] -= 1
-            other.hands[b, a, y] += 1
-            other.hands[b, c, y] -= 1
-            other.hands[b, c, x] += 1
-            swapped += 1
-    assert swapped > 0 and (other.hands != state.hands).any()
+    other = swap_hidden_cards(rules, state)
     obs, obs_other = observe(rules, state), observe(rules, other)
     np.testing.assert_array_equal(obs, obs_other)
     one = sample_worlds(rules, obs, 16, np.random.default_rng(16))

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from president_env.agents.heuristic import HeuristicAgent, choose, costs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from president_env.agents.heuristic import LEVELS, HeuristicAgent, choose, costs
+from test_engine_invariants import rules_strategy
 
 import president_env as pe
 from president_env import agents, engine
@@ -191,3 +194,34 @@ def test_bad_batch_shapes_are_clear_errors():
         agent.act_batch(obs, mask[:, :10])
     with pytest.raises(ValueError, match="no legal action"):
         agent.act_batch(obs, np.zeros_like(mask))
+
+
+@pytest.mark.parametrize("opponents", ["heuristic-3", ["heuristic-1", "heuristic-2", "mc-4"]])
+def test_baselines_are_gym_env_opponents_by_name(opponents):
+    """The agents register their names with the Gym env through the entry point, no import needed."""
+    from gymnasium.utils.env_checker import check_env
+
+    env = pe.gym_env(rules=pe.Rules(), opponents=opponents, seat=0)
+    expected = [opponents] * 3 if isinstance(opponents, str) else opponents
+    assert [o.name for o in env.unwrapped.opponents] == expected
+    obs, info = env.reset(seed=0)
+    done, steps = False, 0
+    while not done:
+        action = int(np.flatnonzero(info["action_mask"])[0])
+        obs, reward, done, truncated, info = env.step(action)
+        steps += 1
+    assert steps > 0 and not info.get("illegal_action", False)
+    if opponents == "heuristic-3":
+        check_env(env.unwrapped, skip_render_check=True)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rules_strategy(), seed=st.integers(0, 2**16))
+def test_every_level_plays_legally_under_random_rule_combinations(rules, seed):
+    game = pe.VecGame(rules, 16, seed=seed)
+    players = [HeuristicAgent(rules, level) for level in LEVELS]
+    for t in range(120):
+        mask = game.legal_mask()
+        actions = players[t % 3].act_batch(game.observe(), mask)
+        assert mask[np.arange(16), actions].all()
+        game.step(actions)

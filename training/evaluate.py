@@ -306,7 +306,7 @@ def _redeal(game: VecGame, slots: np.ndarray, deals: list, group_of_slot: np.nda
     """Give ``slots``, whose previous manche just ended, their group's deal for the manche about to start."""
     rules, state = game.rules, game.state
     first = (state.dealer[slots] + (1 if rules.deal_start == "dealer_left" else 0)) % rules.n_players
-    sizes_by_seat = engine._deal_sizes(rules, first)  # the engine's own rule for a regular deal's hand sizes
+    sizes_by_seat = engine.deal_sizes(rules, first)  # the engine's own rule for a regular deal's hand sizes
     sizes = np.take_along_axis(sizes_by_seat, state.seat_of_player[slots].astype(np.int64), axis=1)
     chosen = [_fit_hand_sizes(deals[group_of_slot[s]][state.manche[s]], sizes[i].tolist()) for i, s in enumerate(slots)]
     game.redeal(chosen, slots)

@@ -1,0 +1,140 @@
+"""Monte-Carlo determinization agents: decisions from the observation only, exact values where the
+outcome is forced, legal play in every preset and phase, reproducibility from a seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import swap_hidden_cards
+from president_env.agents.monte_carlo import LEVELS, MonteCarloAgent, SearchConfig
+from test_heuristic import position
+
+import president_env as pe
+from president_env import agents, engine
+from president_env.observation import observe
+
+SMALL = SearchConfig(worlds=6, rollout_level=2)  # cheap searches where only correctness is tested
+
+
+def mid_manche(rules: pe.Rules, batch: int, seed: int, steps: int) -> pe.VecGame:
+    game = pe.VecGame(rules, batch, seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        game.step(engine.sample_legal(game.legal_mask(), rng))
+    return game
+
+
+@pytest.mark.parametrize("level", [4, 5])
+def test_decision_does_not_change_when_only_hidden_cards_change(level):
+    rules = pe.Rules(initial_roles="draw", manches=2)
+    game = mid_manche(rules, 12, seed=3, steps=25)
+    other = swap_hidden_cards(rules, game.state)
+    obs, obs_other = observe(rules, game.state), observe(rules, other)
+    np.testing.assert_array_equal(obs, obs_other)
+    mask = game.legal_mask()
+    assert (mask == engine.legal_mask(rules, other)).all()
+    first = agents.make(f"mc-{level}", rules, seed=7).act_batch(obs, mask)
+    second = agents.make(f"mc-{level}", rules, seed=7).act_batch(obs_other, mask)
+    assert (first == second).all()
+
+
+def test_going_out_now_is_worth_exactly_first_place_in_every_world():
+    rules = pe.Rules()
+    obs, mask = position(rules, "9 9", held=(17, 17, 16))  # leading: both 9s end the manche for us
+    agent = MonteCarloAgent(rules, config=SMALL, seed=0)
+    values = agent.action_values(obs, mask)
+    both = pe.encode_play(rules, "9", 2)
+    assert values[0, both] == rules.n_players - 1
+    assert values[0, pe.encode_play(rules, "9", 1)] <= values[0, both]
+    assert np.isinf(values[0, ~mask[0]]).all()
+    assert agent.act_batch(obs, mask)[0] == both
+
+
+def test_values_are_mean_points_within_the_possible_range():
+    rules = pe.load_preset("party")
+    game = mid_manche(rules, 8, seed=11, steps=20)
+    agent = MonteCarloAgent(rules, config=SMALL, seed=0)
+    values = agent.action_values(game.observe(), game.legal_mask())
+    legal = game.legal_mask()
+    assert np.isfinite(values[legal]).all() and np.isinf(values[~legal]).all()
+    assert (values[legal] >= 0).all() and (values[legal] <= rules.n_players - 1).all()
+
+
+def test_a_single_legal_action_is_played_without_search(monkeypatch):
+    rules = pe.Rules()
+    obs, mask = position(rules, "3 4", trick="2", held=(17, 17, 16))  # nothing beats a 2: pass
+    agent = MonteCarloAgent(rules, level=4, seed=0)
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("searched a forced move")
+
+    monkeypatch.setattr(agent, "action_values", no_search)
+    assert agent.act_batch(obs, mask)[0] == pe.PASS
+
+
+@pytest.mark.parametrize("preset", ["standard", "party", "quebec", "big_table", "family", "or_nothing"])
+def test_legal_moves_through_whole_manches_in_every_preset_and_the_exchange(preset):
+    rules = pe.load_preset(preset).replace(initial_roles="draw")  # every manche has an exchange
+    game = pe.VecGame(rules, 4, seed=2)
+    agent = MonteCarloAgent(rules, config=SearchConfig(worlds=3, rollout_level=1), seed=1)
+    gave = False
+    for _ in range(50):
+        mask = game.legal_mask()
+        gave |= bool(mask[:, 1 + rules.n_ranks * rules.max_count :].any())
+        actions = agent.act_batch(game.observe(), mask)
+        assert mask[np.arange(4), actions].all()
+        game.step(actions)
+    assert gave
+
+
+def test_same_seed_same_decisions():
+    rules = pe.Rules()
+    game = mid_manche(rules, 16, seed=5, steps=15)
+    obs, mask = game.observe(), game.legal_mask()
+    one = MonteCarloAgent(rules, level=4, seed=3).act_batch(obs, mask)
+    two = MonteCarloAgent(rules, level=4, seed=3).act_batch(obs, mask)
+    assert (one == two).all()
+
+
+def test_act_on_one_observation_equals_the_batch_row():
+    rules = pe.Rules()
+    game = mid_manche(rules, 4, seed=8, steps=10)
+    obs, mask = game.observe(), game.legal_mask()
+    batched = MonteCarloAgent(rules, config=SMALL, seed=0).act_batch(obs[:1], mask[:1])
+    single = MonteCarloAgent(rules, config=SMALL, seed=0).act({"observation": obs[0], "action_mask": mask[0]})
+    assert batched[0] == single
+
+
+def test_levels_and_bad_input():
+    assert LEVELS[5].worlds + LEVELS[5].refine_worlds > LEVELS[4].worlds
+    with pytest.raises(ValueError, match="level"):
+        MonteCarloAgent(pe.Rules(), level=3)
+    with pytest.raises(ValueError, match="unknown agent"):
+        agents.make("mc-6")
+
+
+def test_latency_benchmark_runs_and_reports_every_agent(tmp_path, capsys):
+    from president_env.training import bench_agents
+
+    rows = bench_agents.main(["--positions", "3", "--agents", "heuristic-3,mc-4", "--out", str(tmp_path / "b.json")])
+    assert [row["agent"] for row in rows] == ["heuristic-3", "mc-4"]
+    assert all(row["median_ms"] > 0 for row in rows)
+    assert "≤ 100 ms" in capsys.readouterr().out
+    assert (tmp_path / "b.json").exists()
+
+
+@pytest.mark.parametrize("preset", ["standard", "party", "family", "big_table"])
+def test_rollout_view_equals_the_decoded_observation(preset):
+    """Rollouts read the acting seat's view straight from the state; it must be what its observation says."""
+    import dataclasses
+
+    from president_env.agents.monte_carlo import rollout_view
+
+    rules = pe.load_preset(preset).replace(manches=3, initial_roles="draw")
+    game = pe.VecGame(rules, 32, seed=4)
+    rng = np.random.default_rng(4)
+    for _ in range(120):
+        decoded, direct = agents.decode(rules, observe(rules, game.state)), rollout_view(rules, game.state)
+        for field in dataclasses.fields(decoded):
+            np.testing.assert_array_equal(getattr(direct, field.name), getattr(decoded, field.name), field.name)
+        game.step(engine.sample_legal(game.legal_mask(), rng))
