@@ -9,10 +9,10 @@ import pytest
 from conftest import swap_hidden_cards
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from president_env.agents.base import decode
-from president_env.agents.determinize import information_set, sample_worlds, worlds_consistent
 from test_engine_invariants import rules_strategy
 
+from president_env.agents.base import decode
+from president_env.agents.determinize import information_set, sample_worlds, worlds_consistent
 from president_env.engine import PHASE_EXCHANGE, PRESIDENT, TROU_DU_CUL, GameState, legal_mask, sample_legal, step
 from president_env.observation import layout, observe
 from president_env.presets import load_preset

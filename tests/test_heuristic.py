@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from president_env.agents.heuristic import LEVELS, HeuristicAgent, choose, costs
 from test_engine_invariants import rules_strategy
 
 import president_env as pe
 from president_env import agents, engine
+from president_env.agents.heuristic import LEVELS, HeuristicAgent, choose, costs
 from president_env.cards import rank_index
 from president_env.observation import observe
 

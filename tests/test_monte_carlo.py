@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import swap_hidden_cards
-from president_env.agents.monte_carlo import LEVELS, MonteCarloAgent, SearchConfig
 from test_heuristic import position
 
 import president_env as pe
 from president_env import agents, engine
+from president_env.agents.monte_carlo import LEVELS, MonteCarloAgent, SearchConfig
 from president_env.observation import observe
 
 SMALL = SearchConfig(worlds=6, rollout_level=2)  # cheap searches where only correctness is tested

@@ -10,7 +10,11 @@ import math
 
 import numpy as np
 import pytest
+
+import president_env as pe
+from president_env import agents as agent_registry
 from president_env.agents import Agent
+from president_env.cards import deck
 from president_env.training import ladder
 from president_env.training.evaluate import (
     RATING_MEAN,
@@ -22,10 +26,6 @@ from president_env.training.evaluate import (
     rotation_entries,
     t_quantile_975,
 )
-
-import president_env as pe
-from president_env import agents as agent_registry
-from president_env.cards import deck
 
 
 class LowestAction(Agent):
