@@ -10,7 +10,7 @@ from test_engine_invariants import rules_strategy
 
 import president_env as pe
 from president_env import agents, engine
-from president_env.agents.heuristic import LEVELS, HeuristicAgent, choose, costs
+from president_env.agents.heuristic import LEVELS, HeuristicAgent, Weights, choose, costs
 from president_env.cards import rank_index
 from president_env.observation import observe
 
@@ -240,3 +240,26 @@ def test_every_level_plays_legally_under_random_rule_combinations(rules, seed):
         actions = players[t % 3].act_batch(game.observe(), mask)
         assert mask[np.arange(16), actions].all()
         game.step(actions)
+
+
+def test_custom_weights_drive_the_agent_and_integer_weights_work():
+    rules = pe.load_preset("party")
+    game = pe.VecGame(rules, 16, seed=9)
+    custom = HeuristicAgent(rules, weights=Weights(group=3, control=-100, card_counting=True, block=50, revolt=60))
+    assert custom.name == "heuristic-custom"
+    for _ in range(60):
+        mask = game.legal_mask()
+        actions = custom.act_batch(game.observe(), mask)
+        assert mask[np.arange(16), actions].all()
+        game.step(actions)
+
+
+def test_weights_for_adjusts_or_nothing_only_for_levels_2_and_3():
+    from president_env.agents.heuristic import WEIGHTS, weights_for
+
+    or_nothing = pe.load_preset("or_nothing")
+    assert weights_for(STANDARD, 2) == WEIGHTS[2]
+    assert weights_for(or_nothing, 1) == WEIGHTS[1]
+    assert weights_for(or_nothing, 3).match > 0 and weights_for(or_nothing, 3).break_pairs == 0
+    with pytest.raises(ValueError, match="level"):
+        weights_for(STANDARD, 0)
