@@ -201,9 +201,7 @@ def costs(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights) 
     return dense
 
 
-def pair_costs(
-    rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarray, level: int | Weights
-) -> np.ndarray:
+def pair_costs(rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarray, level: int | Weights) -> np.ndarray:
     """``(N,) float64`` cost of legal ``actions (N,)`` in rows ``rows (N,)`` of ``view`` at ``level``.
 
     Only legal actions are scored (a handful of the ~60 per row), which keeps the
