@@ -41,6 +41,7 @@ import numpy as np
 
 from president_env.actions import KIND_PASS, KIND_PLAY, action_tables
 from president_env.cards import JOKER, N_NATURAL_RANKS, TWO
+from president_env.engine import tables as engine_tables
 from president_env.rules import Rules
 
 from .base import Agent, ObsView, check_batch, decode
@@ -115,8 +116,7 @@ class _Tables:
     kind: np.ndarray  # (A,) KIND_PASS / KIND_PLAY / KIND_GIVE of each action
     rank: np.ndarray  # (A,) rank of each play or give (0 for the pass)
     count: np.ndarray  # (A,) cards of each play (1 for a give, 0 for the pass)
-    strength: np.ndarray  # (2, R) strength of each rank, normal order and in a revolution
-    stronger: np.ndarray  # (2, R, R) float32: stronger[rev, r, s] = 1 where s beats r (or matches, with equal_rank)
+    strength: np.ndarray  # (2, R) strength of each rank, normal order and in a revolution (the engine's)
     top: np.ndarray  # (2, R) bool: the top cards to keep (2s and jokers; 3s and jokers in a revolution)
     bad_end: np.ndarray  # (R,) bool: ranks that may not end a manche under finish_on_two: penalty (2, joker)
     wild: np.ndarray  # (R,) bool: ranks a wild 2 can complete
@@ -126,14 +126,7 @@ class _Tables:
 def _tables(rules: Rules) -> _Tables:
     r = rules.n_ranks
     kind, rank, count = action_tables(rules)
-    strength = np.zeros((2, r), np.int64)
-    strength[0, :N_NATURAL_RANKS] = np.arange(N_NATURAL_RANKS)
-    strength[1, :N_NATURAL_RANKS] = N_NATURAL_RANKS - 1 - np.arange(N_NATURAL_RANKS)
-    if r > N_NATURAL_RANKS:
-        strength[:, JOKER] = N_NATURAL_RANKS
-    stronger = strength[:, None, :] > strength[:, :, None]
-    if rules.equal_rank != "none":
-        stronger |= np.eye(r, dtype=bool)[None]
+    strength = engine_tables(rules).strength
     top = strength >= N_NATURAL_RANKS - 1
     bad_end = np.zeros(r, bool)
     bad_end[TWO:] = True
@@ -145,7 +138,6 @@ def _tables(rules: Rules) -> _Tables:
         rank=np.maximum(rank, 0).astype(np.int64),
         count=count.astype(np.int64),
         strength=strength,
-        stronger=stronger.astype(np.float32),
         top=top,
         bad_end=bad_end,
         wild=wild,
@@ -250,7 +242,9 @@ def pair_costs(rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarra
             stoppable = np.zeros(view.batch_size, bool)
             stoppable[rows[(kind == KIND_PLAY) & master_play]] = True
             threat = (_threat_following(view) & stoppable)[rows]
-        play += _level3(rules, view, tab, w, beat, rows, rank, count, natural, leftover, master_play, goes_out)
+        play += _level3(
+            rules, view, tab, w, beat, rows, rank, count, natural, leftover, strength, master_play, goes_out
+        )
         play -= np.where(threat, 2 * w.step * strength, 0.0)
     play += np.where(threat, 0.0, habits)
 
@@ -272,7 +266,9 @@ def _threat_following(view: ObsView) -> np.ndarray:
     return (view.trick_rank >= 0) & exists & (view.held[rows, first] == view.trick_count)
 
 
-def _level3(rules, view, tab, w, beat, rows, rank, count, natural, leftover, master_play, goes_out) -> np.ndarray:
+def _level3(
+    rules, view, tab, w, beat, rows, rank, count, natural, leftover, strength, master_play, goes_out
+) -> np.ndarray:
     """Extra cost terms of level 3 for each (row, action) pair: control to go out, blocking a lead, revolutions."""
     hand = view.hand
     b, n_ranks = hand.shape
@@ -292,7 +288,6 @@ def _level3(rules, view, tab, w, beat, rows, rank, count, natural, leftover, mas
     leading = view.trick_rank[rows] < 0
     risky = leading & count_matches & (count > 0)
     no_choice = (np.bincount(rows, risky, b) == np.bincount(rows, leading & (count > 0), b))[rows]
-    strength = tab.strength[rev[rows], rank]
     extra += np.where(risky & ~no_choice, w.block * ~master_play, 0.0)
     extra -= np.where(risky & no_choice, 2 * w.step * strength, 0.0)
 

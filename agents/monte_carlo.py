@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from president_env import engine
+from president_env.observation import _relative_tables
 from president_env.rules import Rules
 
 from .base import Agent, ObsView, check_batch, decode
@@ -149,9 +150,9 @@ def rollout_view(rules: Rules, state: engine.GameState) -> ObsView:
     b, p = state.batch_size, rules.n_players
     rows = np.arange(b)
     seat = state.current
-    rel = (seat[:, None] + np.arange(p)) % p  # (B,P) absolute seat of each relative seat
-    flat = rows[:, None] * p + rel
-    to_rel = (np.arange(p)[None, :] - seat[:, None]) % p  # (B,P) relative index of each absolute seat
+    rel_table, to_rel_table = _relative_tables(p)
+    flat = rows[:, None] * p + rel_table[seat]  # rows of (B*P, ...) views, in relative seat order
+    to_rel = to_rel_table[seat]  # (B,P) relative index of each absolute seat
 
     def rotate(values: np.ndarray) -> np.ndarray:
         return values.reshape(b * p, -1).take(flat.ravel(), axis=0).reshape(b, p, *values.shape[2:])

@@ -184,6 +184,7 @@ class Tables:
     kind: np.ndarray  # (A,) action kind
     rank: np.ndarray  # (A,) rank, 0 for pass (safe to index with)
     count: np.ndarray  # (A,) cards played or given
+    strength: np.ndarray  # (2, R) order of the ranks, normal and in a revolution (jokers stay on top)
     rank_ok: np.ndarray  # (2 rev * 2 constrained * (R+1) trick ranks, R) bool: may this rank follow?
     play_words: np.ndarray  # ((C+1)*(C+1),) uint32/uint64: C bools "play k cards" packed, by (usable, trick count)
     wild_ranks: np.ndarray  # (R,) bool: ranks a wild 2 may complete
@@ -245,6 +246,7 @@ def tables(rules: Rules) -> Tables:
         kind=kind,
         rank=np.maximum(rank, 0).astype(np.int64),
         count=count.astype(np.int64),
+        strength=strength,
         rank_ok=rank_ok.reshape(-1, n_ranks),
         play_words=play_words,
         wild_ranks=wild_ranks,
