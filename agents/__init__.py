@@ -7,16 +7,26 @@
 
 Names: ``random``, ``heuristic-1`` … ``heuristic-3`` (batched rules of conduct,
 :mod:`.heuristic`), ``mc-4``, ``mc-5`` (Monte-Carlo determinization over the batched
-engine, :mod:`.monte_carlo`), or the path of a learned checkpoint (loaders register
-with :func:`register_checkpoint_loader`). Agents see the observation and the mask,
-never the engine's hidden state.
+engine, :mod:`.monte_carlo`), ``ppo-standard-4p`` (the learned policy shipped in
+``checkpoints/``, see :func:`shipped_checkpoint`), or the path of a learned checkpoint
+(loaders register with :func:`register_checkpoint_loader`; torch checkpoints, ``.pt``,
+load as :class:`~.torch_policy.TorchPolicyAgent`, format in :mod:`.checkpoint`). Agents
+see the observation and the mask, never the engine's hidden state.
+
+Importing this package needs numpy only: ``TorchPolicyAgent``, ``PolicyNet`` and
+``CheckpointError`` are attributes loaded on first use, and torch is imported only when
+a learned agent is made (``pip install "president-env[train]"``).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.resources
+import importlib.util
 import os
+import zipfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from president_env.presets import resolve_rules
@@ -45,6 +55,65 @@ def _monte_carlo(level: int) -> AgentFactory:
     return factory
 
 
+def shipped_checkpoint(name: str) -> Path:
+    """Where the checkpoint of the packaged learned agent ``name`` lives (``checkpoints/<name>.pt``; may be absent)."""
+    return Path(str(importlib.resources.files("president_env.agents") / "checkpoints" / f"{name}.pt"))
+
+
+def _shipped(name: str) -> AgentFactory:
+    def factory(rules: Rules, seed: Any = None) -> Any:
+        path = shipped_checkpoint(name)
+        if not path.is_file():
+            raise ValueError(
+                f"agent {name!r} is the packaged checkpoint {path}, which is missing from this installation "
+                "(it is produced by training; reinstall president-env or pass the path of another checkpoint)"
+            )
+        return _load_torch_agent(os.fspath(path), rules, seed)
+
+    return factory
+
+
+# A checkpoint is ours when its suffix says so or when its first bytes are those of torch.save's zip archive
+# (or of a legacy torch/pickle file). ``.ckpt`` is shared with other frameworks, so it counts by content only.
+_TORCH_SUFFIXES = (".pt", ".pth")
+_ZIP_MAGIC, _PICKLE_PROTOCOL = b"PK\x03\x04", b"\x80"
+
+
+def _looks_like_torch_checkpoint(path: str) -> bool:
+    if Path(path).suffix.lower() in _TORCH_SUFFIXES:
+        return True
+    with open(path, "rb") as file:
+        head = file.read(4)
+    if head.startswith(_PICKLE_PROTOCOL):
+        return True
+    if not head.startswith(_ZIP_MAGIC):
+        return False
+    try:
+        with zipfile.ZipFile(path) as archive:
+            # torch.save writes "<name>/data.pkl"; other zip formats (e.g. Stable-Baselines3 models) are not ours.
+            return any(entry.endswith("data.pkl") for entry in archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return True  # a damaged archive: loading says why
+
+
+def _load_torch_agent(path: str, rules: Rules, seed: Any) -> Any:
+    if importlib.util.find_spec("torch") is None:
+        raise ValueError(f'{path} is a torch checkpoint; loading it needs torch: pip install "president-env[train]"')
+    from .torch_policy import TorchPolicyAgent
+
+    return TorchPolicyAgent.from_checkpoint(path, rules, seed)
+
+
+def _torch_checkpoint_loader(path: str, rules: Rules, seed: Any = None) -> Any:
+    """Checkpoint loader: a :class:`~.torch_policy.TorchPolicyAgent`, or ``None`` for a file that is not a torch one.
+
+    A file that looks like ours but cannot be used raises :class:`~.checkpoint.CheckpointError` (a ``ValueError``).
+    """
+    if not _looks_like_torch_checkpoint(path):
+        return None
+    return _load_torch_agent(path, rules, seed)
+
+
 _FACTORIES: dict[str, AgentFactory] = {
     "random": lambda rules, seed=None: RandomAgent(rules, seed),
     "heuristic-1": _heuristic(1),
@@ -52,6 +121,7 @@ _FACTORIES: dict[str, AgentFactory] = {
     "heuristic-3": _heuristic(3),
     "mc-4": _monte_carlo(4),
     "mc-5": _monte_carlo(5),
+    "ppo-standard-4p": _shipped("ppo-standard-4p"),
 }
 
 
@@ -98,7 +168,9 @@ def make(name: str | os.PathLike, rules: Rules | str | None = None, seed: Any = 
 
 
 def register_opponents() -> None:
-    """Entry point (group ``president_env.opponents``): every agent name becomes a Gym env opponent."""
+    """Entry point (group ``president_env.opponents``): every agent name becomes a Gym env opponent, and torch
+    checkpoint files load as agents (in ``make`` and as Gym env opponents)."""
+    _gym_env().register_checkpoint_loader(_torch_checkpoint_loader)
     for agent_name in names():
         _gym_env().register_opponent(agent_name, _opponent_factory(agent_name), overwrite=True)
 
@@ -108,6 +180,20 @@ def _opponent_factory(agent_name: str) -> Callable[[Rules, Any], Any]:
         return make(agent_name, rules, seed)
 
     return factory
+
+
+# Loaded on first use, so that importing the agents needs numpy only (the learned ones need torch).
+_LAZY = {
+    "TorchPolicyAgent": "torch_policy",
+    "PolicyNet": "torch_policy",
+    "CheckpointError": "checkpoint",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
@@ -122,4 +208,5 @@ __all__ = [
     "register",
     "register_checkpoint_loader",
     "register_opponents",
+    "shipped_checkpoint",
 ]

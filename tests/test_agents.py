@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -9,20 +11,29 @@ import president_env as pe
 from president_env import agents, engine
 from president_env.agents import Agent, RandomAgent
 
+HAS_TORCH = importlib.util.find_spec("torch") is not None
 
-def test_every_baseline_name_makes_an_agent_with_both_methods():
-    rules = pe.load_preset("party")
+
+BASELINES = ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5")
+
+
+@pytest.mark.parametrize(
+    "name, preset",
+    [(name, "party") for name in BASELINES]
+    + [pytest.param("ppo-standard-4p", "standard", marks=pytest.mark.skipif(not HAS_TORCH, reason="needs torch"))],
+)
+def test_every_agent_name_makes_an_agent_with_both_methods(name, preset):
+    rules = pe.load_preset(preset)
     game = pe.VecGame(rules, 8, seed=0)
     obs, mask = game.observe(), game.legal_mask()
-    assert agents.names() == ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5")
-    for name in agents.names():
-        agent = agents.make(name, rules, seed=0)
-        assert agent.name == name and isinstance(agent, agents.Policy)
-        actions = agent.act_batch(obs, mask)
-        assert actions.shape == (8,) and mask[np.arange(8), actions].all()
-        # act() is one row of act_batch(): fresh agents with one seed agree.
-        single = agents.make(name, rules, seed=1).act({"observation": obs[0], "action_mask": mask[0].astype(np.int8)})
-        assert single == agents.make(name, rules, seed=1).act_batch(obs[:1], mask[:1])[0]
+    assert agents.names() == BASELINES + ("ppo-standard-4p",)
+    agent = agents.make(name, rules, seed=0)
+    assert agent.name == name and isinstance(agent, agents.Policy)
+    actions = agent.act_batch(obs, mask)
+    assert actions.shape == (8,) and mask[np.arange(8), actions].all()
+    # act() is one row of act_batch(): fresh agents with one seed agree.
+    single = agents.make(name, rules, seed=1).act({"observation": obs[0], "action_mask": mask[0].astype(np.int8)})
+    assert single == agents.make(name, rules, seed=1).act_batch(obs[:1], mask[:1])[0]
 
 
 def test_make_accepts_a_preset_name_and_defaults_to_the_standard_game():

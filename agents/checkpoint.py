@@ -1,0 +1,216 @@
+"""Checkpoints of learned agents: one torch file holding a dict of tensors and plain data.
+
+    save_checkpoint("runs/ppo/last.pt", payload)      # atomic: a crash never leaves a half-written file
+    checkpoint = load_checkpoint("runs/ppo/last.pt")  # CheckpointError naming the file and the reason
+    net = build_policy(checkpoint)                    # the PolicyNet, weights loaded, in eval mode
+    rules = checkpoint_rules(checkpoint)
+    export_policy("runs/ppo/last.pt", "ppo-small.pt") # drops the optimizer and RNG states
+
+**Layout** (the top-level dict; ``REQUIRED_KEYS`` must be present):
+
+=============  =========================================================================
+``format``     ``CHECKPOINT_FORMAT`` (``"president-env-checkpoint"``), set by :func:`save_checkpoint`
+``version``    ``CHECKPOINT_VERSION``, set by :func:`save_checkpoint`; newer versions are refused
+``rules``      ``Rules.to_dict()``: the rules the policy was trained on
+``network``    ``PolicyNet.spec()``: ``obs_dim``, ``num_actions``, ``hidden``, ``activation``
+``model``      the network's ``state_dict()``
+``optimizer``  optional: the optimizer's ``state_dict()`` (to resume training)
+``config``     optional: the training configuration, a plain dict
+``rng``        optional: generator states, a plain dict
+``progress``   optional: ``{"update": int, "global_step": int, "elapsed_s": float}``
+``metrics``    optional: a dict of the latest evaluation numbers
+``greedy``     optional bool: whether the agent acts greedily by default (default True)
+=============  =========================================================================
+
+**Safety rule: a checkpoint is data, never code.** Files are read with
+``torch.load(..., weights_only=True)`` and nothing else: the restricted unpickler accepts
+tensors, numbers, strings, lists, tuples and dicts, and refuses any other object before it
+is built, so a crafted file cannot run code when it is loaded. Everything a checkpoint
+holds must therefore be tensors and plain data (no ``Rules`` objects, no numpy arrays, no
+dataclasses): store ``to_dict()`` forms. Every failure to load is a :class:`CheckpointError`
+(a ``ValueError``) whose message names the file and the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import stat
+import tempfile
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from president_env.rules import Rules
+
+from .torch_policy import PolicyNet
+
+CHECKPOINT_FORMAT = "president-env-checkpoint"
+CHECKPOINT_VERSION = 1
+REQUIRED_KEYS = ("rules", "network", "model")
+EXPORT_KEYS = ("rules", "network", "model", "config", "progress", "metrics", "greedy")
+"""What :func:`export_policy` keeps: enough to act and to say where the policy came from."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used: missing, corrupt, refused by the safe loader, or of the wrong shape."""
+
+
+def save_checkpoint(path: str | os.PathLike, payload: Mapping[str, Any]) -> Path:
+    """Write ``payload`` (see the module docstring) to ``path`` atomically; returns the path.
+
+    ``format`` and ``version`` are set here. The file is written to a temporary file in the same
+    directory, synced to disk, read back with the safe loader and renamed onto ``path``: a reader
+    sees the old file or the new one, never part of one, and the temporary file is removed if
+    anything fails. A payload holding anything but tensors and plain data is a :class:`CheckpointError`.
+    """
+    if not isinstance(payload, Mapping):
+        raise TypeError(f"checkpoint payload must be a dict, got {type(payload).__name__}")
+    missing = [key for key in REQUIRED_KEYS if key not in payload]
+    if missing:
+        raise CheckpointError(f"checkpoint {os.fspath(path)}: payload lacks required key(s) {', '.join(missing)}")
+    data = dict(payload)
+    data["format"], data["version"] = CHECKPOINT_FORMAT, CHECKPOINT_VERSION
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            torch.save(data, file)
+            file.flush()
+            os.fsync(file.fileno())
+        try:  # what cannot be loaded is not saved (a numpy array or a Rules object would be refused later)
+            load_checkpoint(tmp_name)
+        except CheckpointError as err:
+            reason = str(err).split(": ", 1)[-1]
+            raise CheckpointError(
+                f"checkpoint {os.fspath(path)} not saved: it could not be loaded back: {reason}"
+            ) from None
+        # mkstemp creates the file private (0600); keep the permissions an ordinary write would give.
+        os.chmod(tmp_name, stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644)
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    _sync_directory(path.parent)
+    return path
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make the rename durable (POSIX); a no-op where directories cannot be opened."""
+    with contextlib.suppress(OSError, AttributeError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _reason(err: BaseException) -> str:
+    """The useful line of a loader error (torch's messages run to paragraphs)."""
+    inner = err.__context__ if isinstance(err.__context__, pickle.UnpicklingError) else err
+    text = " ".join(str(inner).split()) or type(inner).__name__
+    first = text.split(". ")[0]
+    return (first[:200] + "...") if len(first) > 200 else first
+
+
+def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[str, Any]:
+    """The checkpoint dict stored at ``path``, checked; :class:`CheckpointError` on any failure.
+
+    Reads with ``torch.load(weights_only=True)`` only: objects other than tensors and plain data
+    are refused before they are built (see the module docstring).
+    """
+    where = f"checkpoint {os.fspath(path)}"
+    if not os.path.exists(path):
+        raise CheckpointError(f"{where}: no such file")
+    if not os.path.isfile(path):
+        raise CheckpointError(f"{where}: not a file")
+    try:
+        with warnings.catch_warnings():
+            # Plain pickles of protocol > 2 warn before being refused; the refusal says all there is.
+            warnings.filterwarnings("ignore", message="Detected pickle protocol")
+            data = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as err:
+        reason = _reason(err)
+        if "Unsupported global" in reason:
+            raise CheckpointError(
+                f"{where}: refused: it contains objects other than tensors and plain data ({reason}); "
+                "a checkpoint is data, never code"
+            ) from None
+        raise CheckpointError(
+            f"{where}: refused: the safe loader cannot read it ({reason}): it is corrupt, not a torch file, "
+            "or holds objects other than tensors and plain data; a checkpoint is data, never code"
+        ) from None
+    except Exception as err:
+        raise CheckpointError(
+            f"{where}: corrupt, truncated or not a torch file ({type(err).__name__}: {_reason(err)})"
+        ) from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{where}: the top level is a {type(data).__name__}, expected a dict")
+    if data.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(
+            f"{where}: not a president-env checkpoint (format {data.get('format')!r}, expected {CHECKPOINT_FORMAT!r})"
+        )
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= CHECKPOINT_VERSION:
+        raise CheckpointError(
+            f"{where}: unsupported version {version!r} (this president-env reads versions 1..{CHECKPOINT_VERSION}; "
+            "a newer checkpoint needs a newer president-env)"
+        )
+    missing = [key for key in REQUIRED_KEYS if key not in data]
+    if missing:
+        raise CheckpointError(f"{where}: missing required key(s) {', '.join(missing)}")
+    return data
+
+
+def build_policy(checkpoint: Mapping[str, Any]) -> PolicyNet:
+    """The checkpoint's :class:`PolicyNet` with its weights loaded strictly, in eval mode."""
+    spec = checkpoint.get("network")
+    if not isinstance(spec, Mapping):
+        raise CheckpointError(f"checkpoint network spec must be a dict, got {type(spec).__name__}")
+    try:
+        net = PolicyNet(**spec)
+    except (TypeError, ValueError) as err:
+        raise CheckpointError(f"checkpoint network spec {dict(spec)!r} is invalid: {err}") from None
+    state = checkpoint.get("model")
+    if not isinstance(state, Mapping):
+        raise CheckpointError(f"checkpoint model must be a state_dict (a dict of tensors), got {type(state).__name__}")
+    try:
+        net.load_state_dict(state, strict=True)
+    except (RuntimeError, TypeError, ValueError, KeyError) as err:
+        detail = " ".join(str(err).split())
+        raise CheckpointError(f"checkpoint model does not fit its network spec {dict(spec)!r}: {detail}") from None
+    return net.eval()
+
+
+def checkpoint_rules(checkpoint: Mapping[str, Any]) -> Rules:
+    """The rules the checkpoint's policy was trained on."""
+    try:
+        return Rules.from_dict(checkpoint["rules"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise CheckpointError(f"checkpoint rules are invalid: {err}") from None
+
+
+def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
+    """Copy ``src`` to ``dst`` keeping only :data:`EXPORT_KEYS` (no optimizer, no RNG states): a small file to ship."""
+    checkpoint = load_checkpoint(src)
+    return save_checkpoint(dst, {key: checkpoint[key] for key in EXPORT_KEYS if key in checkpoint})
+
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "CHECKPOINT_VERSION",
+    "EXPORT_KEYS",
+    "REQUIRED_KEYS",
+    "CheckpointError",
+    "build_policy",
+    "checkpoint_rules",
+    "export_policy",
+    "load_checkpoint",
+    "save_checkpoint",
+]

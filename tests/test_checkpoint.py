@@ -1,0 +1,242 @@
+"""Checkpoints: atomic saves, loads that refuse code and explain every failure, rebuilding the policy."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import president_env as pe  # noqa: E402
+from president_env import agents  # noqa: E402
+from president_env.agents import checkpoint as ckpt  # noqa: E402
+from president_env.agents.checkpoint import CheckpointError  # noqa: E402
+from president_env.agents.torch_policy import PolicyNet  # noqa: E402
+from president_env.observation import layout  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """Tiny networks: torch's thread pool costs more than it saves (QR in orthogonal init, most of all)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_payload(rules: pe.Rules | None = None, seed: int = 0, greedy: bool = True, sharpness: float = 1.0) -> dict:
+    """A complete checkpoint payload around a small random network (``sharpness`` scales the policy head)."""
+    rules = rules or pe.Rules()
+    torch.manual_seed(seed)
+    net = PolicyNet(layout(rules).size, rules.num_actions, hidden=(32,))
+    with torch.no_grad():
+        net.policy_head.weight.mul_(sharpness)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    net(torch.ones(2, net.obs_dim), torch.ones(2, net.num_actions, dtype=torch.bool))[0].sum().backward()
+    optimizer.step()
+    return {
+        "rules": rules.to_dict(),
+        "network": net.spec(),
+        "model": net.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "config": {"lr": 1e-3, "hidden": [32]},
+        "rng": {"numpy": np.random.default_rng(seed).bit_generator.state},
+        "progress": {"update": 3, "global_step": 3072, "elapsed_s": 1.5},
+        "metrics": {"advantage_vs_heuristic-3": 0.25},
+        "greedy": greedy,
+    }
+
+
+def outputs(net: PolicyNet, rules: pe.Rules) -> tuple[torch.Tensor, torch.Tensor]:
+    game = pe.VecGame(rules, batch_size=16, seed=1)
+    with torch.no_grad():
+        return net(torch.from_numpy(game.observe().copy()), torch.from_numpy(game.legal_mask().copy()))
+
+
+@pytest.fixture
+def good(tmp_path) -> pathlib.Path:
+    return ckpt.save_checkpoint(tmp_path / "good.pt", tiny_payload())
+
+
+def test_save_then_load_round_trips_and_rebuilds_the_same_policy(tmp_path):
+    payload = tiny_payload()
+    path = ckpt.save_checkpoint(tmp_path / "runs" / "deep" / "last.pt", payload)  # parents are created
+    assert path == tmp_path / "runs" / "deep" / "last.pt" and "format" not in payload  # the payload is not changed
+    loaded = ckpt.load_checkpoint(path)
+    assert loaded["format"] == ckpt.CHECKPOINT_FORMAT and loaded["version"] == ckpt.CHECKPOINT_VERSION
+    assert loaded["progress"] == payload["progress"] and loaded["rng"] == payload["rng"]
+    assert ckpt.checkpoint_rules(loaded) == pe.Rules()
+    original = PolicyNet(**payload["network"])
+    original.load_state_dict(payload["model"])
+    rebuilt = ckpt.build_policy(loaded)
+    assert not rebuilt.training
+    for a, b in zip(outputs(original, pe.Rules()), outputs(rebuilt, pe.Rules())):
+        assert torch.equal(a, b)
+
+
+class FailingSave(RuntimeError):
+    pass
+
+
+def test_a_failed_save_leaves_the_previous_file_intact_and_no_temporary_file(good, monkeypatch):
+    before = good.read_bytes()
+
+    def crash_midway(obj, file, *args, **kwargs):
+        file.write(b"PK\x03\x04 half of a checkpoint")
+        raise FailingSave("disk full")
+
+    monkeypatch.setattr(torch, "save", crash_midway)
+    with pytest.raises(FailingSave):
+        ckpt.save_checkpoint(good, tiny_payload(seed=1))
+    with pytest.raises(FailingSave):
+        ckpt.save_checkpoint(good.parent / "new.pt", tiny_payload(seed=1))
+    assert good.read_bytes() == before
+    assert sorted(p.name for p in good.parent.iterdir()) == ["good.pt"]  # no partial new.pt, no temporary files
+    monkeypatch.undo()
+    ckpt.save_checkpoint(good, tiny_payload(seed=1))
+    assert good.read_bytes() != before and sorted(p.name for p in good.parent.iterdir()) == ["good.pt"]
+
+
+class Evil:
+    """Unpickling this touches ``marker``: what a malicious checkpoint would do."""
+
+    def __init__(self, marker: pathlib.Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (pathlib.Path.touch, (self.marker,))
+
+
+@pytest.mark.parametrize("writer", ["torch.save", "pickle.dump"])
+@pytest.mark.parametrize("suffix", [".pt", ".bin"])
+def test_a_checkpoint_carrying_code_is_refused_and_the_code_never_runs(tmp_path, writer, suffix):
+    marker = tmp_path / "MARKER"
+    path = tmp_path / f"evil{suffix}"
+    payload = {**tiny_payload(), "format": ckpt.CHECKPOINT_FORMAT, "version": 1, "model": Evil(marker)}
+    if writer == "torch.save":
+        torch.save(payload, path)
+    else:
+        with open(path, "wb") as file:
+            pickle.dump(payload, file)
+    with pytest.raises(CheckpointError, match="refused.*a checkpoint is data, never code") as err:
+        ckpt.load_checkpoint(path)
+    assert str(path) in str(err.value)
+    with pytest.raises(CheckpointError, match="never code"):
+        agents.make(str(path))  # the checkpoint loader claims it (suffix or pickle bytes) and refuses it
+    with pytest.raises(CheckpointError, match="never code"):
+        pe.gym_env(opponents=str(path))
+    assert not marker.exists()
+    if writer == "pickle.dump":  # the payload is real: an unsafe loader would have run it
+        with open(path, "rb") as file:
+            pickle.load(file)
+        assert marker.exists()
+
+
+def resave(path: pathlib.Path, **changes) -> None:
+    data = torch.load(path, weights_only=True)
+    data.update(changes)
+    for key in [k for k, v in changes.items() if v is None]:
+        del data[key]
+    torch.save(data, path)
+
+
+def corrupt(kind: str, path: pathlib.Path) -> None:
+    if kind == "truncated":
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+    elif kind == "random bytes":
+        path.write_bytes(np.random.default_rng(0).integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "not a dict":
+        torch.save([1, 2, 3], path)
+    elif kind == "wrong format":
+        resave(path, format="someone-elses-checkpoint")
+    elif kind == "future version":
+        resave(path, version=ckpt.CHECKPOINT_VERSION + 1)
+    elif kind == "missing model":
+        resave(path, model=None)
+    elif kind == "missing file":
+        path.unlink()
+
+
+CORRUPTIONS = {
+    "truncated": "corrupt, truncated or not a torch file",
+    "random bytes": "corrupt, not a torch file",
+    "empty": "corrupt, truncated or not a torch file",
+    "not a dict": "top level is a list, expected a dict",
+    "wrong format": "not a president-env checkpoint .format 'someone-elses-checkpoint'",
+    "future version": "unsupported version 2 .*newer president-env",
+    "missing model": r"missing required key\(s\) model",
+    "missing file": "no such file",
+}
+
+
+@pytest.mark.parametrize("kind", CORRUPTIONS)
+def test_every_broken_checkpoint_is_a_checkpoint_error_naming_the_file_and_the_reason(good, kind):
+    corrupt(kind, good)
+    with pytest.raises(CheckpointError, match=CORRUPTIONS[kind]) as err:
+        ckpt.load_checkpoint(good)
+    assert str(good) in str(err.value)
+    if good.exists():  # a .pt file is ours: make() explains it instead of "no checkpoint loader accepts"
+        with pytest.raises(CheckpointError, match=CORRUPTIONS[kind]):
+            agents.make(str(good))
+
+
+def test_a_model_that_does_not_fit_its_network_spec_is_a_checkpoint_error(good):
+    data = ckpt.load_checkpoint(good)
+    wider = {**data, "network": {**data["network"], "hidden": [64]}}
+    with pytest.raises(CheckpointError, match="does not fit its network spec.*size mismatch"):
+        ckpt.build_policy(wider)
+    incomplete = {**data, "model": {k: v for k, v in data["model"].items() if not k.startswith("value_head")}}
+    with pytest.raises(CheckpointError, match="Missing key.*value_head"):
+        ckpt.build_policy(incomplete)
+    with pytest.raises(CheckpointError, match="network spec .* is invalid: activation must be one of"):
+        ckpt.build_policy({**data, "network": {**data["network"], "activation": "swish"}})
+    with pytest.raises(CheckpointError, match="network spec .* is invalid"):
+        ckpt.build_policy({**data, "network": {"obs_dim": 3}})
+    with pytest.raises(CheckpointError, match="rules are invalid: n_players"):
+        ckpt.checkpoint_rules({**data, "rules": {**data["rules"], "n_players": 11}})
+    resave(good, network=wider["network"])
+    with pytest.raises(CheckpointError, match=f"{good}.*does not fit"):
+        agents.make(str(good))
+
+
+def test_save_refuses_a_payload_missing_required_keys(tmp_path):
+    with pytest.raises(CheckpointError, match="lacks required key.*network"):
+        ckpt.save_checkpoint(tmp_path / "x.pt", {"rules": {}, "model": {}})
+    assert not any(tmp_path.iterdir())
+
+
+def test_save_refuses_a_payload_the_safe_loader_would_refuse(good):
+    before = good.read_bytes()
+    with pytest.raises(CheckpointError, match=f"{good} not saved: it could not be loaded back: refused"):
+        ckpt.save_checkpoint(good, {**tiny_payload(), "rules": pe.Rules()})  # an object, not Rules.to_dict()
+    assert good.read_bytes() == before and sorted(p.name for p in good.parent.iterdir()) == ["good.pt"]
+
+
+def test_export_keeps_what_acting_needs_and_drops_optimizer_and_rng(good, tmp_path):
+    small = ckpt.export_policy(good, tmp_path / "ship" / "small.pt")
+    data = ckpt.load_checkpoint(small)
+    assert set(data) == {"format", "version", *ckpt.EXPORT_KEYS}
+    assert small.stat().st_size < good.stat().st_size
+    assert data["metrics"] == {"advantage_vs_heuristic-3": 0.25} and data["greedy"] is True
+    full = ckpt.build_policy(ckpt.load_checkpoint(good))
+    for a, b in zip(outputs(ckpt.build_policy(data), pe.Rules()), outputs(full, pe.Rules())):
+        assert torch.equal(a, b)
+
+
+def test_the_loader_leaves_files_of_other_formats_to_other_loaders(tmp_path):
+    text = tmp_path / "notes.ckpt"
+    text.write_text("not ours")
+    other_zip = tmp_path / "sb3_model.zip"
+    with zipfile.ZipFile(other_zip, "w") as archive:
+        archive.writestr("policy.pth", b"...")
+        archive.writestr("data", "{}")
+    for path in (text, other_zip):
+        assert agents._torch_checkpoint_loader(os.fspath(path), pe.Rules(), None) is None

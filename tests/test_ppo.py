@@ -1,0 +1,218 @@
+"""Masked PPO self-play (``training/ppo_selfplay.py``): masks, carried decisions, resume, the CLI."""
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from president_env import agents  # noqa: E402
+from president_env.agents.checkpoint import CheckpointError, load_checkpoint  # noqa: E402
+from president_env.agents.torch_policy import masked_logits  # noqa: E402
+from president_env.training.config import load_config  # noqa: E402
+from president_env.training.curves import read_metrics  # noqa: E402
+from president_env.training.ppo_selfplay import Trainer, main, sample  # noqa: E402
+
+TINY = [
+    "ppo.num_envs=32",
+    "ppo.num_steps=8",
+    "ppo.num_minibatches=2",
+    "network.hidden=[32]",
+    "budget.total_steps=2048",
+    "budget.eval_every=0",
+    "budget.checkpoint_every=0",
+    "opponents.snapshot_every=1",
+    "opponents.pool_size=2",
+]
+
+
+def tiny_trainer(tmp_path, *extra):
+    return Trainer(load_config(None, TINY + [f"out_dir={tmp_path}", *extra]), progress=False)
+
+
+def test_sampling_never_draws_an_illegal_action():
+    generator = torch.Generator().manual_seed(0)
+    masks = torch.rand(4096, 66, generator=generator) < 0.05
+    masks[:, 0] |= ~masks.any(1)
+    logits = masked_logits(torch.randn(4096, 66, generator=generator) * 30, masks)
+    for _ in range(20):
+        actions = sample(logits, generator)
+        assert masks[torch.arange(4096), actions].all()
+
+
+def test_illegal_actions_have_zero_probability_and_no_gradient():
+    logits = torch.randn(8, 66, requires_grad=True)
+    mask = torch.rand(8, 66) < 0.3
+    mask[:, 0] = True
+    masked = masked_logits(logits, mask)
+    log_p = torch.log_softmax(masked, -1)
+    assert (log_p.exp()[~mask] == 0).all()
+    entropy = -(log_p.exp() * log_p).sum(-1)
+    assert torch.isfinite(entropy).all()
+    actions = torch.multinomial(log_p.exp(), 1)
+    (log_p.gather(1, actions).sum() - entropy.sum()).backward()
+    assert (logits.grad[~mask] == 0).all()
+    assert logits.grad[mask].abs().sum() > 0
+
+
+def test_rollout_stores_legal_actions_only_for_the_learner_and_every_decision_is_trained_once(tmp_path):
+    trainer = tiny_trainer(
+        tmp_path, "opponents.self_play=0.5", "opponents.snapshots=0.25", "opponents.baselines={heuristic-3: 0.25}"
+    )
+    learner_decisions = trained = 0
+    for _ in range(6):
+        rollout = trainer.collect()
+        for mask, action in zip(rollout.mask, rollout.action):
+            assert mask[np.arange(len(action)), action].all()
+        assert sum(len(a) for a in rollout.action) == rollout.learner.sum()
+        batch, _ = trainer.batch_from(rollout)
+        assert batch["mask"][torch.arange(len(batch["action"])), batch["action"]].all()
+        learner_decisions += int(rollout.learner.sum())
+        trained += len(batch["action"])
+    # nothing lost or counted twice: what was not trained yet is carried
+    assert trained + trainer.pending.valid.sum() == learner_decisions
+    # an opponent's players never hold the learner's carried decisions
+    owner = trainer.pool.owner
+    assert not (trainer.pending.valid & (owner != 0)).any()
+
+
+def test_carried_decisions_give_the_same_td0_advantages_as_one_long_rollout(tmp_path):
+    """With lambda = 0 an advantage depends on the next decision only, so cutting the rollout changes nothing."""
+    extra = [
+        "ppo.gae_lambda=0",
+        "ppo.gamma=0.97",
+        "opponents.self_play=0.5",
+        "opponents.snapshots=0",
+        "opponents.baselines={heuristic-2: 0.5}",
+    ]
+    long = tiny_trainer(tmp_path / "a", "ppo.num_steps=24", *extra)
+    short = tiny_trainer(tmp_path / "b", "ppo.num_steps=6", *extra)
+    batch_long, _ = long.batch_from(long.collect())
+    parts = [short.batch_from(short.collect())[0] for _ in range(4)]
+
+    def keyed(batches):
+        rows = {}
+        for b in batches:
+            for obs, adv, ret in zip(b["obs"].numpy(), b["advantage"].numpy(), b["return"].numpy()):
+                rows.setdefault(obs.tobytes(), []).append((round(float(adv), 5), round(float(ret), 5)))
+        return {k: sorted(v) for k, v in rows.items()}
+
+    a, b = keyed([batch_long]), keyed(parts)
+    common = set(a) & set(b)
+    assert len(common) > 100
+    assert all(a[k] == b[k] for k in common)
+
+
+def test_resume_reproduces_the_next_update_exactly(tmp_path):
+    trainer = tiny_trainer(tmp_path, "opponents.baselines={heuristic-3: 0.2, random: 0.1}")
+    for _ in range(3):
+        trainer.train_step()
+    path = trainer.save(tmp_path / "checkpoint.pt")
+    trainer.train_step()
+    resumed = Trainer.resume(path, progress=False)
+    resumed.train_step()
+    for a, b in zip(trainer.net.state_dict().values(), resumed.net.state_dict().values()):
+        assert torch.equal(a, b)
+    assert np.array_equal(trainer.game.state.hands, resumed.game.state.hands)
+    assert np.array_equal(trainer.pool.owner, resumed.pool.owner)
+    assert trainer.global_step == resumed.global_step and trainer.update == resumed.update
+
+
+def test_resume_rejects_exported_policies_and_changed_runs(tmp_path):
+    trainer = tiny_trainer(tmp_path)
+    trainer.train()
+    with pytest.raises(CheckpointError, match="not a full training checkpoint"):
+        Trainer.resume(tmp_path / "policy.pt")
+    with pytest.raises(ValueError, match="budget"):
+        Trainer.resume(tmp_path / "checkpoint.pt", overrides=["ppo.learning_rate=0.1"])
+    (tmp_path / "broken.pt").write_bytes((tmp_path / "checkpoint.pt").read_bytes()[:1000])
+    with pytest.raises(CheckpointError):
+        Trainer.resume(tmp_path / "broken.pt")
+
+
+def test_president_train_smoke_run_writes_a_loadable_agent(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["--out-dir", str(out), "--no-progress"] + [x for item in TINY for x in ("--set", item)]
+    assert main(args + ["--set", "budget.eval_every=2", "--set", "budget.eval_deals=2"]) == 0
+    for name in ("config.yaml", "rules.yaml", "metrics.jsonl", "checkpoint.pt", "policy.pt", "learning_curve.png"):
+        assert (out / name).is_file(), name
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert records[-1]["global_step"] >= 2048
+    assert any("eval/advantage" in r for r in records)
+    assert list((out / "tb").iterdir())  # TensorBoard events
+    assert (out / "policy.pt").stat().st_size < (out / "checkpoint.pt").stat().st_size
+    assert "optimizer" not in load_checkpoint(out / "policy.pt")
+    agent = agents.make(str(out / "policy.pt"), "standard", seed=0)
+    game = __import__("president_env").VecGame("standard", batch_size=16, seed=0)
+    actions = agent.act_batch(game.observe(), game.legal_mask())
+    assert game.legal_mask()[np.arange(16), actions].all()
+    # resume continues the step budget
+    assert main(["--resume", str(out / "checkpoint.pt"), "--no-progress", "--set", "budget.total_steps=3072"]) == 0
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert records[-1]["global_step"] >= 3072
+    curve = read_metrics(out)  # one record per update, in order
+    assert [r["update"] for r in curve] == list(range(1, len(curve) + 1))
+
+
+def test_president_train_reports_bad_configs(tmp_path, capsys):
+    assert main(["--set", "ppo.lerning_rate=1", "--out-dir", str(tmp_path)]) == 2
+    assert "lerning_rate" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "--set",
+                "opponents.baselines={nobody: 0.5}",
+                "--set",
+                "opponents.self_play=0.3",
+                "--out-dir",
+                str(tmp_path),
+            ]
+        )
+        == 2
+    )
+    assert "nobody" in capsys.readouterr().err
+    assert main(["--config", str(tmp_path / "missing.yaml")]) == 2
+
+
+@pytest.mark.slow
+def test_a_short_run_beats_random(tmp_path):
+    from president_env.training.evaluate import evaluate
+
+    config = load_config(
+        None,
+        [
+            f"out_dir={tmp_path}",
+            "ppo.num_envs=512",
+            "ppo.num_steps=32",
+            "network.hidden=[128, 128]",
+            "budget.total_steps=1000000",
+            "budget.eval_every=0",
+            "opponents.baselines={random: 0.3}",
+        ],
+    )
+    trainer = Trainer(config, progress=False)
+    before = evaluate([trainer.agent(), "random"] + ["random"] * 2, n_deals=100, seed=5, progress=False)
+    trainer.train()
+    after = evaluate([trainer.agent(), "random"] + ["random"] * 2, n_deals=100, seed=5, progress=False)
+    b, a = before.summary["learner"], after.summary["learner"]
+    assert a["advantage"] - a["advantage_ci"] > 0.5
+    assert a["advantage"] > b["advantage"] + 0.5
+
+
+def test_exchange_decisions_are_learned_like_any_other(tmp_path):
+    """Under rules with an exchange (family: roles drawn before the first manche, or later manches), the
+    learner's give-back decisions are in the training batch."""
+    import president_env as pe
+    from president_env.observation import layout
+
+    rules_path = tmp_path / "three_manches.yaml"
+    pe.load_preset("standard").replace(manches=3).to_yaml(rules_path)
+    for rules, steps in (("family", 16), (str(rules_path), 160)):  # a manche lasts about 50 decisions
+        trainer = tiny_trainer(tmp_path / "run", f"rules={rules}", f"ppo.num_steps={steps}")
+        phase = layout(trainer.rules)["phase"]
+        batch, _ = trainer.batch_from(trainer.collect())
+        exchange = batch["obs"][:, phase.start] == 1
+        assert exchange.any(), rules
+        gives = {pe.decode(trainer.rules, int(a))[0] for a in batch["action"][exchange]}
+        assert gives == {"give"}

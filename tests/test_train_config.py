@@ -1,0 +1,71 @@
+"""Training configs (``training/config.py``): typed, strict, overridable, round-tripping."""
+
+from pathlib import Path
+
+import pytest
+
+from president_env.training.config import TrainConfig, load_config
+
+CONFIGS = sorted((Path(__file__).resolve().parent.parent / "configs" / "train").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_shipped_configs_load_and_round_trip(path, tmp_path):
+    config = load_config(path)
+    assert isinstance(config, TrainConfig)
+    saved = config.save(tmp_path / "config.yaml")
+    assert load_config(saved) == config
+
+
+def test_defaults_are_valid_and_overrides_are_typed():
+    config = load_config(None, ["ppo.learning_rate=3e-4", "network.hidden=[64, 64]", "budget.time_limit_min=null"])
+    assert config.ppo.learning_rate == 3e-4 and config.network.hidden == [64, 64]
+    assert config.budget.time_limit_min is None
+    assert load_config(None, ["ppo.gamma=1"]).ppo.gamma == 1.0  # an int where a float is expected
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("ppo.lerning_rate=0.1", "unknown key 'ppo.lerning_rate'"),
+        ("optimizer.lr=0.1", "unknown key 'optimizer'"),
+        ("ppo.num_envs=many", "ppo.num_envs must be an integer"),
+        ("ppo.num_envs=true", "ppo.num_envs must be an integer"),
+        ("ppo.anneal_lr=1", "ppo.anneal_lr must be true or false"),
+        ("network.hidden=64", "network.hidden must be a list"),
+        ("ppo.num_envs=0", "ppo.num_envs must be >= 1"),
+        ("ppo.gae_lambda=1.5", "ppo.gae_lambda must be in"),
+        ("opponents.self_play=0.9", "must sum to 1"),
+        ("opponents.baselines={heuristic-3: -1}", "opponents.baselines.heuristic-3 must be >= 0"),
+        ("rules=no_such_preset", "neither a preset"),
+        ("ppo=3", "ppo must be a mapping"),
+        ("ppo.learning_rate", "section.field=value"),
+        ("ppo.num_envs.x=1", "ppo.num_envs must be an integer"),
+    ],
+)
+def test_bad_values_are_errors_naming_the_key(override, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        load_config(None, [override])
+
+
+def test_bad_files_are_errors(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        load_config(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ppo: [unclosed\n")
+    with pytest.raises(ValueError, match="not valid YAML"):
+        load_config(bad)
+    bad.write_text("- a list\n")
+    with pytest.raises(ValueError, match="must hold a mapping"):
+        load_config(bad)
+    bad.write_text("!!python/object/apply:os.system ['true']\n")  # safe_load refuses tags that build objects
+    with pytest.raises(ValueError, match="not valid YAML"):
+        load_config(bad)
+
+
+def test_rules_may_be_a_yaml_file(tmp_path):
+    import president_env as pe
+
+    path = tmp_path / "five.yaml"
+    pe.Rules(n_players=5).to_yaml(path)
+    assert load_config(None, [f"rules={path}"]).resolve_rules() == pe.Rules(n_players=5)

@@ -1,0 +1,108 @@
+"""Training throughput: ``python -m president_env.training.bench_train [--config F] [--updates N]``.
+
+Measured in one run, on the config's table (default ``configs/train/standard_4p.yaml``):
+
+- **engine**: ``VecGame`` mask + observation + step with random legal actions, at the config's
+  ``num_envs`` (the ceiling: what the game alone costs);
+- **rollout**: the trainer's rollouts (network forward for the learner's rows, opponents' moves,
+  storage), no update;
+- **training**: whole PPO updates, rollout + GAE + the optimisation epochs, the figure the
+  training throughput target is about.
+
+An env step is one decision of one game at any seat. Each figure is the best of ``--repeat``
+measurements of ``--updates`` updates after one warm-up update; the ratios are to the engine in
+the same run. Peak resident memory is the process's (``ru_maxrss``). Run it alone: on a shared
+2-core machine any other load only ever slows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from president_env.engine import sample_legal
+from president_env.vector_env import VecGame
+
+from .config import load_config
+from .ppo_selfplay import Trainer
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "train" / "standard_4p.yaml"
+
+
+def bench_engine(trainer: Trainer, steps: int) -> float:
+    game = VecGame(trainer.rules, batch_size=trainer.config.ppo.num_envs, seed=0)
+    rng = np.random.default_rng(0)
+    start = time.perf_counter()
+    for _ in range(steps):
+        mask = game.legal_mask()
+        game.observe()
+        game.step(sample_legal(mask, rng))
+    return steps * game.batch_size / (time.perf_counter() - start)
+
+
+def bench_rollout(trainer: Trainer, updates: int) -> float:
+    start = time.perf_counter()
+    for _ in range(updates):
+        trainer.batch_from(trainer.collect())
+    elapsed = time.perf_counter() - start
+    return updates * trainer.config.ppo.num_envs * trainer.config.ppo.num_steps / elapsed
+
+
+def bench_training(trainer: Trainer, updates: int) -> float:
+    start = time.perf_counter()
+    for _ in range(updates):
+        trainer.train_step()
+    elapsed = time.perf_counter() - start
+    return updates * trainer.config.ppo.num_envs * trainer.config.ppo.num_steps / elapsed
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", default=str(DEFAULT_CONFIG))
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--updates", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--json", default="bench_train.json")
+    args = parser.parse_args(argv)
+    config = load_config(args.config, args.set)
+    trainer = Trainer(config, progress=False)
+    trainer.train_step()  # warm-up: allocations, first snapshot, lazy imports
+    steps = args.updates * config.ppo.num_steps
+    engine = max(bench_engine(trainer, steps) for _ in range(args.repeat))
+    rollout = max(bench_rollout(trainer, args.updates) for _ in range(args.repeat))
+    training = max(bench_training(trainer, args.updates) for _ in range(args.repeat))
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result = {
+        "config": str(args.config),
+        "overrides": args.set,
+        "num_envs": config.ppo.num_envs,
+        "num_steps": config.ppo.num_steps,
+        "hidden": config.network.hidden,
+        "torch_threads": torch.get_num_threads(),
+        "engine_steps_per_s": engine,
+        "rollout_steps_per_s": rollout,
+        "training_steps_per_s": training,
+        "peak_rss_mb": peak_mb,
+    }
+    per_update = f"{config.ppo.num_envs} games x {config.ppo.num_steps} steps per update"
+    print(f"training throughput, {config.rules} rules, {per_update}")
+    print("| what | env steps/s | x engine |\n|---|---:|---:|")
+    for label, value in (
+        ("engine (mask + obs + step)", engine),
+        ("rollout (+ network, opponents)", rollout),
+        ("training (+ PPO update)", training),
+    ):
+        print(f"| {label} | {value:,.0f} | {value / engine:.2f} |")
+    print(f"peak resident memory: {peak_mb:,.0f} MB; torch threads: {torch.get_num_threads()}")
+    Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    main()

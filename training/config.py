@@ -1,0 +1,256 @@
+"""The training configuration: typed dataclasses loaded from YAML, with command-line overrides.
+
+    config = load_config("configs/train/standard_4p.yaml", overrides=["ppo.learning_rate=3e-4"])
+    config.ppo.num_envs          # typed fields, defaults below
+    config.save("runs/x/config.yaml")
+
+A file sets any subset of the fields; unknown keys and values of the wrong type are errors that
+name the key and what was allowed (a typo must never be silently ignored). Overrides are
+``section.field=value`` strings whose value is parsed as YAML (``ppo.update_epochs=4``,
+``opponents.baselines={heuristic-3: 1.0}``). YAML is read with ``safe_load`` only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from president_env.presets import PRESETS, preset_path
+from president_env.rules import Rules
+
+
+@dataclass
+class PPOConfig:
+    """Masked PPO (CleanRL's ``ppo.py`` defaults where they fit)."""
+
+    num_envs: int = 2048  # games played at once (``VecGame`` slots); every seat acts in one batch
+    num_steps: int = 32  # decisions per slot in one rollout (all seats together)
+    learning_rate: float = 1e-3  # Adam step size
+    anneal_lr: bool = True  # decay the step size linearly to 0 over the budget
+    gamma: float = 1.0  # discount per decision of the same seat
+    gae_lambda: float = 0.95  # GAE lambda along each seat's own chain of decisions
+    num_minibatches: int = 4  # minibatches per epoch
+    update_epochs: int = 2  # passes over each rollout
+    norm_adv: bool = True  # normalise advantages per minibatch
+    clip_coef: float = 0.2  # PPO ratio clip
+    clip_vloss: bool = False  # clip the value loss as well
+    ent_coef: float = 0.01  # entropy bonus
+    vf_coef: float = 0.5  # value-loss weight
+    max_grad_norm: float = 0.5  # gradient clipping
+    target_kl: float | None = None  # stop an update's epochs early past this approximate KL
+
+
+@dataclass
+class NetworkConfig:
+    """The policy-value network (:class:`president_env.agents.torch_policy.PolicyNet`)."""
+
+    hidden: list[int] = field(default_factory=lambda: [256, 256])  # trunk widths
+    activation: str = "relu"  # relu | tanh
+
+
+@dataclass
+class OpponentConfig:
+    """Who sits at the learner's table; drawn per game, the probabilities sum to 1.
+
+    A game is pure self-play (the learner in every seat) with probability ``self_play``; otherwise
+    the learner takes one random seat and one opponent takes all the others: a past snapshot of the
+    learner (probability ``snapshots``) or a baseline (``baselines``: name -> probability).
+    """
+
+    self_play: float = 0.5
+    snapshots: float = 0.2
+    baselines: dict[str, float] = field(
+        default_factory=lambda: {"heuristic-3": 0.2, "heuristic-2": 0.05, "random": 0.05}
+    )
+    snapshot_every: int = 10  # updates between two snapshots joining the pool
+    pool_size: int = 8  # newest snapshots kept
+
+
+@dataclass
+class BudgetConfig:
+    """How long to train and how often to look."""
+
+    total_steps: int = 50_000_000  # env steps: decisions at every seat, learner and opponents
+    time_limit_min: float | None = None  # stop earlier after this many minutes (a checkpoint is written)
+    eval_every: int = 25  # updates between evaluations against ``eval_opponent`` (0: never)
+    eval_deals: int = 100  # duplicate deal groups per evaluation (x players rotations)
+    eval_opponent: str = "heuristic-3"
+    checkpoint_every: int = 25  # updates between checkpoints (0: only at the end)
+
+
+@dataclass
+class TrainConfig:
+    """A whole run: rules, algorithm, network, opponents and budget."""
+
+    rules: str = "standard"  # a preset name or a rules YAML path
+    seed: int = 1  # root seed: games, sampling, network initialisation, opponents
+    out_dir: str = "runs/ppo"  # checkpoints, config.yaml, metrics.jsonl, TensorBoard events
+    threads: int = 0  # torch CPU threads (0: torch's default)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    opponents: OpponentConfig = field(default_factory=OpponentConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+
+    def resolve_rules(self) -> Rules:
+        """The ``Rules`` named by ``rules`` (a preset name or a YAML file)."""
+        if self.rules in PRESETS:
+            return Rules.from_yaml(preset_path(self.rules))
+        path = Path(self.rules)
+        if not path.is_file():
+            raise ValueError(f"rules: {self.rules!r} is neither a preset ({', '.join(PRESETS)}) nor a YAML file")
+        return Rules.from_yaml(path)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the resolved config as YAML (loadable with :func:`load_config`)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+        return path
+
+
+def validate(config: TrainConfig) -> TrainConfig:
+    """Check values beyond their types; raises ``ValueError`` naming the field."""
+    p, o, b = config.ppo, config.opponents, config.budget
+    positive = {
+        "ppo.num_envs": p.num_envs,
+        "ppo.num_steps": p.num_steps,
+        "ppo.num_minibatches": p.num_minibatches,
+        "ppo.update_epochs": p.update_epochs,
+        "opponents.snapshot_every": o.snapshot_every,
+        "opponents.pool_size": o.pool_size,
+        "budget.total_steps": b.total_steps,
+        "budget.eval_deals": b.eval_deals,
+    }
+    for name, value in positive.items():
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+    for name, value in {"budget.eval_every": b.eval_every, "budget.checkpoint_every": b.checkpoint_every}.items():
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
+    if not 0.0 < p.learning_rate:
+        raise ValueError(f"ppo.learning_rate must be > 0, got {p.learning_rate}")
+    for name in ("gamma", "gae_lambda"):
+        if not 0.0 <= getattr(p, name) <= 1.0:
+            raise ValueError(f"ppo.{name} must be in [0, 1], got {getattr(p, name)}")
+    if b.time_limit_min is not None and b.time_limit_min <= 0:
+        raise ValueError(f"budget.time_limit_min must be > 0 or null, got {b.time_limit_min}")
+    weights = {
+        "self_play": o.self_play,
+        "snapshots": o.snapshots,
+        **{f"baselines.{k}": v for k, v in o.baselines.items()},
+    }
+    for name, value in weights.items():
+        if value < 0:
+            raise ValueError(f"opponents.{name} must be >= 0, got {value}")
+    total = sum(weights.values())
+    if abs(total - 1.0) > 1e-6:
+        raise ValueError(f"opponents: self_play + snapshots + baselines must sum to 1, got {total:g} ({weights})")
+    config.resolve_rules()
+    return config
+
+
+def from_dict(data: dict[str, Any] | None) -> TrainConfig:
+    """A validated ``TrainConfig`` from a nested mapping; unknown keys and wrong types raise ``ValueError``."""
+    return validate(_build(TrainConfig, data or {}, ""))
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
+    """Load a YAML config (or the defaults when ``path`` is None) and apply ``section.field=value`` overrides."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"config file {str(path)!r} does not exist")
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as err:
+            raise ValueError(f"config file {str(path)!r} is not valid YAML: {err}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"config file {str(path)!r} must hold a mapping, got {type(data).__name__}")
+    for item in overrides:
+        apply_override(data, item)
+    return from_dict(data)
+
+
+def apply_override(data: dict[str, Any], item: str) -> None:
+    """Set ``data[section][field]`` from ``"section.field=value"`` (value parsed as YAML)."""
+    key, sep, text = item.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"override {item!r} must look like section.field=value (e.g. ppo.learning_rate=3e-4)")
+    try:
+        value = yaml.safe_load(text) if text.strip() else None
+    except yaml.YAMLError as err:
+        raise ValueError(f"override {item!r}: value is not valid YAML: {err}") from None
+    parts = key.strip().split(".")
+    node = data
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ValueError(f"override {item!r}: {part!r} is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def _build(cls: type, data: Any, prefix: str) -> Any:
+    where = prefix.rstrip(".") or "config"
+    if not isinstance(data, dict):
+        raise ValueError(f"{where} must be a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ValueError(f"unknown key {prefix + unknown[0]!r} in {where}; allowed: {', '.join(fields)}")
+    values = {}
+    for name, value in data.items():
+        values[name] = _coerce(hints[name], value, f"{prefix}{name}")
+    return cls(**values)
+
+
+def _coerce(hint: Any, value: Any, name: str) -> Any:
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value, f"{name}.")
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _coerce(inner, value, name)
+    if origin is list:
+        if not isinstance(value, list):
+            raise ValueError(f"{name} must be a list, got {value!r}")
+        return [_coerce(args[0], v, f"{name}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ValueError(f"{name} must be a mapping, got {value!r}")
+        return {_coerce(args[0], k, f"{name} key"): _coerce(args[1], v, f"{name}.{k}") for k, v in value.items()}
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be true or false, got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        return value
+    if hint is float:
+        if isinstance(value, str):  # YAML 1.1 reads "3e-4" (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ValueError(f"{name} must be a string, got {value!r}")
+        return value
+    raise TypeError(f"unsupported config type {hint!r} for {name}")
