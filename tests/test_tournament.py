@@ -288,3 +288,23 @@ def test_ladder_steps_parse_and_default_to_the_whole_ladder():
         ladder.parse_steps("random")
     with pytest.raises(ValueError, match="unknown agent"):
         ladder.parse_steps("random:nobody")
+
+
+def test_president_eval_against_plays_one_agent_against_copies_of_each_opponent(tmp_path, capsys):
+    from president_env.training.evaluate import evaluate_against
+    from president_env.training.evaluate import main as eval_main
+
+    out = tmp_path / "versus"
+    args = ["--agents", "heuristic-3", "--against", "heuristic-2,random", "--deals", "3", "--chunk-deals", "3"]
+    assert eval_main(args + ["--out", str(out), "--no-progress"]) == 0
+    table = capsys.readouterr().out
+    assert "heuristic-3 against 3 copies of each opponent" in table
+    assert "| heuristic-2 |" in table and "| random |" in table
+    for name in ("versus.json", "versus.md", "versus.png", "random/results.json", "heuristic-2/results.md"):
+        assert (out / name).is_file(), name
+    # the same tournaments as evaluate() with the lineup written out
+    results = evaluate_against("heuristic-3", ["random"], "standard", n_deals=3, chunk_deals=3, progress=False)
+    direct = evaluate(["heuristic-3", "random", "random", "random"], "standard", n_deals=3, chunk_deals=3, progress=False)
+    assert results["random"].summary == direct.summary
+    with pytest.raises(SystemExit):
+        eval_main(["--agents", "heuristic-3,random", "--against", "random", "--out", str(out)])

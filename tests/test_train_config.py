@@ -69,3 +69,9 @@ def test_rules_may_be_a_yaml_file(tmp_path):
     path = tmp_path / "five.yaml"
     pe.Rules(n_players=5).to_yaml(path)
     assert load_config(None, [f"rules={path}"]).resolve_rules() == pe.Rules(n_players=5)
+
+
+def test_shipped_configs_load_by_name():
+    assert load_config("quick") == load_config(Path(__file__).resolve().parent.parent / "configs/train/quick.yaml")
+    with pytest.raises(ValueError, match="shipped configs by name: quick, standard_4p"):
+        load_config("no_such_config")

@@ -24,6 +24,9 @@ import yaml
 from president_env.presets import PRESETS, preset_path
 from president_env.rules import Rules
 
+TRAIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
+"""The shipped training configs (``configs/train/*.yaml``; installed as ``president_env/configs/train``)."""
+
 
 @dataclass
 class PPOConfig:
@@ -164,12 +167,18 @@ def from_dict(data: dict[str, Any] | None) -> TrainConfig:
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
-    """Load a YAML config (or the defaults when ``path`` is None) and apply ``section.field=value`` overrides."""
+    """Load a YAML config (or the defaults when ``path`` is None) and apply ``section.field=value`` overrides.
+
+    ``path`` may also name a shipped config (``"quick"``, ``"standard_4p"``).
+    """
     data: dict[str, Any] = {}
     if path is not None:
         path = Path(path)
+        if not path.is_file() and (TRAIN_CONFIGS / f"{path}.yaml").is_file():
+            path = TRAIN_CONFIGS / f"{path}.yaml"  # a shipped config by name: "quick", "standard_4p"
         if not path.is_file():
-            raise ValueError(f"config file {str(path)!r} does not exist")
+            shipped = ", ".join(sorted(p.stem for p in TRAIN_CONFIGS.glob("*.yaml")))
+            raise ValueError(f"config file {str(path)!r} does not exist (shipped configs by name: {shipped})")
         try:
             data = yaml.safe_load(path.read_text()) or {}
         except yaml.YAMLError as err:

@@ -752,9 +752,78 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--chunk-deals", type=int, default=DEFAULT_CHUNK_DEALS, help="deal groups per batch (default: %(default)s)"
     )
+    parser.add_argument(
+        "--against",
+        help="comma-separated opponents: one tournament per opponent, the single agent of --agents against "
+        "n_players - 1 copies of it (writes versus.json|md|png and one folder per opponent)",
+    )
     parser.add_argument("--out", default="results/eval", help="output folder (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
+
+
+def evaluate_against(
+    agent: Any, opponents: Sequence[Any], rules: Rules | str | os.PathLike | None = None, **kwargs: Any
+) -> dict[str, TournamentResult]:
+    """One ``agent`` against ``n_players - 1`` copies of each opponent: one tournament per opponent.
+
+    Every tournament uses the same deals (same ``seed``); ``kwargs`` are :func:`evaluate`'s. Returns
+    ``{opponent name: TournamentResult}``; the agent is the first entry of each result's ``agents``.
+    """
+    rules = load_rules(rules)
+    return {
+        agent_name(opponent): evaluate([agent] + [opponent] * (rules.n_players - 1), rules, **kwargs)
+        for opponent in opponents
+    }
+
+
+def versus_markdown(results: dict[str, TournamentResult]) -> str:
+    """The table of :func:`evaluate_against`: one row per opponent, the agent's statistics against it."""
+    first = next(iter(results.values()))
+    agent = next(iter(first.agents))
+    players, cfg = len(first.config["lineup"]), first.config
+    caption = (
+        f"{agent} against {players - 1} copies of each opponent; {cfg['n_deals']} duplicate deal groups × "
+        f"{players} seat rotations, seed {cfg['seed']}; ± = 95 % CI over deal groups."
+    )
+    header = ["opponents", "advantage", "points/manche", "opponents' points", "mean position", "président %", "trou %"]
+    rows = []
+    for opponent, result in results.items():
+        own, other = result.agents[agent], result.agents.get(opponent)
+        rows.append(
+            [
+                opponent,
+                format_estimate(own.advantage, signed=True),
+                format_estimate(own.points),
+                format_estimate(other.points) if other is not None and opponent != agent else "",
+                format_estimate(own.position),
+                format_estimate(own.president, scale=100, digits=1),
+                format_estimate(own.trou, scale=100, digits=1),
+            ]
+        )
+    return caption + "\n\n" + markdown_table(header, rows)
+
+
+def write_versus(results: dict[str, TournamentResult], out: str | os.PathLike) -> Path:
+    """``versus.json``, ``versus.md``, ``versus.png`` in ``out``, and each tournament's files in ``out/<opponent>/``."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    agent = next(iter(next(iter(results.values())).agents))
+    dump_json({opponent: result.to_dict() for opponent, result in results.items()}, folder / "versus.json")
+    (folder / "versus.md").write_text(versus_markdown(results) + "\n", encoding="utf-8")
+    errorbar_png(
+        folder / "versus.png",
+        groups={"": (list(results), [r.agents[agent].advantage for r in results.values()])},
+        ylabel="advantage (points per manche)",
+        title=f"{agent} against each opponent (x{len(next(iter(results.values())).config['lineup']) - 1})",
+    )
+    for opponent, result in results.items():
+        write_outputs(result, folder / _safe_folder(opponent))
+    return folder
+
+
+def _safe_folder(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
 def write_outputs(result: TournamentResult, out: str | os.PathLike) -> Path:
@@ -772,16 +841,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     lineup = [name.strip() for name in args.agents.split(",") if name.strip()]
+    against = [name.strip() for name in (args.against or "").split(",") if name.strip()]
     try:
         rules = load_rules(args.rules)
         seat_lineup(lineup, rules.n_players)
         _check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
     except ValueError as err:
         parser.error(str(err))
+    if args.against is not None and (len(lineup) != 1 or not against):
+        parser.error("--against needs exactly one agent in --agents and at least one opponent")
     started = time.perf_counter()
-    result = evaluate(
-        lineup,
-        rules=rules,
+    options = dict(
         n_deals=args.deals,
         seed=args.seed,
         workers=args.workers,
@@ -789,8 +859,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         chunk_deals=args.chunk_deals,
         agent_seed=args.agent_seed,
     )
-    folder = write_outputs(result, args.out)
-    print(result.to_markdown())
+    if args.against is not None:
+        results = evaluate_against(lineup[0], against, rules, **options)
+        folder, table = write_versus(results, args.out), versus_markdown(results)
+    else:
+        result = evaluate(lineup, rules=rules, **options)
+        folder, table = write_outputs(result, args.out), result.to_markdown()
+    print(table)
     print(f"\n{time.perf_counter() - started:.1f} s; results in {folder}/", file=sys.stderr)
     return 0
 
