@@ -304,7 +304,9 @@ def test_president_eval_against_plays_one_agent_against_copies_of_each_opponent(
         assert (out / name).is_file(), name
     # the same tournaments as evaluate() with the lineup written out
     results = evaluate_against("heuristic-3", ["random"], "standard", n_deals=3, chunk_deals=3, progress=False)
-    direct = evaluate(["heuristic-3", "random", "random", "random"], "standard", n_deals=3, chunk_deals=3, progress=False)
+    direct = evaluate(
+        ["heuristic-3", "random", "random", "random"], "standard", n_deals=3, chunk_deals=3, progress=False
+    )
     assert results["random"].summary == direct.summary
     with pytest.raises(SystemExit):
         eval_main(["--agents", "heuristic-3,random", "--against", "random", "--out", str(out)])
