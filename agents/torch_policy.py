@@ -2,7 +2,7 @@
 
     net = PolicyNet(obs_dim, num_actions, hidden=(256, 256))
     logits, value = net(obs, mask)           # (B, A) float32 with illegal actions at the dtype's minimum; (B,)
-    dist = masked_categorical(logits)        # illegal actions have probability exactly 0
+    log_p = torch.log_softmax(logits, -1)    # illegal actions: probability exactly 0 (log_p finite)
     agent = TorchPolicyAgent.from_checkpoint("runs/ppo/last.pt", rules, seed=0)   # an agent (``act``, ``act_batch``)
 
 The network is an MLP trunk shared by a policy head (one logit per action) and a value head (the
@@ -99,14 +99,9 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
 
 
-def masked_categorical(logits: torch.Tensor) -> torch.distributions.Categorical:
-    """The categorical distribution of masked logits (``validate_args`` off: the masked minimum is finite)."""
-    return torch.distributions.Categorical(logits=logits, validate_args=False)
-
-
-def entropy(logits: torch.Tensor) -> torch.Tensor:
-    """``(B,)`` entropy of masked logits; illegal actions contribute exactly 0."""
-    log_p = torch.log_softmax(logits, dim=-1)
+def masked_entropy(log_p: torch.Tensor) -> torch.Tensor:
+    """``(B,)`` entropy from the ``log_softmax`` of masked logits; illegal actions contribute exactly 0
+    (their probability underflows to 0 and ``0 * finite`` is 0)."""
     return -(log_p.exp() * log_p).sum(-1)
 
 

@@ -13,7 +13,9 @@ and ``done`` describe the game that ended; ``last_positions`` and
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -118,6 +120,35 @@ class VecGame:
         rewards, done = engine.step(self.rules, self.state, actions, self.rng, mask=mask, reward_mode=self.reward_mode)
         self._mask = None
         return rewards, done
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the batch holds, to restore it exactly: ``{"state": {field: array copy}, "rng": dict}``."""
+        arrays = {f.name: getattr(self.state, f.name).copy() for f in dataclasses.fields(engine.GameState)}
+        return {"state": arrays, "rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`'s output (arrays may be anything ``np.asarray`` reads, e.g. tensors).
+
+        Every field must be present with this batch's shape; otherwise ``ValueError`` names the field and
+        the games are left as they were.
+        """
+        arrays = {}
+        for f in dataclasses.fields(engine.GameState):
+            current = getattr(self.state, f.name)
+            if f.name not in state.get("state", {}):
+                raise ValueError(f"game state lacks the field {f.name!r}")
+            value = np.asarray(state["state"][f.name])
+            if value.shape != current.shape:
+                raise ValueError(
+                    f"game state field {f.name!r} has shape {value.shape}, this batch needs {current.shape}"
+                )
+            arrays[f.name] = value
+        rng = np.random.default_rng()
+        rng.bit_generator.state = state["rng"]  # raises on a malformed generator state, before any change
+        for name, value in arrays.items():
+            getattr(self.state, name)[...] = value
+        self.rng = rng
+        self._mask = None
 
     def hands_by_player(self) -> np.ndarray:
         """``(B, P, R) int8`` every player's hand (hidden information: for tests and tools, not agents)."""

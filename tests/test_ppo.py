@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 
 from president_env import agents  # noqa: E402
 from president_env.agents.checkpoint import CheckpointError, load_checkpoint  # noqa: E402
-from president_env.agents.torch_policy import masked_logits  # noqa: E402
+from president_env.agents.torch_policy import masked_entropy, masked_logits  # noqa: E402
 from president_env.training.config import load_config  # noqa: E402
 from president_env.training.curves import read_metrics  # noqa: E402
 from president_env.training.ppo_selfplay import Trainer, main, sample  # noqa: E402
@@ -48,7 +48,7 @@ def test_illegal_actions_have_zero_probability_and_no_gradient():
     masked = masked_logits(logits, mask)
     log_p = torch.log_softmax(masked, -1)
     assert (log_p.exp()[~mask] == 0).all()
-    entropy = -(log_p.exp() * log_p).sum(-1)
+    entropy = masked_entropy(log_p)
     assert torch.isfinite(entropy).all()
     actions = torch.multinomial(log_p.exp(), 1)
     (log_p.gather(1, actions).sum() - entropy.sum()).backward()

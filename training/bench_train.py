@@ -3,7 +3,7 @@
 Measured in one run, on the config's table (default ``configs/train/standard_4p.yaml``):
 
 - **engine**: ``VecGame`` mask + observation + step with random legal actions, at the config's
-  ``num_envs`` (the ceiling: what the game alone costs);
+  ``num_envs`` (the ceiling: what the game alone costs; :func:`president_env.bench.bench_vec`);
 - **rollout**: the trainer's rollouts (network forward for the learner's rows, opponents' moves,
   storage), no update;
 - **training**: whole PPO updates, rollout + GAE + the optimisation epochs, the figure the
@@ -23,27 +23,14 @@ import resource
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
-from president_env.engine import sample_legal
-from president_env.vector_env import VecGame
+from president_env.bench import bench_vec
 
 from .config import load_config
 from .ppo_selfplay import Trainer
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "train" / "standard_4p.yaml"
-
-
-def bench_engine(trainer: Trainer, steps: int) -> float:
-    game = VecGame(trainer.rules, batch_size=trainer.config.ppo.num_envs, seed=0)
-    rng = np.random.default_rng(0)
-    start = time.perf_counter()
-    for _ in range(steps):
-        mask = game.legal_mask()
-        game.observe()
-        game.step(sample_legal(mask, rng))
-    return steps * game.batch_size / (time.perf_counter() - start)
 
 
 def bench_rollout(trainer: Trainer, updates: int) -> float:
@@ -68,13 +55,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--updates", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--engine-seconds", type=float, default=2.0, help="length of one engine measurement")
     parser.add_argument("--json", default="bench_train.json")
     args = parser.parse_args(argv)
     config = load_config(args.config, args.set)
     trainer = Trainer(config, progress=False)
     trainer.train_step()  # warm-up: allocations, first snapshot, lazy imports
-    steps = args.updates * config.ppo.num_steps
-    engine = max(bench_engine(trainer, steps) for _ in range(args.repeat))
+    engine = max(bench_vec(trainer.rules, config.ppo.num_envs, True, args.engine_seconds) for _ in range(args.repeat))
     rollout = max(bench_rollout(trainer, args.updates) for _ in range(args.repeat))
     training = max(bench_training(trainer, args.updates) for _ in range(args.repeat))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

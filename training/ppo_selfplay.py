@@ -52,13 +52,12 @@ import numpy as np
 import torch
 
 from president_env import agents
-from president_env.agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent
-from president_env.engine import GameState
+from president_env.agents.checkpoint import CheckpointError, export_policy, load_checkpoint, save_checkpoint
+from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent, masked_entropy
 from president_env.rules import Rules
 from president_env.vector_env import VecGame
 
-from .config import OpponentConfig, TrainConfig, from_dict, load_config
+from .config import OpponentConfig, TrainConfig, apply_override, from_dict, load_config
 
 LEARNER = 0  # policy id of the learner in ``OpponentPool.owner``
 
@@ -81,7 +80,6 @@ class OpponentPool:
         seeds = rng.bit_generator.seed_seq.spawn(len(self.baseline_names)) if self.baseline_names else []
         self.baselines = [agents.make(name, rules, seed=s) for name, s in zip(self.baseline_names, seeds)]
         self.snapshots: list[PolicyNet] = []
-        self.snapshot_updates: list[int] = []
         self.next_snapshot = 0  # ring position the next snapshot overwrites
         # categories: self-play, snapshot, baseline 0, baseline 1, ...
         weights = [config.self_play, config.snapshots] + [config.baselines[n] for n in self.baseline_names]
@@ -99,14 +97,12 @@ class OpponentPool:
         kinds["snapshot"] = list(range(self.first_snapshot_id, self.first_snapshot_id + self.config.pool_size))
         return kinds
 
-    def add_snapshot(self, net: PolicyNet, update: int) -> None:
+    def add_snapshot(self, net: PolicyNet) -> None:
         frozen = copy.deepcopy(net).eval().requires_grad_(False)
         if len(self.snapshots) < self.config.pool_size:
             self.snapshots.append(frozen)
-            self.snapshot_updates.append(update)
         else:
             self.snapshots[self.next_snapshot] = frozen
-            self.snapshot_updates[self.next_snapshot] = update
         self.next_snapshot = (self.next_snapshot + 1) % self.config.pool_size
 
     def draw(self, slots: np.ndarray) -> None:
@@ -144,7 +140,6 @@ class OpponentPool:
             "rng": self.rng.bit_generator.state,
             "baseline_rngs": [getattr(a, "rng", None) and a.rng.bit_generator.state for a in self.baselines],
             "snapshots": [net.state_dict() for net in self.snapshots],
-            "snapshot_updates": list(self.snapshot_updates),
             "next_snapshot": self.next_snapshot,
         }
 
@@ -159,7 +154,6 @@ class OpponentPool:
             net = copy.deepcopy(template).eval().requires_grad_(False)
             net.load_state_dict(weights)
             self.snapshots.append(net)
-        self.snapshot_updates = list(state["snapshot_updates"])
         self.next_snapshot = int(state["next_snapshot"])
 
 
@@ -324,10 +318,10 @@ class Rollout:
 class Trainer:
     """Everything a run holds; :meth:`train` runs it, :meth:`save` and :meth:`resume` make it resumable."""
 
-    def __init__(self, config: TrainConfig, progress: bool = True, log_dir: str | Path | None = None) -> None:
+    def __init__(self, config: TrainConfig, progress: bool = True) -> None:
         self.config = config
         self.rules = config.resolve_rules()
-        self.out_dir = Path(log_dir if log_dir is not None else config.out_dir)
+        self.out_dir = Path(config.out_dir)
         self.progress = progress
         for name in config.opponents.baselines:
             if name not in agents.names():
@@ -348,7 +342,7 @@ class Trainer:
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=p.learning_rate, eps=1e-5)
         self.pool = OpponentPool(config.opponents, self.rules, p.num_envs, np.random.default_rng(pool_seed))
         if config.opponents.snapshots > 0:
-            self.pool.add_snapshot(self.net, 0)
+            self.pool.add_snapshot(self.net)
         self.pending = Pending.empty(p.num_envs, self.rules.n_players, self.game.obs_dim, self.game.num_actions)
         self.update = 0
         self.global_step = 0
@@ -496,7 +490,7 @@ class Trainer:
                 logits, value = self.net(batch["obs"][idx], batch["mask"][idx])
                 log_p = torch.log_softmax(logits, -1)
                 new_logp = log_p.gather(1, batch["action"][idx, None]).squeeze(1)
-                entropy = -(log_p.exp() * log_p).sum(-1).mean()  # illegal actions: 0 * finite = 0
+                entropy = masked_entropy(log_p).mean()
                 log_ratio = new_logp - batch["logp"][idx]
                 ratio = log_ratio.exp()
                 adv = batch["advantage"][idx]
@@ -553,16 +547,15 @@ class Trainer:
 
     # ----- checkpoints --------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        game_state = {
-            f.name: torch.from_numpy(np.array(getattr(self.game.state, f.name))) for f in dataclasses.fields(GameState)
-        }
+        game = self.game.state_dict()
+        game_state = {name: torch.from_numpy(array) for name, array in game["state"].items()}
         return {
             "rules": self.rules.to_dict(),
             "network": self.net.spec(),
             "model": self.net.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "config": self.config.to_dict(),
-            "rng": {"game": self.game.rng.bit_generator.state, "torch": self.generator.get_state()},
+            "rng": {"game": game["rng"], "torch": self.generator.get_state()},
             "progress": {"update": self.update, "global_step": self.global_step, "elapsed_s": self.elapsed},
             "metrics": dict(self.last_eval),
             "greedy": True,
@@ -592,8 +585,6 @@ class Trainer:
                 raise ValueError(
                     f"--resume accepts budget.* overrides only (the run must continue as it was); got {key!r}"
                 )
-            from .config import apply_override
-
             apply_override(data, item)
         trainer = cls(from_dict(data), progress=progress)
         if trainer.rules.to_dict() != checkpoint["rules"]:
@@ -602,10 +593,7 @@ class Trainer:
             trainer.net.load_state_dict(checkpoint["model"])
             trainer.optimizer.load_state_dict(checkpoint["optimizer"])
             state = checkpoint["trainer"]
-            for name, value in state["game"].items():
-                getattr(trainer.game.state, name)[...] = value.numpy()
-            trainer.game._mask = None
-            trainer.game.rng.bit_generator.state = checkpoint["rng"]["game"]
+            trainer.game.load_state_dict({"state": state["game"], "rng": checkpoint["rng"]["game"]})
             trainer.generator.set_state(checkpoint["rng"]["torch"])
             trainer.pool.load_state_dict(state["pool"], trainer.net)
             trainer.pending.load_state_dict(state["pending"])
@@ -631,7 +619,7 @@ class Trainer:
         stats.update(self.learn(batch))
         self.update += 1
         if self.config.opponents.snapshots > 0 and self.update % self.config.opponents.snapshot_every == 0:
-            self.pool.add_snapshot(self.net, self.update)
+            self.pool.add_snapshot(self.net)
         end = time.perf_counter()
         steps = self.config.ppo.num_envs * self.config.ppo.num_steps
         stats["charts/steps_per_s"] = steps / (end - start)
@@ -684,8 +672,6 @@ class Trainer:
         if budget.eval_every and (not self.last_eval or self.update % budget.eval_every != 0):
             self.last_eval = self.evaluate()
         self.save(self.out_dir / "checkpoint.pt")
-        from president_env.agents.checkpoint import export_policy
-
         export_policy(self.out_dir / "checkpoint.pt", self.out_dir / "policy.pt")
         if writer is not None:
             writer.close()
