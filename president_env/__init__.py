@@ -1,5 +1,8 @@
 """president-env: the card game Président as a fast, exact, batched RL environment."""
 
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
+from importlib.metadata import version as _version
+
 from gymnasium.envs.registration import register as _register
 from gymnasium.envs.registration import registry as _registry
 
@@ -10,10 +13,16 @@ from .presets import load_preset
 from .rules import Rules
 from .vector_env import VecGame
 
+try:
+    __version__ = _version("president-env")
+except _PackageNotFoundError:  # run from a source tree that was never installed
+    __version__ = "0+unknown"
+
 __all__ = [
     "PASS",
     "Rules",
     "VecGame",
+    "__version__",
     "decode",
     "encode_give",
     "encode_play",

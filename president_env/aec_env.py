@@ -104,7 +104,9 @@ finished), and at the end of the game `winner` (agent name).
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -168,6 +170,35 @@ def move_cards(cards: list[list[str]], before: np.ndarray, after: np.ndarray) ->
     return new, left
 
 
+class LegalActionSpace(spaces.Discrete):
+    """``Discrete(num_actions)`` whose ``sample()`` without a mask draws among the actions legal now.
+
+    ``contains`` is the plain discrete check; only sampling looks at the game, so that
+    ``action_space.sample()`` (random exploration, the env checkers of Gymnasium and RLlib) gives an
+    action the env accepts when its owner is to act. An explicit ``mask`` or ``probability`` is used
+    as given, and when no action is legal (not this agent's turn, or the game is over) the draw is
+    over the whole space.
+    """
+
+    def __init__(self, n: int, legal_mask: Callable[[], np.ndarray], seed: int | None = None) -> None:
+        super().__init__(n, seed=seed)
+        self._legal_mask: Callable[[], np.ndarray] | None = legal_mask
+
+    def __getstate__(self) -> dict:
+        # Pickled alone (a saved SB3 model keeps its action space), the space must not drag its env along:
+        # the copy samples like a plain Discrete. Pickled with its env, the env rebinds it in __setstate__.
+        state = self.__dict__.copy()
+        state["_legal_mask"] = None
+        return state
+
+    def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
+        if mask is None and probability is None and self._legal_mask is not None:
+            legal = self._legal_mask()
+            if legal.any():
+                mask = legal.astype(np.int8)
+        return super().sample(mask=mask, probability=probability)
+
+
 class raw_env(AECEnv, EzPickle):
     """Président as a PettingZoo AEC environment; see the module docstring."""
 
@@ -196,7 +227,11 @@ class raw_env(AECEnv, EzPickle):
             )
             for agent in self.possible_agents
         }
-        self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
+        # sample() draws a legal action for the agent to act: RLlib's env checker steps such samples.
+        self.action_spaces = {
+            agent: LegalActionSpace(num_actions, functools.partial(self._sampling_mask, agent))
+            for agent in self.possible_agents
+        }
         self._kind, _, self._count = action_tables(self.rules)
         self._deck = deck(self.rules.decks, self.rules.jokers)
 
@@ -278,19 +313,34 @@ class raw_env(AECEnv, EzPickle):
 
     # ---- observation ------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        mask = self.action_mask(agent)
         player = self.agent_name_mapping[agent]
-        mask = np.zeros(self.rules.num_actions, np.int8)
         if self._final_state is not None:
             state = self._final_state
             observation = observe(self.rules, state, state.seat_of_player[:, player].astype(np.int64))[0]
         else:
             observation = self.game.observe(players=np.array([player]))[0]
-            if agent == self.agent_selection:
-                mask[:] = self.game.legal_mask()[0]
         return {"observation": observation, "action_mask": mask}
+
+    def action_mask(self, agent: str) -> np.ndarray:
+        """``(num_actions,) int8``: the agent's legal actions now (all zero when it is not to act)."""
+        self._require_reset("observe")
+        mask = np.zeros(self.rules.num_actions, np.int8)
+        if self._final_state is None and agent == self.agent_selection:
+            mask[:] = self.game.legal_mask()[0]
+        return mask
+
+    def _sampling_mask(self, agent: str) -> np.ndarray:
+        return self.action_mask(agent) if hasattr(self, "agent_selection") else np.zeros(0, np.int8)
+
+    def _require_reset(self, what: str) -> None:
+        # A new or unpickled env (EzPickle rebuilds it from its arguments) has no game in progress yet.
+        if not hasattr(self, "agent_selection"):
+            raise RuntimeError(f"{what}() before reset(): call env.reset() first")
 
     # ---- step -------------------------------------------------------------------
     def step(self, action) -> None:
+        self._require_reset("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)

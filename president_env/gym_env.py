@@ -41,9 +41,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import gymnasium
 import numpy as np
-from gymnasium import spaces
 
-from .aec_env import raw_env
+from .aec_env import LegalActionSpace, raw_env
 from .engine import sample_legal
 from .observation import layout
 from .presets import resolve_rules
@@ -170,26 +169,6 @@ def resolve_opponent(opponent: str | os.PathLike | Callable | Any, rules: Rules,
 ILLEGAL_ACTION_MODES = ("raise", "random")
 
 
-class LegalActionSpace(spaces.Discrete):
-    """``Discrete(num_actions)`` whose ``sample()`` without a mask draws among the actions legal now.
-
-    ``contains`` is the plain discrete check; only sampling looks at the game, so that
-    ``env.action_space.sample()`` (random exploration, ``gymnasium.utils.env_checker.check_env``)
-    gives an action the env accepts. An explicit ``mask`` or ``probability`` is used as given.
-    """
-
-    def __init__(self, n: int, legal_mask: Callable[[], np.ndarray], seed: int | None = None) -> None:
-        super().__init__(n, seed=seed)
-        self._legal_mask = legal_mask
-
-    def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
-        if mask is None and probability is None:
-            legal = self._legal_mask()
-            if legal.any():
-                mask = legal.astype(np.int8)
-        return super().sample(mask=mask, probability=probability)
-
-
 class PresidentGymEnv(gymnasium.Env):
     """One learning player against opponents; see the module docstring."""
 
@@ -260,9 +239,16 @@ class PresidentGymEnv(gymnasium.Env):
         info["player"] = self.learner
         return observed["observation"], info
 
+    def __setstate__(self, state: dict) -> None:
+        # The AEC env comes back new (EzPickle) and the action space without its link to the game: rebind it.
+        self.__dict__.update(state)
+        self.action_space._legal_mask = self.action_masks
+
     def action_masks(self) -> np.ndarray:
         """``(num_actions,) bool``: the learner's legal actions now (all False once the game ended)."""
-        return self.aec.observe(self.learner_agent)["action_mask"].astype(bool)
+        if not hasattr(self.aec, "agent_selection"):
+            raise RuntimeError("action_masks() before reset(): call env.reset() first")
+        return self.aec.action_mask(self.learner_agent).astype(bool)
 
     # ---- gymnasium API -----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:

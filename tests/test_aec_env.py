@@ -409,3 +409,17 @@ def test_simultaneous_exchanges_of_the_same_rank_keep_their_suits():
     aec.reset(seed=0, options={"deal": deal, "roles": roles})
     assert {"AS", "2S"} <= set(aec.cards[0]) and "2H" not in aec.cards[0]
     assert "2H" in aec.cards[1] and "2S" not in aec.cards[1]
+
+
+def test_action_space_sample_is_legal_for_the_agent_to_act():
+    """Unmasked ``sample()`` (RLlib's env checker steps such samples) gives an action the env accepts."""
+    env = pe.env(rules=pe.Rules())
+    env.reset(seed=3)
+    for _ in range(300):
+        agent = env.agent_selection
+        if env.terminations[agent]:
+            break
+        action = env.action_space(agent).sample()
+        assert env.observe(agent)["action_mask"][action] == 1
+        env.step(action)
+    assert all(env.terminations.values())

@@ -209,3 +209,25 @@ def test_action_space_samples_legal_actions():
     explicit = np.zeros(env.action_space.n, np.int8)
     explicit[5] = 1
     assert env.action_space.sample(mask=explicit) == 5
+
+
+def test_action_masks_before_reset_is_a_clear_error():
+    env = pe.gym_env(opponents="random")
+    with pytest.raises(RuntimeError, match="reset"):
+        env.action_masks()
+
+
+def test_pickled_env_and_action_space_stay_usable():
+    """A saved SB3 model pickles the action space alone; a pickled env comes back new and must be reset."""
+    import pickle
+
+    env = pe.gym_env(opponents="random")
+    env.reset(seed=0)
+    space = pickle.loads(pickle.dumps(env.action_space))
+    assert space.n == env.action_space.n and space.contains(space.sample())  # a plain Discrete, no env inside
+    copy = pickle.loads(pickle.dumps(env))
+    with pytest.raises(RuntimeError, match="reset"):
+        copy.action_space.sample()
+    copy.reset(seed=1)
+    for _ in range(20):
+        assert copy.action_masks()[copy.action_space.sample()]  # sampling follows the copy's own game again

@@ -31,6 +31,11 @@ def tiny_trainer(tmp_path, *extra):
     return Trainer(load_config(None, TINY + [f"out_dir={tmp_path}", *extra]), progress=False)
 
 
+def only_shard(trainer):
+    (shard,) = trainer.shards.members
+    return shard
+
+
 def test_sampling_never_draws_an_illegal_action():
     generator = torch.Generator().manual_seed(0)
     masks = torch.rand(4096, 66, generator=generator) < 0.05
@@ -60,21 +65,22 @@ def test_rollout_stores_legal_actions_only_for_the_learner_and_every_decision_is
     trainer = tiny_trainer(
         tmp_path, "opponents.self_play=0.5", "opponents.snapshots=0.25", "opponents.baselines={heuristic-3: 0.25}"
     )
+    shard = only_shard(trainer)
     learner_decisions = trained = 0
     for _ in range(6):
-        rollout = trainer.collect()
+        rollout = shard.collect()
         for mask, action in zip(rollout.mask, rollout.action):
             assert mask[np.arange(len(action)), action].all()
         assert sum(len(a) for a in rollout.action) == rollout.learner.sum()
-        batch, _ = trainer.batch_from(rollout)
-        assert batch["mask"][torch.arange(len(batch["action"])), batch["action"]].all()
+        batch, _ = shard.batch_from(rollout)
+        assert batch["mask"][np.arange(len(batch["action"])), batch["action"]].all()
         learner_decisions += int(rollout.learner.sum())
         trained += len(batch["action"])
     # nothing lost or counted twice: what was not trained yet is carried
-    assert trained + trainer.pending.valid.sum() == learner_decisions
+    assert trained + shard.pending.valid.sum() == learner_decisions
     # an opponent's players never hold the learner's carried decisions
-    owner = trainer.pool.owner
-    assert not (trainer.pending.valid & (owner != 0)).any()
+    owner = shard.pool.owner
+    assert not (shard.pending.valid & (owner != 0)).any()
 
 
 def test_carried_decisions_give_the_same_td0_advantages_as_one_long_rollout(tmp_path):
@@ -86,15 +92,15 @@ def test_carried_decisions_give_the_same_td0_advantages_as_one_long_rollout(tmp_
         "opponents.snapshots=0",
         "opponents.baselines={heuristic-2: 0.5}",
     ]
-    long = tiny_trainer(tmp_path / "a", "ppo.num_steps=24", *extra)
-    short = tiny_trainer(tmp_path / "b", "ppo.num_steps=6", *extra)
+    long = only_shard(tiny_trainer(tmp_path / "a", "ppo.num_steps=24", *extra))
+    short = only_shard(tiny_trainer(tmp_path / "b", "ppo.num_steps=6", *extra))
     batch_long, _ = long.batch_from(long.collect())
     parts = [short.batch_from(short.collect())[0] for _ in range(4)]
 
     def keyed(batches):
         rows = {}
         for b in batches:
-            for obs, adv, ret in zip(b["obs"].numpy(), b["advantage"].numpy(), b["return"].numpy()):
+            for obs, adv, ret in zip(b["obs"], b["advantage"], b["return"]):
                 rows.setdefault(obs.tobytes(), []).append((round(float(adv), 5), round(float(ret), 5)))
         return {k: sorted(v) for k, v in rows.items()}
 
@@ -114,8 +120,8 @@ def test_resume_reproduces_the_next_update_exactly(tmp_path):
     resumed.train_step()
     for a, b in zip(trainer.net.state_dict().values(), resumed.net.state_dict().values()):
         assert torch.equal(a, b)
-    assert np.array_equal(trainer.game.state.hands, resumed.game.state.hands)
-    assert np.array_equal(trainer.pool.owner, resumed.pool.owner)
+    assert np.array_equal(only_shard(trainer).game.state.hands, only_shard(resumed).game.state.hands)
+    assert np.array_equal(only_shard(trainer).pool.owner, only_shard(resumed).pool.owner)
     assert trainer.global_step == resumed.global_step and trainer.update == resumed.update
 
 
@@ -211,7 +217,8 @@ def test_exchange_decisions_are_learned_like_any_other(tmp_path):
     for rules, steps in (("family", 16), (str(rules_path), 160)):  # a manche lasts about 50 decisions
         trainer = tiny_trainer(tmp_path / "run", f"rules={rules}", f"ppo.num_steps={steps}")
         phase = layout(trainer.rules)["phase"]
-        batch, _ = trainer.batch_from(trainer.collect())
+        shard = only_shard(trainer)
+        batch, _ = shard.batch_from(shard.collect())
         exchange = batch["obs"][:, phase.start] == 1
         assert exchange.any(), rules
         gives = {pe.decode(trainer.rules, int(a))[0] for a in batch["action"][exchange]}

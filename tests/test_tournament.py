@@ -310,3 +310,18 @@ def test_president_eval_against_plays_one_agent_against_copies_of_each_opponent(
     assert results["random"].summary == direct.summary
     with pytest.raises(SystemExit):
         eval_main(["--agents", "heuristic-3,random", "--against", "random", "--out", str(out)])
+
+
+def test_ray_options_without_ray_installed_are_a_clear_error(monkeypatch, capsys):
+    import sys
+
+    from president_env.training.distributed import require_ray
+    from president_env.training.evaluate import main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` does where Ray is not installed
+    with pytest.raises(ImportError, match=r"president-env\[ray\]"):
+        require_ray()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--agents", "random", "--deals", "2", "--ray", "local", "--no-progress"])
+    assert exit_info.value.code == 2
+    assert "pip install" in capsys.readouterr().err

@@ -36,7 +36,7 @@ DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "train" / 
 def bench_rollout(trainer: Trainer, updates: int) -> float:
     start = time.perf_counter()
     for _ in range(updates):
-        trainer.batch_from(trainer.collect())
+        trainer.rollout()
     elapsed = time.perf_counter() - start
     return updates * trainer.config.ppo.num_envs * trainer.config.ppo.num_steps / elapsed
 

@@ -88,6 +88,22 @@ class BudgetConfig:
 
 
 @dataclass
+class RolloutConfig:
+    """Where the rollout's games are played: cut into shards, run in this process or on Ray.
+
+    The ``ppo.num_envs`` games are split evenly into ``shards``; each shard has its own game,
+    tables, carried decisions and random streams (children of the run's seed), and all shards'
+    decisions form one training batch. ``shards`` is part of the run (it changes the random
+    streams); ``ray_address`` is not: for the same seed and shards, a run on Ray is the same run
+    as in this process (bit for bit when ``threads`` is set, so torch sums in the same order).
+    """
+
+    shards: int = 1  # must divide ppo.num_envs
+    ray_address: str | None = None  # null: this process; "local", "auto", "ray://host:10001": a Ray actor per shard
+    ray_cpus_per_shard: float = 1.0  # CPUs each shard's actor reserves (fractional to fit more shards than CPUs)
+
+
+@dataclass
 class TrainConfig:
     """A whole run: rules, algorithm, network, opponents and budget."""
 
@@ -99,6 +115,7 @@ class TrainConfig:
     network: NetworkConfig = field(default_factory=NetworkConfig)
     opponents: OpponentConfig = field(default_factory=OpponentConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
+    rollout: RolloutConfig = field(default_factory=RolloutConfig)
 
     def resolve_rules(self) -> Rules:
         """The ``Rules`` named by ``rules`` (a preset name or a YAML file)."""
@@ -139,6 +156,11 @@ def validate(config: TrainConfig) -> TrainConfig:
     for name, value in {"budget.eval_every": b.eval_every, "budget.checkpoint_every": b.checkpoint_every}.items():
         if value < 0:
             raise ValueError(f"{name} must be >= 0, got {value}")
+    r = config.rollout
+    if r.shards < 1 or p.num_envs % r.shards:
+        raise ValueError(f"rollout.shards must be >= 1 and divide ppo.num_envs ({p.num_envs}), got {r.shards}")
+    if not r.ray_cpus_per_shard > 0:
+        raise ValueError(f"rollout.ray_cpus_per_shard must be > 0, got {r.ray_cpus_per_shard}")
     if not 0.0 < p.learning_rate:
         raise ValueError(f"ppo.learning_rate must be > 0, got {p.learning_rate}")
     for name in ("gamma", "gae_lambda"):

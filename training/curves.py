@@ -26,17 +26,17 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
             records.append(json.loads(line))
         except json.JSONDecodeError as err:
             raise ValueError(f"{path}:{number}: not a JSON line ({err})") from None
-    # a resumed run appends: keep the last record of each update
-    by_update = {r["update"]: r for r in records}
+    # a resumed run appends (the later record of an update wins) and the final evaluation adds to its update
+    by_update: dict[int, dict[str, Any]] = {}
+    for record in records:
+        by_update.setdefault(record["update"], {}).update(record)
     return [by_update[u] for u in sorted(by_update)]
 
 
 def plot_learning_curve(run: str | Path, out: str | Path | None = None, opponent: str = "heuristic-3") -> Path:
     """Plot ``eval/advantage`` ± CI against env steps (and minutes on the top axis); returns the PNG path."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # A bare Figure renders with Agg and leaves pyplot's backend alone (a notebook keeps its inline plots).
+    from matplotlib.figure import Figure
 
     records = [r for r in read_metrics(run) if "eval/advantage" in r]
     if not records:
@@ -45,7 +45,8 @@ def plot_learning_curve(run: str | Path, out: str | Path | None = None, opponent
     adv = [r["eval/advantage"] for r in records]
     ci = [r.get("eval/advantage_ci") or 0.0 for r in records]
     minutes = [r["elapsed_s"] / 60 for r in records]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
     ax.fill_between(steps, [a - c for a, c in zip(adv, ci)], [a + c for a, c in zip(adv, ci)], alpha=0.25, lw=0)
     ax.plot(steps, adv, marker="o", ms=3, label=f"learner vs 3x {opponent}")
     ax.axhline(0.0, color="k", lw=0.8, ls="--", label="table average")
@@ -61,7 +62,6 @@ def plot_learning_curve(run: str | Path, out: str | Path | None = None, opponent
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=120)
-    plt.close(fig)
     return out
 
 

@@ -484,6 +484,9 @@ class TournamentResult:
     def to_json(self, path: str | os.PathLike) -> None:
         dump_json(self.to_dict(), path)
 
+    def _repr_markdown_(self) -> str:  # a result shows itself as its table in Jupyter
+        return self.to_markdown()
+
     def to_markdown(self) -> str:
         """A caption line and a table: agent | manches | points/manche ± CI | advantage ± CI | mean position |
         président % | trou % | rating."""
@@ -619,6 +622,7 @@ def evaluate(
     progress: bool = True,
     chunk_deals: int = DEFAULT_CHUNK_DEALS,
     agent_seed: int | None = None,
+    ray_address: str | None = None,
 ) -> TournamentResult:
     """A duplicate-deal tournament: each of ``n_deals`` deal groups played in all ``P`` seat rotations.
 
@@ -635,6 +639,9 @@ def evaluate(
         chunk_deals: deal groups per chunk (one ``VecGame`` of ``chunk_deals * P`` slots); part of the seeding.
         agent_seed: root seed of the agents' generators, to vary deals and agent randomness separately.
             Agent objects with a ``reset(seed)`` method are reseeded at every chunk.
+        ray_address: play the chunks as Ray tasks instead (``"local"``, ``"auto"``, ``"ray://host:10001"``;
+            see :mod:`president_env.training.distributed`); ``workers`` is then unused. Does not change
+            the result either.
     Returns:
         A :class:`TournamentResult`.
     """
@@ -642,14 +649,15 @@ def evaluate(
     entries = seat_lineup(lineup, rules.n_players)
     _check_counts(n_deals=n_deals, chunk_deals=chunk_deals, workers=workers)
     specs, entry_agent = _distinct(entries)
-    if workers > 1:
+    if workers > 1 or ray_address is not None:
         for spec in specs:
             if not isinstance(spec, (str, os.PathLike)):
                 try:
                     pickle.dumps(spec)
                 except Exception as err:
                     raise ValueError(
-                        f"agent object {agent_name(spec)!r} cannot be pickled ({err}); use workers=1 or a name"
+                        f"agent object {agent_name(spec)!r} cannot be pickled ({err}); play it in this process "
+                        "(workers=1, no Ray) or pass its name"
                     ) from None
 
     starts = list(range(0, n_deals, chunk_deals))
@@ -657,7 +665,7 @@ def evaluate(
         _ChunkTask(rules, specs, entry_agent, start, min(chunk_deals, n_deals - start), play_seed, agent_seeds)
         for start, (play_seed, agent_seeds) in zip(starts, _chunk_seeds(seed, agent_seed, len(starts), len(specs)))
     ]
-    parts = _run_tasks(tasks, workers, progress, n_deals)
+    parts = _run_tasks(tasks, workers, progress, n_deals, ray_address)
     config = {
         "lineup": [agent_name(spec) for spec in entries],
         "rules": rules.to_dict(),
@@ -665,7 +673,7 @@ def evaluate(
         "seed": seed,
         "chunk_deals": int(chunk_deals),
         "agent_seed": agent_seed,
-    }
+    }  # neither workers nor ray_address: they change the speed, not the result
     return _summarize(config, config["lineup"], MancheRecords.concatenate(parts))
 
 
@@ -694,10 +702,18 @@ def _chunk_seeds(
     return out
 
 
-def _run_tasks(tasks: list[_ChunkTask], workers: int, progress: bool, n_deals: int) -> list[MancheRecords]:
-    """Play the chunks (in this process, or in a pool) and return their records in chunk order."""
+def _run_tasks(
+    tasks: list[_ChunkTask], workers: int, progress: bool, n_deals: int, ray_address: str | None = None
+) -> list[MancheRecords]:
+    """Play the chunks (in this process, in a pool or on Ray) and return their records in chunk order."""
+    if ray_address is not None:
+        from .distributed import init_ray, map_ordered
+
+        init_ray(ray_address)
     bar = _progress_bar(n_deals, progress)
     try:
+        if ray_address is not None:
+            return map_ordered(_play_chunk, tasks, on_result=lambda i: bar.update(tasks[i].n_groups))
         if workers == 1 or len(tasks) == 1:
             return [_play_chunk(task, report=bar.update) for task in tasks]
         results: dict[int, MancheRecords] = {}
@@ -749,6 +765,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="root seed (default: %(default)s)")
     parser.add_argument("--agent-seed", type=int, default=None, help="separate root seed for the agents")
     parser.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="play the chunks on Ray instead of --workers: 'local' (a Ray instance on this machine), 'auto' "
+        "(this machine's cluster) or 'ray://host:10001'; the results are the same (needs the ray extra)",
+    )
     parser.add_argument(
         "--chunk-deals", type=int, default=DEFAULT_CHUNK_DEALS, help="deal groups per batch (default: %(default)s)"
     )
@@ -846,7 +868,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         rules = load_rules(args.rules)
         seat_lineup(lineup, rules.n_players)
         _check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
-    except ValueError as err:
+        if args.ray is not None:
+            from .distributed import require_ray
+
+            require_ray()
+    except (ValueError, ImportError) as err:
         parser.error(str(err))
     if args.against is not None and (len(lineup) != 1 or not against):
         parser.error("--against needs exactly one agent in --agents and at least one opponent")
@@ -858,6 +884,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress=not args.no_progress,
         chunk_deals=args.chunk_deals,
         agent_seed=args.agent_seed,
+        ray_address=args.ray,
     )
     if args.against is not None:
         results = evaluate_against(lineup[0], against, rules, **options)

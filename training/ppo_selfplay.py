@@ -3,10 +3,15 @@
     president-train --config configs/train/standard_4p.yaml
     president-train --config configs/train/quick.yaml --set ppo.learning_rate=3e-4 --set seed=2
     president-train --resume runs/standard_4p/checkpoint.pt
+    president-train --config configs/train/standard_4p.yaml --set rollout.shards=8 --ray auto
 
 Read top to bottom:
 
-1. **Tables.** One ``VecGame`` of ``ppo.num_envs`` games. Each game draws who sits at the table when
+0. **Shards.** The ``ppo.num_envs`` games are cut into ``rollout.shards`` :class:`RolloutShard` s, each
+   with its own ``VecGame``, tables, carried decisions and random streams; they play in this process
+   or, with ``--ray ADDRESS``, as one Ray actor each, and their decisions form one training batch.
+   Where a shard runs never changes the run (see :mod:`president_env.training.distributed`).
+1. **Tables.** Each game draws who sits at the table when
    it is dealt (:class:`OpponentPool`): with probability ``opponents.self_play`` the learner plays
    every seat; otherwise the learner takes one random seat and a single opponent takes the others,
    either a past snapshot of the learner or a baseline (``heuristic-3``…). Snapshots join the pool
@@ -54,12 +59,16 @@ import torch
 from president_env import agents
 from president_env.agents.checkpoint import CheckpointError, export_policy, load_checkpoint, save_checkpoint
 from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent, masked_entropy
+from president_env.observation import obs_dim as observation_size
 from president_env.rules import Rules
 from president_env.vector_env import VecGame
 
 from .config import OpponentConfig, TrainConfig, apply_override, from_dict, load_config
+from .distributed import LocalGroup, RayGroup, init_ray
 
 LEARNER = 0  # policy id of the learner in ``OpponentPool.owner``
+RESUME_OVERRIDES = ("budget.", "rollout.ray_")
+"""What ``--resume`` may change: the budget, and where the shards run (not what they play)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -76,7 +85,7 @@ class OpponentPool:
 
     def __init__(self, config: OpponentConfig, rules: Rules, batch_size: int, rng: np.random.Generator) -> None:
         self.config, self.rules, self.rng = config, rules, rng
-        self.baseline_names = [name for name, weight in config.baselines.items() if weight > 0]
+        self.baseline_names = self.baselines_of(config)
         seeds = rng.bit_generator.seed_seq.spawn(len(self.baseline_names)) if self.baseline_names else []
         self.baselines = [agents.make(name, rules, seed=s) for name, s in zip(self.baseline_names, seeds)]
         self.snapshots: list[PolicyNet] = []
@@ -91,10 +100,17 @@ class OpponentPool:
     def first_snapshot_id(self) -> int:
         return 1 + len(self.baselines)
 
-    def kinds(self) -> dict[str, list[int]]:
+    @staticmethod
+    def baselines_of(config: OpponentConfig) -> list[str]:
+        """The baselines that can sit at a table, in config order (policy ids 1, 2, ...)."""
+        return [name for name, weight in config.baselines.items() if weight > 0]
+
+    @classmethod
+    def kinds_of(cls, config: OpponentConfig) -> dict[str, list[int]]:
         """Policy ids by opponent name (all snapshots under ``snapshot``)."""
-        kinds = {name: [i + 1] for i, name in enumerate(self.baseline_names)}
-        kinds["snapshot"] = list(range(self.first_snapshot_id, self.first_snapshot_id + self.config.pool_size))
+        names = cls.baselines_of(config)
+        kinds = {name: [i + 1] for i, name in enumerate(names)}
+        kinds["snapshot"] = list(range(1 + len(names), 1 + len(names) + config.pool_size))
         return kinds
 
     def add_snapshot(self, net: PolicyNet) -> None:
@@ -313,50 +329,84 @@ class Rollout:
 
 
 # ---------------------------------------------------------------------------------------------
-# The trainer
+# A rollout shard: a share of the games, where the rollout is played
 # ---------------------------------------------------------------------------------------------
-class Trainer:
-    """Everything a run holds; :meth:`train` runs it, :meth:`save` and :meth:`resume` make it resumable."""
+@dataclass
+class RunSeeds:
+    """The run's random streams, all children of ``SeedSequence(config.seed)``."""
 
-    def __init__(self, config: TrainConfig, progress: bool = True) -> None:
-        self.config = config
-        self.rules = config.resolve_rules()
-        self.out_dir = Path(config.out_dir)
-        self.progress = progress
-        for name in config.opponents.baselines:
-            if name not in agents.names():
-                raise ValueError(f"opponents.baselines: unknown agent {name!r}; known: {', '.join(agents.names())}")
+    network: int  # the network's initial weights
+    learn: int  # minibatch order of the updates
+    eval: int  # the evaluation tournaments
+    shards: list[np.random.SeedSequence]  # one per rollout shard: its deals, tables and sampling
+
+    @classmethod
+    def of(cls, config: TrainConfig) -> RunSeeds:
+        network, learn, evaluation, shards = np.random.SeedSequence(config.seed).spawn(4)
+        return cls(
+            network=int(network.generate_state(1)[0]),
+            learn=int(learn.generate_state(1)[0]),
+            eval=int(evaluation.generate_state(1)[0]),
+            shards=shards.spawn(config.rollout.shards),
+        )
+
+
+class RolloutShard:
+    """``ppo.num_envs / rollout.shards`` of the training games, with what playing them needs.
+
+    Its own ``VecGame``, :class:`OpponentPool` (tables and snapshots), carried decisions
+    (:class:`Pending`) and torch generator for sampling, all seeded from shard ``index``'s seed, so
+    a shard plays the same games wherever it runs: in the trainer's process (sharing the trainer's
+    network) or as a Ray actor (its own copy of the network, given the weights before each
+    rollout). :meth:`run` plays a rollout and returns the shard's training rows.
+    """
+
+    def __init__(self, config: TrainConfig | dict[str, Any], index: int, net: PolicyNet | None = None) -> None:
+        if isinstance(config, dict):  # a Ray actor is built from plain data
+            config = from_dict(config)
         if config.threads:
             torch.set_num_threads(config.threads)
-        root = np.random.SeedSequence(config.seed)
-        game_seed, pool_seed, torch_seed, eval_seed = root.spawn(4)
-        self.eval_seed = int(eval_seed.generate_state(1)[0])
-        p = config.ppo
-        self.game = VecGame(self.rules, batch_size=p.num_envs, seed=game_seed)
+        self.config, self.index = config, index
+        self.rules = config.resolve_rules()
+        batch = config.ppo.num_envs // config.rollout.shards
+        game_seed, pool_seed, torch_seed = RunSeeds.of(config).shards[index].spawn(3)
+        self.game = VecGame(self.rules, batch_size=batch, seed=game_seed)
         self.generator = torch.Generator().manual_seed(int(torch_seed.generate_state(1)[0]))
-        with torch.random.fork_rng():
-            torch.manual_seed(int(torch_seed.generate_state(2)[1]))
-            self.net = PolicyNet(
-                self.game.obs_dim, self.game.num_actions, config.network.hidden, config.network.activation
-            )
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=p.learning_rate, eps=1e-5)
-        self.pool = OpponentPool(config.opponents, self.rules, p.num_envs, np.random.default_rng(pool_seed))
-        if config.opponents.snapshots > 0:
-            self.pool.add_snapshot(self.net)
-        self.pending = Pending.empty(p.num_envs, self.rules.n_players, self.game.obs_dim, self.game.num_actions)
-        self.update = 0
-        self.global_step = 0
-        self.elapsed = 0.0
-        self.last_eval: dict[str, float] = {}
-        self.game_reward = np.zeros((p.num_envs, self.rules.n_players), dtype=np.float32)  # for logging
+        if net is None:
+            net = PolicyNet(self.game.obs_dim, self.game.num_actions, config.network.hidden, config.network.activation)
+        self.net = net
+        self.pool = OpponentPool(config.opponents, self.rules, batch, np.random.default_rng(pool_seed))
+        self.pending = Pending.empty(batch, self.rules.n_players, self.game.obs_dim, self.game.num_actions)
+        self.game_reward = np.zeros((batch, self.rules.n_players), dtype=np.float32)  # for logging
         n_ids = self.pool.first_snapshot_id + config.opponents.pool_size
         self.table_reward, self.table_games = np.zeros(n_ids), np.zeros(n_ids, dtype=np.int64)
 
-    # ----- rollout --------------------------------------------------------------------------
+    def set_weights(self, weights: dict[str, torch.Tensor] | None) -> None:
+        """Load the learner's weights (``None``: the network is the trainer's own, already current)."""
+        if weights is not None:
+            self.net.load_state_dict(weights)
+
+    def add_snapshot(self, weights: dict[str, torch.Tensor] | None = None) -> None:
+        self.set_weights(weights)
+        self.pool.add_snapshot(self.net)
+
+    def run(self, weights: dict[str, torch.Tensor] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Play one rollout with the given weights; the closed decisions to train on, and statistics.
+
+        The statistics hold sums (decision and game counts; ``tables``: the learner's summed game
+        reward and game count per opponent policy id), so shards add up.
+        """
+        self.set_weights(weights)
+        batch, stats = self.batch_from(self.collect())
+        stats["tables"] = (self.table_reward.copy(), self.table_games.copy())
+        self.table_reward[:] = 0.0
+        self.table_games[:] = 0
+        return batch, stats
+
     def collect(self) -> Rollout:
         p = self.config.ppo
         game, pool = self.game, self.pool
-        batch = p.num_envs
+        batch = game.batch_size
         rows = np.arange(batch)
         rollout = Rollout(p.num_steps, batch, self.rules.n_players)
         self.net.eval()
@@ -387,11 +437,10 @@ class Trainer:
                 self.record_tables(ended)
                 pool.draw(ended)
                 self.game_reward[ended] = 0.0
-        self.global_step += batch * p.num_steps
         return rollout
 
-    def batch_from(self, rollout: Rollout) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
-        """GAE, then the training batch of closed decisions; carries the open ones to the next rollout."""
+    def batch_from(self, rollout: Rollout) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """GAE, then the training rows of closed decisions; carries the open ones to the next rollout."""
         p, pend = self.config.ppo, self.pending
         gae = seat_gae(
             rollout.actor,
@@ -448,7 +497,7 @@ class Trainer:
             "rollout/carried_decisions": float(new.valid.sum()),
             "rollout/games_ended": float(rollout.done.sum()),
         }
-        return {k: torch.from_numpy(v) for k, v in batch.items()}, stats
+        return batch, stats
 
     def record_tables(self, ended: np.ndarray) -> None:
         """Add the learner's game reward at the ended tables that had an opponent (logging only)."""
@@ -460,10 +509,109 @@ class Trainer:
         np.add.at(self.table_reward, opponent[has_opponent], reward[has_opponent])
         np.add.at(self.table_games, opponent[has_opponent], 1)
 
+    def state_dict(self) -> dict[str, Any]:
+        game = self.game.state_dict()
+        return {
+            "game": {name: torch.from_numpy(array) for name, array in game["state"].items()},
+            "game_rng": game["rng"],
+            "torch_rng": self.generator.get_state(),
+            "pool": self.pool.state_dict(),
+            "pending": self.pending.state_dict(),
+            "game_reward": torch.from_numpy(self.game_reward.copy()),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.game.load_state_dict({"state": state["game"], "rng": state["game_rng"]})
+        self.generator.set_state(state["torch_rng"])
+        self.pool.load_state_dict(state["pool"], self.net)
+        self.pending.load_state_dict(state["pending"])
+        self.game_reward[...] = state["game_reward"].numpy()
+
+
+def merge_shards(results: list[tuple[dict[str, np.ndarray], dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The shards' rows as one training batch (tensors, shard order) and their summed statistics."""
+    batch = {key: torch.from_numpy(np.concatenate([rows[key] for rows, _ in results])) for key in results[0][0]}
+    stats: dict[str, Any] = {}
+    for _, shard_stats in results:
+        for key, value in shard_stats.items():
+            stats[key] = value if key not in stats else _add(stats[key], value)
+    return batch, stats
+
+
+def _add(a: Any, b: Any) -> Any:
+    return tuple(x + y for x, y in zip(a, b)) if isinstance(a, tuple) else a + b
+
+
+# ---------------------------------------------------------------------------------------------
+# The trainer
+# ---------------------------------------------------------------------------------------------
+class Trainer:
+    """Everything a run holds; :meth:`train` runs it, :meth:`save` and :meth:`resume` make it resumable.
+
+    The games live in ``rollout.shards`` :class:`RolloutShard` s (``self.shards``): in this process,
+    or one Ray actor each when ``rollout.ray_address`` is set. Call :meth:`close` (``train`` does) to
+    release the actors.
+    """
+
+    def __init__(self, config: TrainConfig, progress: bool = True) -> None:
+        self.config = config
+        self.rules = config.resolve_rules()
+        self.out_dir = Path(config.out_dir)
+        self.progress = progress
+        for name in config.opponents.baselines:
+            if name not in agents.names():
+                raise ValueError(f"opponents.baselines: unknown agent {name!r}; known: {', '.join(agents.names())}")
+        if config.threads:
+            torch.set_num_threads(config.threads)
+        seeds = RunSeeds.of(config)
+        self.eval_seed = seeds.eval
+        self.generator = torch.Generator().manual_seed(seeds.learn)
+        obs_dim, num_actions = observation_size(self.rules), self.rules.num_actions
+        with torch.random.fork_rng():
+            torch.manual_seed(seeds.network)
+            self.net = PolicyNet(obs_dim, num_actions, config.network.hidden, config.network.activation)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
+        self.shards = self._start_shards()
+        if config.opponents.snapshots > 0:
+            self.shards.call("add_snapshot", self.weights())
+        self.update = 0
+        self.global_step = 0
+        self.elapsed = 0.0
+        self.last_eval: dict[str, float] = {}
+        self.opponent_ids = OpponentPool.kinds_of(config.opponents)
+        n_ids = 1 + sum(len(ids) for ids in self.opponent_ids.values())
+        self.table_reward, self.table_games = np.zeros(n_ids), np.zeros(n_ids, dtype=np.int64)
+
+    def _start_shards(self) -> LocalGroup | RayGroup:
+        rollout = self.config.rollout
+        if rollout.ray_address is None:
+            return LocalGroup([RolloutShard(self.config, i, net=self.net) for i in range(rollout.shards)])
+        init_ray(rollout.ray_address)
+        data = self.config.to_dict()
+        return RayGroup(RolloutShard, [(data, i) for i in range(rollout.shards)], num_cpus=rollout.ray_cpus_per_shard)
+
+    def weights(self) -> dict[str, torch.Tensor] | None:
+        """What the shards need to act as the learner now (nothing for shards that share its network)."""
+        return None if self.shards.local else {k: v.detach().clone() for k, v in self.net.state_dict().items()}
+
+    def close(self) -> None:
+        """Release the shards' Ray actors (nothing to do for shards in this process)."""
+        self.shards.close()
+
+    # ----- rollout --------------------------------------------------------------------------
+    def rollout(self) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+        """Every shard plays one rollout with the current weights; one training batch and statistics."""
+        batch, stats = merge_shards(self.shards.call("run", self.weights()))
+        table_reward, table_games = stats.pop("tables")
+        self.table_reward += table_reward
+        self.table_games += table_games
+        self.global_step += self.config.ppo.num_envs * self.config.ppo.num_steps
+        return batch, stats
+
     def table_stats(self) -> dict[str, float]:
         """Mean game reward of the learner against each opponent kind since the last call."""
         stats = {}
-        for name, ids in self.pool.kinds().items():
+        for name, ids in self.opponent_ids.items():
             games = self.table_games[ids].sum()
             if games:
                 stats[f"rollout/reward_vs_{name}"] = float(self.table_reward[ids].sum() / games)
@@ -547,24 +695,17 @@ class Trainer:
 
     # ----- checkpoints --------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        game = self.game.state_dict()
-        game_state = {name: torch.from_numpy(array) for name, array in game["state"].items()}
         return {
             "rules": self.rules.to_dict(),
             "network": self.net.spec(),
             "model": self.net.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "config": self.config.to_dict(),
-            "rng": {"game": game["rng"], "torch": self.generator.get_state()},
+            "rng": {"learn": self.generator.get_state()},
             "progress": {"update": self.update, "global_step": self.global_step, "elapsed_s": self.elapsed},
             "metrics": dict(self.last_eval),
             "greedy": True,
-            "trainer": {
-                "game": game_state,
-                "pool": self.pool.state_dict(),
-                "pending": self.pending.state_dict(),
-                "game_reward": torch.from_numpy(self.game_reward.copy()),
-            },
+            "trainer": {"shards": self.shards.call("state_dict")},
         }
 
     def save(self, path: str | Path) -> Path:
@@ -578,27 +719,34 @@ class Trainer:
             raise CheckpointError(
                 f"{path}: not a full training checkpoint (no trainer state); exported policies cannot resume"
             )
+        if "shards" not in checkpoint["trainer"]:
+            raise CheckpointError(
+                f"{path}: written by an older trainer (before rollout shards) and cannot resume; "
+                "its policy still loads as an agent"
+            )
         data = checkpoint["config"]
         for item in overrides:
             key = item.partition("=")[0].strip()
-            if not key.startswith("budget."):
+            if not key.startswith(RESUME_OVERRIDES):
                 raise ValueError(
-                    f"--resume accepts budget.* overrides only (the run must continue as it was); got {key!r}"
+                    f"--resume accepts {', '.join(k + '*' for k in RESUME_OVERRIDES)} overrides only "
+                    f"(the run must continue as it was); got {key!r}"
                 )
             apply_override(data, item)
-        trainer = cls(from_dict(data), progress=progress)
-        if trainer.rules.to_dict() != checkpoint["rules"]:
-            raise CheckpointError(f"{path}: its rules differ from those its config names ({trainer.config.rules!r})")
+        config = from_dict(data)
+        if config.resolve_rules().to_dict() != checkpoint["rules"]:
+            raise CheckpointError(f"{path}: its rules differ from those its config names ({config.rules!r})")
+        trainer = cls(config, progress=progress)
         try:
             trainer.net.load_state_dict(checkpoint["model"])
             trainer.optimizer.load_state_dict(checkpoint["optimizer"])
-            state = checkpoint["trainer"]
-            trainer.game.load_state_dict({"state": state["game"], "rng": checkpoint["rng"]["game"]})
-            trainer.generator.set_state(checkpoint["rng"]["torch"])
-            trainer.pool.load_state_dict(state["pool"], trainer.net)
-            trainer.pending.load_state_dict(state["pending"])
-            trainer.game_reward[...] = state["game_reward"].numpy()
+            trainer.generator.set_state(checkpoint["rng"]["learn"])
+            shard_states = checkpoint["trainer"]["shards"]
+            if len(shard_states) != config.rollout.shards:
+                raise ValueError(f"{len(shard_states)} shard states for rollout.shards={config.rollout.shards}")
+            trainer.shards.call_each("load_state_dict", shard_states)
         except (KeyError, RuntimeError, ValueError, TypeError) as err:
+            trainer.close()
             raise CheckpointError(
                 f"{path}: training state does not match its config ({type(err).__name__}: {err})"
             ) from None
@@ -613,13 +761,12 @@ class Trainer:
     def train_step(self) -> dict[str, float]:
         """One rollout and one update; returns the scalars to log."""
         start = time.perf_counter()
-        rollout = self.collect()
+        batch, stats = self.rollout()
         collected = time.perf_counter()
-        batch, stats = self.batch_from(rollout)
         stats.update(self.learn(batch))
         self.update += 1
         if self.config.opponents.snapshots > 0 and self.update % self.config.opponents.snapshot_every == 0:
-            self.pool.add_snapshot(self.net)
+            self.shards.call("add_snapshot", self.weights())
         end = time.perf_counter()
         steps = self.config.ppo.num_envs * self.config.ppo.num_steps
         stats["charts/steps_per_s"] = steps / (end - start)
@@ -637,7 +784,8 @@ class Trainer:
         writer = _summary_writer(self.out_dir)
         bar = _progress_bar(budget.total_steps, self.global_step, self.progress)
         deadline = None if budget.time_limit_min is None else budget.time_limit_min * 60.0
-        with open(self.out_dir / "metrics.jsonl", "a") as log:
+        # A new run starts its own log; a resumed one continues it (re-running into a folder must not mix runs).
+        with open(self.out_dir / "metrics.jsonl", "a" if self.update else "w") as log:
             while self.global_step < budget.total_steps and (deadline is None or self.elapsed < deadline):
                 try:
                     stats = self.train_step()
@@ -671,6 +819,10 @@ class Trainer:
             bar.close()
         if budget.eval_every and (not self.last_eval or self.update % budget.eval_every != 0):
             self.last_eval = self.evaluate()
+            # the final evaluation is the learning curve's last point
+            record = {"update": self.update, "global_step": self.global_step, "elapsed_s": self.elapsed}
+            with open(self.out_dir / "metrics.jsonl", "a") as log:
+                log.write(json.dumps({**record, **self.last_eval}) + "\n")
         self.save(self.out_dir / "checkpoint.pt")
         export_policy(self.out_dir / "checkpoint.pt", self.out_dir / "policy.pt")
         if writer is not None:
@@ -713,8 +865,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out-dir", help="where the run writes (overrides out_dir)")
     parser.add_argument("--resume", metavar="CHECKPOINT", help="continue a run exactly from its checkpoint.pt")
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="play the rollout shards (rollout.shards) as Ray actors: 'local', 'auto' or 'ray://host:10001' "
+        "(sets rollout.ray_address; the run is the same, only faster; needs the ray extra)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    if args.ray is not None:
+        args.set.append(f"rollout.ray_address={args.ray}")
     try:
         if args.resume:
             if args.config:
@@ -727,13 +887,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             overrides = list(args.set) + ([f"out_dir={args.out_dir}"] if args.out_dir else [])
             trainer = Trainer(load_config(args.config, overrides), progress=not args.no_progress)
-    except (ValueError, CheckpointError) as err:
+    except (ValueError, CheckpointError, ImportError) as err:
         print(f"president-train: error: {err}", file=sys.stderr)
         return 2
     try:
         result = trainer.train()
     except KeyboardInterrupt:
         return 130
+    finally:
+        trainer.close()
     print(json.dumps({"update": trainer.update, "global_step": trainer.global_step, **result}, indent=2))
     print(f"checkpoint: {trainer.out_dir / 'checkpoint.pt'}\npolicy: {trainer.out_dir / 'policy.pt'}")
     return 0

@@ -1,0 +1,64 @@
+"""The notebooks of ``notebooks/``: committed without outputs, and each one runs top to bottom.
+
+Running them needs the ``notebooks`` extra (nbclient, nbformat, ipykernel; the tests are skipped without it).
+ipykernel installed in the interpreter that runs the tests provides the ``python3`` kernel the notebooks name
+(``sys.prefix/share/jupyter/kernels/python3``, whose ``python`` command jupyter_client maps to this
+interpreter), so a fresh virtual environment runs them with its own packages. The kernel gets
+``PRESIDENT_NOTEBOOK_SMALL=1``, which makes every notebook pick its small sizes, and a temporary directory as
+``TMPDIR`` for the files the notebooks write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+CELL_TIMEOUT_S = 300  # per cell; with the small sizes a whole notebook takes well under a minute
+KERNEL = "python3"
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # IPython colours its tracebacks
+
+
+def test_notebooks_are_committed_without_outputs() -> None:
+    assert {"01_quickstart", "02_baselines", "03_selfplay"} <= {path.stem for path in NOTEBOOKS}
+    for path in NOTEBOOKS:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        assert notebook["nbformat"] == 4, path.name
+        assert notebook["metadata"]["kernelspec"]["name"] == KERNEL, path.name
+        for index, cell in enumerate(notebook["cells"]):
+            if cell["cell_type"] != "code":
+                continue
+            where = f"{path.name}, cell {index}"
+            assert cell["outputs"] == [], f"{where} has outputs: clear them before committing"
+            assert cell["execution_count"] is None, f"{where} has an execution count: clear it before committing"
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_notebook_runs_top_to_bottom(path: Path, tmp_path: Path) -> None:
+    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("ipykernel")
+    from nbclient.exceptions import CellExecutionError
+
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT_S,
+        kernel_name=KERNEL,
+        resources={"metadata": {"path": str(path.parent)}},  # the kernel's working directory, as in Jupyter
+    )
+    env = {**os.environ, "PRESIDENT_NOTEBOOK_SMALL": "1", "TMPDIR": str(tmp_path)}
+    failure = None
+    try:
+        client.execute(env=env)
+    except CellExecutionError as err:  # its text holds the failing cell's source and traceback
+        failure = ANSI_ESCAPE.sub("", str(err))
+    if failure is not None:  # failed outside the except block, so that the report holds the cell's error only
+        pytest.fail(f"{path.name}: a cell raised\n{failure}", pytrace=False)

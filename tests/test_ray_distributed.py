@@ -1,0 +1,132 @@
+"""Ray as a backend changes the speed, never the result: tournaments and training rollouts on a local Ray instance.
+
+One local Ray instance with 2 CPUs serves the module. Each test runs the same seeds once in this process
+and once on Ray and compares the outcomes exactly.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+torch = pytest.importorskip("torch")
+
+from president_env.training import evaluate as evaluate_module  # noqa: E402
+from president_env.training.config import load_config  # noqa: E402
+from president_env.training.distributed import LocalGroup, RayGroup, init_ray, map_ordered  # noqa: E402
+from president_env.training.ppo_selfplay import Trainer  # noqa: E402
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+TINY = [
+    "ppo.num_envs=64",
+    "ppo.num_steps=8",
+    "ppo.num_minibatches=2",
+    "network.hidden=[32]",
+    "budget.total_steps=100000",
+    "budget.eval_every=0",
+    "budget.checkpoint_every=0",
+    "opponents.snapshot_every=1",
+    "opponents.pool_size=2",
+    "opponents.self_play=0.4",
+    "opponents.snapshots=0.3",
+    "opponents.baselines={heuristic-3: 0.2, random: 0.1}",
+    "rollout.shards=2",
+    "threads=1",  # the same torch thread count in the driver and the actors: sums in the same order
+]
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_map_ordered_returns_results_in_item_order_and_reports_each(local_ray):
+    seen = []
+    square = lambda x: x * x  # noqa: E731 -- pickled by value: Ray workers cannot import this test module
+    assert map_ordered(square, [3, 1, 2, 5], on_result=seen.append) == [9, 1, 4, 25]
+    assert sorted(seen) == [0, 1, 2, 3]
+    assert init_ray("local") is local_ray  # an existing connection is reused
+
+
+def test_a_tournament_on_ray_equals_the_same_tournament_in_process(local_ray):
+    lineup = ["heuristic-3", "heuristic-2", "random", "heuristic-2"]
+    options = dict(rules="standard", n_deals=12, seed=7, chunk_deals=4, progress=False)
+    here = evaluate_module.evaluate(lineup, **options)
+    there = evaluate_module.evaluate(lineup, ray_address="local", **options)
+    assert here.to_dict() == there.to_dict()
+    assert here.config == there.config  # the backend is not part of the result
+
+
+def test_president_eval_ray_flag_writes_the_same_results(local_ray, tmp_path, capsys):
+    args = ["--agents", "heuristic-2,random", "--deals", "6", "--chunk-deals", "2", "--seed", "3", "--no-progress"]
+    assert evaluate_module.main([*args, "--out", str(tmp_path / "here")]) == 0
+    assert evaluate_module.main([*args, "--ray", "local", "--out", str(tmp_path / "ray")]) == 0
+    here = json.loads((tmp_path / "here" / "results.json").read_text())
+    there = json.loads((tmp_path / "ray" / "results.json").read_text())
+    assert here == there
+    capsys.readouterr()
+
+
+def _trainer(tmp_path, *extra):
+    return Trainer(load_config(None, TINY + [f"out_dir={tmp_path}", *extra]), progress=False)
+
+
+def test_training_with_shards_on_ray_is_the_same_run_as_in_process(local_ray, tmp_path):
+    here = _trainer(tmp_path / "here")
+    there = _trainer(tmp_path / "ray", "rollout.ray_address=local")
+    assert isinstance(here.shards, LocalGroup) and isinstance(there.shards, RayGroup)
+    try:
+        for _ in range(3):  # snapshots join after every update: the actors' pools must follow
+            stats_here, stats_there = here.train_step(), there.train_step()
+            for key in ("rollout/trained_decisions", "rollout/carried_decisions", "losses/policy_loss"):
+                assert stats_here[key] == stats_there[key], key
+        for a, b in zip(here.net.state_dict().values(), there.net.state_dict().values()):
+            assert torch.equal(a, b)
+        states_here, states_there = here.shards.call("state_dict"), there.shards.call("state_dict")
+        for a, b in zip(states_here, states_there):
+            assert torch.equal(a["game"]["hands"], b["game"]["hands"])
+            assert torch.equal(a["pending"]["obs"], b["pending"]["obs"])
+            assert torch.equal(a["pool"]["owner"], b["pool"]["owner"])
+    finally:
+        there.close()
+
+
+def test_a_ray_run_resumes_in_process_exactly(local_ray, tmp_path):
+    """The checkpoint of a run on Ray continues in this process (and vice versa): where shards run is not the run."""
+    there = _trainer(tmp_path / "ray", "rollout.ray_address=local")
+    try:
+        there.train_step()
+        path = there.save(tmp_path / "checkpoint.pt")
+        there.train_step()
+    finally:
+        there.close()
+    resumed = Trainer.resume(path, progress=False, overrides=["rollout.ray_address=null"])
+    assert isinstance(resumed.shards, LocalGroup)
+    resumed.train_step()
+    for a, b in zip(there.net.state_dict().values(), resumed.net.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+def test_shards_split_the_games_and_have_their_own_streams(tmp_path):
+    trainer = _trainer(tmp_path)
+    first, second = trainer.shards.members
+    assert first.game.batch_size == second.game.batch_size == 32
+    assert not np.array_equal(first.game.state.hands, second.game.state.hands)
+    batch, stats = trainer.rollout()
+    assert len(batch["action"]) == stats["rollout/trained_decisions"]
+
+
+def test_president_train_ray_flag_runs_the_shards_as_actors(local_ray, tmp_path, capsys):
+    from president_env.training.ppo_selfplay import main
+
+    overrides = [item for pair in (("--set", o) for o in TINY + ["budget.total_steps=1024"]) for item in pair]
+    assert main([*overrides, "--ray", "local", "--no-progress", "--out-dir", str(tmp_path)]) == 0
+    assert (tmp_path / "policy.pt").is_file()
+    assert "rollout:\n  shards: 2\n  ray_address: local" in (tmp_path / "config.yaml").read_text()
+    capsys.readouterr()

@@ -1,0 +1,121 @@
+"""Ray, to spread work over a cluster: the chunks of a tournament and the trainer's rollout shards.
+
+    president-eval --agents heuristic-3,heuristic-2 --deals 2000 --ray auto
+    president-train --config configs/train/standard_4p.yaml --set rollout.shards=8 --ray auto
+
+Nothing here changes a result. A tournament is cut into chunks and a training rollout into shards,
+each with seeds of its own (:func:`president_env.training.evaluate.evaluate`,
+:class:`president_env.training.ppo_selfplay.RolloutShard`); where they run, in this process or on a
+Ray worker, changes the speed only, so the same seeds give the same numbers on one machine or a
+cluster (tested on a local two-CPU Ray instance).
+
+``address`` is Ray's: ``"local"`` starts a Ray instance on this machine (``num_cpus`` caps it),
+``"auto"`` joins the cluster this machine belongs to (``ray start --head`` ran here), and
+``"ray://host:10001"`` connects a client to a remote head. Every node needs this package installed
+(``pip install "president-env[ray]"``), at the same version, and the same Python.
+
+Ray is an optional extra: it is imported only when one of these functions is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+
+def require_ray() -> Any:
+    """The ``ray`` module, or an ``ImportError`` that says how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ImportError('Ray is not installed: pip install "president-env[ray]" (or pip install ray)') from None
+    return ray
+
+
+def init_ray(address: str | None = "local", num_cpus: int | None = None) -> Any:
+    """Connect to Ray (once per process; an existing connection is reused) and return the ``ray`` module."""
+    ray = require_ray()
+    if ray.is_initialized():
+        return ray
+    if address in (None, "", "local"):
+        ray.init(num_cpus=num_cpus, include_dashboard=False)
+    else:
+        if num_cpus is not None:
+            raise ValueError("num_cpus applies to a local Ray instance only (address 'local')")
+        ray.init(address=address)
+    return ray
+
+
+def map_ordered(
+    fn: Callable[[Any], Any],
+    items: Sequence[Any],
+    on_result: Callable[[int], Any] | None = None,
+    num_cpus: float = 1,
+) -> list[Any]:
+    """``[fn(item) for item in items]`` as Ray tasks; ``on_result(i)`` is called as task ``i`` finishes.
+
+    Results come back in the order of ``items`` whatever order the tasks finish in. An exception in a
+    task is raised here (wrapped by Ray, which keeps the original type as a base class).
+    """
+    ray = require_ray()
+    remote = ray.remote(num_cpus=num_cpus)(fn)
+    refs = [remote.remote(item) for item in items]
+    position = {ref: i for i, ref in enumerate(refs)}
+    results: list[Any] = [None] * len(refs)
+    waiting = list(refs)
+    while waiting:
+        done, waiting = ray.wait(waiting, num_returns=1)
+        for ref in done:
+            i = position[ref]
+            results[i] = ray.get(ref)
+            if on_result is not None:
+                on_result(i)
+    return results
+
+
+class LocalGroup:
+    """Members that live in this process; the same interface as :class:`RayGroup`."""
+
+    local = True
+
+    def __init__(self, members: Sequence[Any]) -> None:
+        self.members = list(members)
+
+    def call(self, method: str, *args: Any) -> list[Any]:
+        """``method(*args)`` on every member, in order; their results."""
+        return [getattr(member, method)(*args) for member in self.members]
+
+    def call_each(self, method: str, args: Sequence[Any]) -> list[Any]:
+        """``method(args[i])`` on member ``i``."""
+        return [getattr(member, method)(arg) for member, arg in zip(self.members, args)]
+
+    def close(self) -> None:
+        pass
+
+
+class RayGroup:
+    """One Ray actor per member, each built as ``cls(*init_args[i])`` on a worker (``num_cpus`` reserved each).
+
+    An actor holds its CPUs for its lifetime: a group of more members than the cluster has CPUs
+    would wait forever, so pass a fractional ``num_cpus`` to share them.
+    """
+
+    local = False
+
+    def __init__(self, cls: type, init_args: Sequence[Sequence[Any]], num_cpus: float = 1) -> None:
+        self.ray = require_ray()
+        actor = self.ray.remote(num_cpus=num_cpus)(cls)
+        self.members = [actor.remote(*args) for args in init_args]
+
+    def call(self, method: str, *args: Any) -> list[Any]:
+        # Each argument goes into the object store once, however many actors read it (the weights).
+        refs = [self.ray.put(arg) for arg in args]
+        return self.ray.get([getattr(member, method).remote(*refs) for member in self.members])
+
+    def call_each(self, method: str, args: Sequence[Any]) -> list[Any]:
+        return self.ray.get([getattr(member, method).remote(arg) for member, arg in zip(self.members, args)])
+
+    def close(self) -> None:
+        for member in self.members:
+            self.ray.kill(member)
+        self.members = []

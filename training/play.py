@@ -1,0 +1,708 @@
+"""``president-play``: play a game of Président in the terminal against AI opponents.
+
+    president-play                                        # you against three heuristic-3, standard rules
+    president-play --opponents mc-5,heuristic-3,ppo-standard-4p --manches 3 --seed 7
+    president-play --rules quebec --opponents random --seat 0 --name Alice --ascii
+    python -m president_env.training.play --rules configs/rules/party.yaml --manches 2
+
+**Options.**
+
+- ``--opponents NAMES``: comma-separated agent names as accepted by ``president_env.agents.make``
+  (``random``, ``heuristic-1|2|3``, ``mc-4``, ``mc-5``, ``ppo-standard-4p`` or a checkpoint path).
+  Either one name, which then plays every other seat, or exactly ``n_players - 1`` names, which
+  sit clockwise from your left: the first name is the player after you. Any other count is an
+  error naming the expected count (default: ``heuristic-3``).
+- ``--rules PRESET|PATH``: a preset of ``configs/rules/`` (``standard``, ``quebec``, ``big_table``,
+  ``family``, ``party``, ``or_nothing``) or a rules YAML file (default: ``standard``).
+- ``--manches N``: a game is a fixed number of manches, the ``manches`` field of the rules; this
+  overrides it (default: the rules' own value, 1 in every preset). A tie for the best total adds
+  one decisive manche, whose points are not added (RULES.md).
+- ``--seat S``: you are ``player_S`` and sit at seat ``S`` at the start (with ``reseat_by_role``
+  the seats follow the roles later). Default: drawn from the seed, so a replay with the same
+  ``--seed`` puts you in the same seat.
+- ``--seed N``: one ``numpy.random.SeedSequence`` whose children drive the deals, your seat and
+  each AI's own generator: the same seed and the same inputs replay the same game. Without it a
+  fresh seed is drawn and printed.
+- ``--name NAME`` (default ``You``), ``--ascii`` (suit letters C D H S and plain ASCII instead of
+  ♣ ♦ ♥ ♠; chosen automatically when the output cannot encode the symbols).
+
+**What you type** when it is your turn (case does not matter; ``help`` lists it):
+
+- ``7 7`` or ``7x2``: play two 7s; ``10``/``T``, ``J``, ``Q``, ``K``, ``A``, ``2``, ``JK``;
+  ``play`` in front is allowed. With wild 2s, ``7 7 2`` is three 7s (naturals are used first).
+- ``pass`` or ``p``.
+- ``give 3`` in the exchange phase (the Président and Vice-Président give back cards of their
+  choice); ``give 3 5`` gives several at once.
+- ``#N``: move ``N`` of the listed legal moves. A bare number is a rank when it names one (``7``
+  plays one 7, as the list writes it) and a move number otherwise (``1``, ``11``).
+- ``hand``, ``table``, ``moves``, ``help``, ``quit``.
+
+Invalid input is answered with the reason and a new prompt. **Exit codes**: 0 the game was played
+to its end (the standings are printed); 1 it was abandoned (``quit`` or end of input); 2 bad
+arguments (an unknown agent, a wrong number of opponents, bad rules); 130 interrupted (Ctrl-C).
+
+The game runs on the AEC env (``president_env.env(render_mode="ansi", reward_mode="points")``):
+the table is the env's own ``render_text`` (``president_env.render``), the AI seats act through
+``agent.act(observation, info)``, and each manche's points are the env's rewards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import sys
+import textwrap
+import unicodedata
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import numpy as np
+
+import president_env as pe
+from president_env import agents as agent_registry
+from president_env.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
+from president_env.cards import RANK_NAMES, SUIT_SYMBOLS, TWO, format_cards, parse_card, rank_index
+from president_env.engine import ROLE_NAMES, tables
+from president_env.render import ROLE_LABELS, ordinal, pretty_cards
+from president_env.rules import Rules
+from president_env.training.evaluate import check_agent_name, load_rules
+
+EXIT_DONE, EXIT_ABANDONED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+DEFAULT_OPPONENT = "heuristic-3"
+
+# --ascii: the renderer's symbols in plain ASCII; anything else non-ASCII loses its accents (NFKD) below.
+_ASCII = str.maketrans(
+    {
+        **{symbol: letter for letter, symbol in SUIT_SYMBOLS.items()},
+        "·": "-",
+        "←": "<-",
+        "×": "x",
+        "…": "...",
+        "→": "->",
+    }
+)
+_RED_CARD = re.compile(r"(?:10|[2-9JQKA])[♥♦]")
+_RANK_TOKEN = re.compile(r"(10|[2-9TJQKA]|JK)(?:X(\d+))?")
+
+HELP = """\
+Moves:  7 7 | 7x2     play two 7s (10 or T, J, Q, K, A, 2, JK; "play" in front is allowed)
+        pass | p      pass (not when you lead the trick)
+        give 3        exchange phase: give back one 3 (give 3 5: several cards)
+        #2            move 2 of the list (a bare number is a rank, 7, or else a move number, 1 or 11)
+Other:  hand (your cards), table (the whole table), moves (the legal moves), help, quit"""
+
+
+class InputError(ValueError):
+    """A line the player typed that cannot be played now; the message says why."""
+
+
+class EndOfInput(Exception):
+    """Standard input was closed."""
+
+
+class QuitGame(Exception):
+    """The player typed ``quit``."""
+
+
+@dataclass(frozen=True)
+class MancheResult:
+    """One finished manche, by player index."""
+
+    number: int
+    """1-based; the decisive manche is numbered after the regular ones."""
+    decisive: bool
+    positions: tuple[int, ...]
+    """Finishing position (0 = out first)."""
+    points: tuple[float, ...]
+    """The env's rewards for the manche (``reward_mode="points"``): its points."""
+
+
+# --------------------------------------------------------------------------------------
+# Parsing what the player types
+# --------------------------------------------------------------------------------------
+def parse_ranks(tokens: list[str]) -> list[int]:
+    """Ranks of tokens like ``7``, ``t``, ``jk`` or ``7x2`` (two 7s); ``InputError`` naming a bad token."""
+    ranks: list[int] = []
+    for token in tokens:
+        match = _RANK_TOKEN.fullmatch(token.upper())
+        if match is None:
+            if _is_card(token):
+                rank = RANK_NAMES[parse_card(token)[0]]
+                raise InputError(f"type ranks without suits ({rank}, not {token}): suits do not matter")
+            raise InputError(f"{token!r} is not a rank; ranks are 3 4 5 6 7 8 9 10 J Q K A 2 (T for 10) and JK")
+        count = int(match[2]) if match[2] else 1
+        if count < 1:
+            raise InputError(f"{token}: the number after x counts cards and must be at least 1")
+        ranks += [rank_index(match[1])] * count
+    return ranks
+
+
+def play_of(ranks: list[int], rules: Rules) -> tuple[int, int]:
+    """``(rank, count)`` of a play typed as ranks; with wild 2s the 2s may complete one other rank."""
+    others = sorted(set(ranks) - {TWO})
+    if not others:
+        return TWO, len(ranks)
+    if len(others) == 1 and (rules.twos_wild or len(set(ranks)) == 1):
+        return others[0], len(ranks)
+    names = " ".join(RANK_NAMES[r] for r in sorted(set(ranks)))
+    why = "" if rules.twos_wild else " (2s are not wild in these rules)"
+    raise InputError(f"a play is cards of one rank, not {names}{why}")
+
+
+def parse_command(line: str) -> tuple:
+    """One typed line as a command tuple: ``("play", ranks)``, ``("give", ranks)``, ``("pass",)``,
+    ``("pick", n)``, ``("number", n)`` (a bare number), ``("help",)``, ``("hand",)``, ``("table",)``,
+    ``("moves",)``, ``("quit",)`` or ``("empty",)``. ``InputError`` for text that is none of them."""
+    text = re.sub(r"\s*[x×*]\s*(?=\d)", "x", line.strip().lower().replace(",", " "))
+    words = text.split()
+    if not words:
+        return ("empty",)
+    head, rest = words[0], words[1:]
+    simple = {"pass": "pass", "p": "pass", "help": "help", "?": "help", "hand": "hand", "table": "table"}
+    simple.update({"moves": "moves", "quit": "quit", "exit": "quit"})
+    if head in simple and not rest:
+        return (simple[head],)
+    if head in ("give", "g"):
+        if not rest:
+            raise InputError("give what? e.g. give 3")
+        return ("give", parse_ranks(rest))
+    if head.startswith("#"):
+        if rest or not head[1:].isdigit():
+            raise InputError(f"{text!r}: a move number is # and digits, e.g. #2")
+        return ("pick", int(head[1:]))
+    if head == "play":
+        if not rest:
+            raise InputError("play what? e.g. play 7 7")
+        return ("play", parse_ranks(rest))
+    if head.isdigit() and not rest:
+        return ("number", int(head))
+    if _RANK_TOKEN.fullmatch(head.upper()) is None and not _is_card(head):
+        raise InputError(f"unknown command {line.strip()!r}; type a move such as 7 7, 7x2, pass or #1 (help lists all)")
+    return ("play", parse_ranks(words))
+
+
+def _is_card(token: str) -> bool:
+    try:
+        parse_card(token)
+    except ValueError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------------------
+# The game
+# --------------------------------------------------------------------------------------
+class TerminalGame:
+    """One game: a human at one seat, AI agents at the others, text in and out.
+
+    Args:
+        rules: the rules (``manches`` already set).
+        opponents: agent name by player index, ``None`` at the human's seat.
+        human: the human's player index.
+        seed: the root ``SeedSequence`` (deals, and one child per AI).
+        stdin, stdout: the streams of the conversation.
+        name: the human's display name.
+        ascii_only: plain ASCII output.
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        opponents: list[str | None],
+        human: int,
+        seed: np.random.SeedSequence,
+        stdin: TextIO,
+        stdout: TextIO,
+        name: str = "You",
+        ascii_only: bool = False,
+    ) -> None:
+        self.rules, self.human, self.name = rules, human, name
+        self.lineup = opponents
+        self.stdin, self.stdout = stdin, stdout
+        self.ascii_only = ascii_only or not _can_encode(stdout, "♣♦♥♠é·←×")
+        self.colour = _is_tty(stdout) and not self.ascii_only and "NO_COLOR" not in os.environ
+        self.echo = not _is_tty(stdin)  # piped input is echoed after the prompt, so transcripts read well
+        env_seed, agent_seeds = seed.spawn(2)
+        self.env_seed = int(env_seed.generate_state(1)[0])
+        seeds = agent_seeds.spawn(rules.n_players)
+        self.agents: dict[int, Any] = {}
+        # A learned agent warns when it plays other rules than it was trained for: tell the player on our stream.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for player, agent in enumerate(opponents):
+                if agent is not None:
+                    self.agents[player] = agent_registry.make(agent, rules, seed=seeds[player])
+        self.notes = sorted({str(w.message) for w in caught})
+        self.env = pe.env(rules=rules, render_mode="ansi", reward_mode="points")
+        self.raw = self.env.unwrapped
+        self.agent_names = list(self.raw.possible_agents)
+        self.results: list[MancheResult] = []
+        self.totals: list[int] = [0] * rules.n_players
+        self.winner: int | None = None
+        self._kind, _, _ = action_tables(rules)
+        self._trick_taker: int | None = None
+
+    # ---- output -----------------------------------------------------------------
+    def say(self, text: str = "") -> None:
+        if self.ascii_only:
+            text = unicodedata.normalize("NFKD", text.translate(_ASCII)).encode("ascii", "ignore").decode()
+        elif self.colour:
+            text = _RED_CARD.sub(lambda m: f"\x1b[31m{m[0]}\x1b[0m", text)
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+    def ask(self, prompt: str) -> str:
+        self.stdout.write(prompt)
+        self.stdout.flush()
+        line = self.stdin.readline()
+        if not line:
+            raise EndOfInput
+        if self.echo:
+            self.stdout.write(line if line.endswith("\n") else line + "\n")
+        return line
+
+    def label(self, player: int) -> str:
+        return self.name if player == self.human else self.agent_names[player]
+
+    def who(self, player: int) -> str:
+        """``player_2 (Vice-Trou)``: the name and the current role."""
+        role = self.raw.infos[self.agent_names[player]].get("role")
+        return self.label(player) + (f" ({ROLE_LABELS[ROLE_NAMES.index(role)]})" if role else "")
+
+    def engine_text(self, text: str) -> str:
+        """Text of the env's renderer with the human's ``player_i`` replaced by the human's name."""
+        engine_name = self.agent_names[self.human]
+
+        def rename(match: re.Match) -> str:
+            # In the table rows the name is padded into a column: keep the column where the name fits.
+            if len(match[1]) >= 2:
+                return self.name.ljust(len(match[0]) - 1) + " "
+            return self.name + match[1]
+
+        return re.sub(rf"\b{engine_name}\b( *)", rename, text)
+
+    def cards(self, player: int) -> str:
+        return pretty_cards(self.raw.cards[player])
+
+    # ---- what the human sees ------------------------------------------------------
+    def view(self) -> Any:
+        """The human's observation, decoded (``president_env.agents.decode``): one row, relative seats."""
+        return agent_registry.decode(self.rules, self.raw.observe(self.agent_names[self.human])["observation"])
+
+    def relative(self, player: int) -> int:
+        """Where ``player`` sits in the human's observation (0 = the human, then clockwise)."""
+        seat = self.raw.infos[self.agent_names[player]]["seat"]
+        return (seat - self.raw.infos[self.agent_names[self.human]]["seat"]) % self.rules.n_players
+
+    # ---- the game loop -------------------------------------------------------------
+    def run(self) -> int:
+        """Play the game to its end; returns the exit code."""
+        try:
+            self.env.reset(seed=self.env_seed)
+            self.introduce()
+            self.start_manche()
+            for agent in self.env.agent_iter():
+                observation, _, terminated, truncated, info = self.env.last()
+                if terminated or truncated:
+                    self.env.step(None)
+                    continue
+                player = self.agent_names.index(agent)
+                if player == self.human:
+                    actions = self.ask_move(observation)
+                else:
+                    actions = [int(self.agents[player].act(observation, info))]
+                for action in actions:
+                    self.step(player, action)
+            self.say()
+            self.standings(final=True)
+            return EXIT_DONE
+        except EndOfInput:
+            return self.abandon("End of input: the game is abandoned.", EXIT_ABANDONED)
+        except QuitGame:
+            return self.abandon("You quit: the game is abandoned.", EXIT_ABANDONED)
+        except KeyboardInterrupt:
+            return self.abandon("Interrupted: the game is abandoned.", EXIT_INTERRUPTED)
+
+    def abandon(self, message: str, code: int) -> int:
+        self.say()
+        self.say(message)
+        if self.results:
+            self.standings(final=False)
+        return code
+
+    def introduce(self) -> None:
+        rules = self.rules
+        self.say(f"Président: {rules.n_players} players, {rules.manches} manche(s), {rules.n_cards} cards.")
+        for note in self.notes:
+            self.say(f"Note: {note}")
+        seats = []
+        for player in range(rules.n_players):
+            agent = self.lineup[player]
+            seats.append(f"seat {player} {self.label(player)}" + (f" [{agent}]" if agent else " (you)"))
+        self.say("At the table, clockwise: " + ", ".join(seats) + ".")
+        self.say('Type "help" at your turn for the moves you can type.')
+
+    def start_manche(self) -> None:
+        """Announce a manche: its number, roles, and the public half of the exchange."""
+        info = self.raw.infos[self.agent_names[self.human]]
+        if info["decisive"]:
+            tied = [self.label(p) for p in np.flatnonzero(self.raw.game.state.tied[0])]
+            title = f"Decisive manche (tied: {', '.join(tied)}; its points are not added)"
+        else:
+            title = f"Manche {info['manche'] + 1} of {self.rules.manches}"
+        self.say()
+        self.say(f"=== {title} ===")
+        roles = [self.who(p) for p in range(self.rules.n_players) if self.raw.infos[self.agent_names[p]]["role"]]
+        if roles:
+            self.say("Roles: " + ", ".join(roles) + ".")
+        self.announce_exchange()
+        self.say(f"Your hand ({len(self.raw.cards[self.human])}): {self.cards(self.human)}")
+        self._trick_taker = None
+
+    def announce_exchange(self) -> None:
+        """Who exchanges with whom and how many cards (public), and what the human gave or received."""
+        # The pairs follow the previous finishing positions (the engine's state, which the table renderer reads
+        # too); roles alone cannot tell two Neutres apart when an exchange entry pairs them.
+        state = self.raw.game.state
+        player_with_pos = {
+            int(state.prev_pos[0, seat]): int(state.player_at_seat[0, seat]) for seat in range(len(state.prev_pos[0]))
+        }
+        if -1 in player_with_pos:
+            return  # no roles, no exchange
+        view = self.view()
+        for high_pos, low_pos, k in self.rules.exchange_pairs:
+            high, low = player_with_pos[high_pos], player_with_pos[low_pos]
+            self.say(
+                f"Exchange: the {k} best card(s) of {self.who(low)} go to {self.who(high)}, "
+                f"who gives back {k} card(s) of their choice."
+            )
+            if self.human == low:
+                self.say(f"  You gave your best card(s): {_rank_list(view.gave[0])}.")
+            elif self.human == high:
+                self.say(f"  You received: {_rank_list(view.received[0])}; you give back {k} card(s) at your turn.")
+
+    def step(self, player: int, action: int) -> None:
+        """Play ``action`` for ``player`` and tell the table what happened."""
+        before = self.view()
+        info = self.raw.infos[self.agent_names[player]]
+        manche, decisive = info["manche"], info["decisive"]
+        actor = self.who(player)
+        self.env.step(action)
+        what = (self.raw.last_action or "").split("; manche over")[0].split(" ", 1)[-1]
+        if self._kind[action] == KIND_GIVE and player == self.human:
+            what = f"gave back a {pe.decode(self.rules, action)[1]}"
+        self.say(f"  {actor} {what}")
+        if self._kind[action] == KIND_PLAY:
+            self._trick_taker = player
+        ended = any(self.raw.terminations.values()) or self.raw.infos[self.agent_names[0]]["manche"] != manche
+        if ended:
+            self.end_manche(manche, decisive)
+            return
+        after = self.view()
+        rel = self.relative(player)
+        if before.held[0, rel] > 0 and after.held[0, rel] == 0:
+            penalty = " (on a 2: ranked last)" if after.penalized[0, rel] else ""
+            self.say(f"  -- out {ordinal(int(after.out_order[0, rel]) + 1)}: {self.label(player)}{penalty}")
+        if after.trick_rank[0] < 0 and not after.exchange[0] and self._trick_taker is not None:
+            self.say(f"  -- trick to {self.label(self._trick_taker)}")
+            self._trick_taker = None
+        if before.exchange[0] and not after.exchange[0] and (after.gave[0].any() or after.received[0].any()):
+            self.say(
+                f"  Exchange over: you gave {_rank_list(after.gave[0])} and received {_rank_list(after.received[0])}."
+            )
+
+    def end_manche(self, manche: int, decisive: bool) -> None:
+        infos = [self.raw.infos[a] for a in self.agent_names]
+        result = MancheResult(
+            number=manche + 1,
+            decisive=decisive,
+            positions=tuple(int(i["finish_position"]) for i in infos),
+            points=tuple(float(self.raw.rewards[a]) for a in self.agent_names),
+        )
+        self.results.append(result)
+        self.totals = [int(infos[0]["scores"][a]) for a in self.agent_names]
+        if "winner" in infos[0]:
+            self.winner = self.agent_names.index(infos[0]["winner"])
+        self.say(self.manche_line(result))
+        self.say("Totals: " + ", ".join(f"{self.label(p)} {s}" for p, s in enumerate(self.totals)))
+        if not any(self.raw.terminations.values()):
+            self.start_manche()
+
+    def manche_line(self, result: MancheResult) -> str:
+        """``Manche 1: 1st player_0 → Président +3, ...``: finishing order, the role won and the points."""
+        order = sorted(range(self.rules.n_players), key=result.positions.__getitem__)
+        role_by_pos = tables(self.rules).role_by_pos
+        title = "Decisive manche (points not added)" if result.decisive else f"Manche {result.number}"
+        parts = [
+            f"{ordinal(result.positions[p] + 1)} {self.label(p)} → {ROLE_LABELS[role_by_pos[result.positions[p]]]} "
+            f"+{_number(result.points[p])}"
+            for p in order
+        ]
+        return f"{title}: " + ", ".join(parts)
+
+    def standings(self, final: bool) -> None:
+        self.say("=== Final standings ===" if final else "=== Standings so far ===")
+        for result in self.results:
+            self.say(self.manche_line(result))
+        # The winner of a decisive manche goes first among the tied.
+        ranking = sorted(range(self.rules.n_players), key=lambda p: (-self.totals[p], p != self.winner, p))
+        self.say("Totals:")
+        for place, player in enumerate(ranking, start=1):
+            agent = self.lineup[player] or "you"
+            mark = "  <- winner" if player == self.winner else ""
+            points = self.totals[player]
+            self.say(
+                f"  {place}. {self.label(player):<10} {agent:<16} {points:>3} point{'s' if points != 1 else ''}{mark}"
+            )
+
+    # ---- the human's turn ----------------------------------------------------------
+    def ask_move(self, observation: dict) -> list[int]:
+        """Show the table and the legal moves, read lines until one is playable; returns its action(s)."""
+        legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
+        self.say()
+        self.show_table()
+        self.show_moves(legal)
+        while True:
+            line = self.ask(f"{self.name}> ")
+            try:
+                command = parse_command(line)
+                if command[0] == "quit":
+                    raise QuitGame
+                if command[0] in ("help", "hand", "table", "moves", "empty"):
+                    self.show(command[0], legal)
+                    continue
+                return self.resolve(command, legal)
+            except InputError as err:
+                self.say(f"  Not possible: {err}. Try again.")
+
+    def show(self, what: str, legal: list[int]) -> None:
+        if what == "help":
+            self.say(HELP)
+        elif what == "hand":
+            self.say(f"Your hand ({len(self.raw.cards[self.human])}): {self.cards(self.human)}")
+        elif what == "table":
+            self.show_table()
+        else:
+            self.show_moves(legal)
+
+    def show_table(self) -> None:
+        table = self.raw.render_text(viewer=self.human)
+        lines = [line for line in table.splitlines() if not line.startswith("Last: ")]
+        self.say(self.engine_text("\n".join(lines)))
+
+    def move_text(self, action: int) -> str:
+        """What to type for ``action``: ``pass``, ``give 3``, ``7 7`` (with wild 2s: ``7 7 2``)."""
+        decoded = pe.decode(self.rules, action)
+        if decoded[0] != "play":
+            return " ".join(decoded)
+        rank, count = rank_index(decoded[1]), decoded[2]
+        naturals = min(count, int(self.view().hand[0, rank]))
+        return " ".join([decoded[1]] * naturals + [RANK_NAMES[TWO]] * (count - naturals))
+
+    def show_moves(self, legal: list[int]) -> None:
+        # No-break spaces inside an entry keep "#2 7 7" on one line when the list wraps.
+        moves = [f"#{i} {self.move_text(a)}".replace(" ", "\xa0") for i, a in enumerate(legal, start=1)]
+        text = textwrap.fill("Legal moves: " + "   ".join(moves), width=100, subsequent_indent="  ")
+        self.say(text.replace("\xa0", " "))
+
+    def resolve(self, command: tuple, legal: list[int]) -> list[int]:
+        """The action(s) of a parsed command, or ``InputError`` saying why it cannot be played now."""
+        kind = command[0]
+        if kind == "pick":
+            if not 1 <= command[1] <= len(legal):
+                raise InputError(f"there is no move #{command[1]}; the moves are #1 to #{len(legal)}")
+            return [legal[command[1] - 1]]
+        if kind == "number":
+            return [self.resolve_number(command[1], legal)]
+        if kind == "pass":
+            return [self.check(pe.PASS, legal)]
+        if kind == "give":
+            return self.resolve_give(command[1], legal)
+        rank, count = play_of(command[1], self.rules)
+        return [self.check(self.play_action(rank, count), legal)]
+
+    def resolve_number(self, number: int, legal: list[int]) -> int:
+        """A bare number: one card of that rank when it names a rank (``7``, as the list writes a single 7),
+        else the number of a listed move (``1``, ``11``). A rank is never read as a move number, so a
+        mistyped card is an error with a hint, not a move the player did not mean."""
+        if str(number) not in RANK_NAMES:
+            return self.resolve(("pick", number), legal)[0]
+        try:
+            return self.resolve(("play", [rank_index(str(number))]), legal)[0]
+        except InputError as err:
+            hint = f" (for move #{number} type #{number})" if number <= len(legal) else ""
+            raise InputError(f"{err}{hint}") from None
+
+    def play_action(self, rank: int, count: int) -> int:
+        rules = self.rules
+        if rank >= rules.n_ranks:
+            raise InputError("there are no jokers in this game")
+        if count > rules.max_count:
+            raise InputError(f"a play holds at most {rules.max_count} cards of one rank")
+        hand = self.view().hand[0]
+        usable = int(hand[rank]) + (int(hand[TWO]) if rules.twos_wild and rank < TWO and hand[rank] > 0 else 0)
+        if hand[rank] == 0:
+            raise InputError(f"you hold no {RANK_NAMES[rank]}")
+        if usable < count:
+            wild = " (wild 2s included)" if usable > hand[rank] else ""
+            raise InputError(f"you hold only {usable} × {RANK_NAMES[rank]}{wild}, not {count}")
+        return pe.encode_play(rules, RANK_NAMES[rank], count)
+
+    def resolve_give(self, ranks: list[int], legal: list[int]) -> list[int]:
+        view = self.view()
+        if not view.exchange[0]:
+            raise InputError("give is for the exchange at the start of a manche; now play cards or pass")
+        left = int(view.gives_left[0])
+        if len(ranks) > left:
+            raise InputError(f"you have {left} card(s) left to give back, not {len(ranks)}")
+        for rank, wanted in Counter(ranks).items():
+            if rank >= self.rules.n_ranks or view.hand[0, rank] < wanted:
+                held = 0 if rank >= self.rules.n_ranks else int(view.hand[0, rank])
+                raise InputError(
+                    f"you hold no {RANK_NAMES[rank]}" if not held else f"you hold only {held} × {RANK_NAMES[rank]}"
+                )
+        actions = [pe.encode_give(self.rules, RANK_NAMES[rank]) for rank in ranks]
+        self.check(actions[0], legal)
+        return actions
+
+    def check(self, action: int, legal: list[int]) -> int:
+        """``action`` if it is legal now, else ``InputError`` with the reason in the human's terms."""
+        if action in legal:
+            return action
+        view = self.view()
+        kind = self._kind[action]
+        if view.exchange[0]:
+            raise InputError(f"first give back {int(view.gives_left[0])} card(s) to your exchange partner: give RANK")
+        if kind == KIND_PASS:
+            raise InputError("you lead this trick, so you cannot pass: play any cards of one rank")
+        rank = int(view.trick_rank[0])
+        count = int(view.trick_count[0])
+        if rank < 0:
+            raise InputError("that move is not legal now")
+        on_pile = " ".join([RANK_NAMES[rank]] * count)
+        played = pe.decode(self.rules, action)
+        if played[2] != count:
+            raise InputError(f"this trick is played {count} card(s) at a time (on the pile: {on_pile})")
+        if view.constrained[0]:
+            raise InputError(f"or nothing: you must play {RANK_NAMES[rank]} again, or pass")
+        order = " (revolution: lower ranks are stronger now)" if view.revolution[0] else ""
+        raise InputError(f"{' '.join([played[1]] * count)} does not beat the {on_pile} on the pile{order}")
+
+
+def _rank_list(counts: np.ndarray) -> str:
+    return format_cards(counts) or "nothing yet"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _is_tty(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _can_encode(stream: Any, text: str) -> bool:
+    encoding = getattr(stream, "encoding", None)
+    if not encoding:
+        return True  # a StringIO holds any text
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="president-play",
+        description="Play Président in the terminal against AI opponents.",
+        epilog="At your turn type a move (7 7, 7x2, pass, give 3, #2) or help.",
+    )
+    parser.add_argument(
+        "--opponents",
+        default=DEFAULT_OPPONENT,
+        help="comma-separated agents: one name for every other seat, or n_players - 1 names clockwise from your "
+        "left (random, heuristic-1..3, mc-4, mc-5, ppo-standard-4p, or a checkpoint path; default: %(default)s)",
+    )
+    parser.add_argument("--rules", default="standard", help="rules preset name or YAML path (default: standard)")
+    parser.add_argument("--manches", type=int, help="manches in the game (default: the rules' value)")
+    parser.add_argument("--seat", type=int, help="your seat, 0..n_players-1 (default: drawn from the seed)")
+    parser.add_argument("--seed", type=int, help="seed of the deals, your seat and the AIs (default: a fresh one)")
+    parser.add_argument("--name", default="You", help="your name at the table (default: %(default)s)")
+    parser.add_argument("--ascii", action="store_true", help="plain ASCII: suit letters C D H S instead of symbols")
+    return parser
+
+
+def build_game(argv: list[str] | None, stdin: TextIO, stdout: TextIO) -> TerminalGame:
+    """The game the arguments describe; ``ValueError`` naming the problem for bad arguments."""
+    args = _parser().parse_args(argv)
+    rules = load_rules(args.rules)
+    if args.manches is not None:
+        if args.manches < 1:
+            raise ValueError(f"--manches must be at least 1, got {args.manches}")
+        rules = rules.replace(manches=args.manches)
+    n = rules.n_players
+    names = [name.strip() for name in args.opponents.split(",")]
+    if any(not name for name in names):
+        raise ValueError(f"--opponents {args.opponents!r} has an empty name")
+    if len(names) not in (1, n - 1):
+        raise ValueError(
+            f"--opponents lists {len(names)} agents; these rules seat {n} players, so give {n - 1} names "
+            "(one per other seat, clockwise from your left) or a single name for every seat"
+        )
+    for name in names:
+        check_agent_name(name)
+    if args.seed is not None and args.seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+    if args.seat is not None and not 0 <= args.seat < n:
+        raise ValueError(f"--seat must be a seat from 0 to {n - 1}, got {args.seat}")
+    if not args.name.strip():
+        raise ValueError("--name must not be empty")
+    root = np.random.SeedSequence(args.seed)
+    seat_seed, game_seed = root.spawn(2)
+    human = args.seat if args.seat is not None else int(np.random.default_rng(seat_seed).integers(n))
+    lineup: list[str | None] = [None] * n
+    for offset in range(1, n):
+        lineup[(human + offset) % n] = names[(offset - 1) % len(names)]
+    game = TerminalGame(rules, lineup, human, game_seed, stdin, stdout, name=args.name.strip(), ascii_only=args.ascii)
+    if args.seed is None:
+        game.say(f"Seed {root.entropy} (replay this game with --seed {root.entropy}).")
+    return game
+
+
+def main(
+    argv: list[str] | None = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """``president-play``: play one game; returns the exit code (see the module docstring)."""
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    stderr = sys.stderr if stderr is None else stderr
+    try:
+        # argparse prints --help to stdout and its errors to stderr, then exits: keep both on our streams.
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                game = build_game(argv, stdin, stdout)
+            except SystemExit as exit_:
+                return int(exit_.code or 0)
+    except ValueError as err:
+        stderr.write(f"president-play: error: {err}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        stdout.write("\nInterrupted.\n")
+        return EXIT_INTERRUPTED
+    return game.run()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
