@@ -95,7 +95,8 @@ class RolloutConfig:
     tables, carried decisions and random streams (children of the run's seed), and all shards'
     decisions form one training batch. ``shards`` is part of the run (it changes the random
     streams); ``ray_address`` is not: for the same seed and shards, a run on Ray is the same run
-    as in this process (bit for bit when ``threads`` is set, so torch sums in the same order).
+    as in this process (bit for bit when ``threads`` equals the actors' torch threads, which is
+    ``ray_cpus_per_shard`` rounded down, at least 1, so that torch sums in the same order).
     """
 
     shards: int = 1  # must divide ppo.num_envs

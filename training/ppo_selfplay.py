@@ -361,11 +361,13 @@ class RolloutShard:
     rollout). :meth:`run` plays a rollout and returns the shard's training rows.
     """
 
-    def __init__(self, config: TrainConfig | dict[str, Any], index: int, net: PolicyNet | None = None) -> None:
+    def __init__(
+        self, config: TrainConfig | dict[str, Any], index: int, net: PolicyNet | None = None, threads: int = 0
+    ) -> None:
         if isinstance(config, dict):  # a Ray actor is built from plain data
             config = from_dict(config)
-        if config.threads:
-            torch.set_num_threads(config.threads)
+        if threads:  # an actor's own process (in the trainer's, ``config.threads`` is already set)
+            torch.set_num_threads(threads)
         self.config, self.index = config, index
         self.rules = config.resolve_rules()
         batch = config.ppo.num_envs // config.rollout.shards
@@ -588,7 +590,10 @@ class Trainer:
             return LocalGroup([RolloutShard(self.config, i, net=self.net) for i in range(rollout.shards)])
         init_ray(rollout.ray_address)
         data = self.config.to_dict()
-        return RayGroup(RolloutShard, [(data, i) for i in range(rollout.shards)], num_cpus=rollout.ray_cpus_per_shard)
+        # As many torch threads as CPUs reserved: more would fight the other shards for the same cores.
+        threads = max(1, int(rollout.ray_cpus_per_shard))
+        args = [(data, i, None, threads) for i in range(rollout.shards)]
+        return RayGroup(RolloutShard, args, num_cpus=rollout.ray_cpus_per_shard)
 
     def weights(self) -> dict[str, torch.Tensor] | None:
         """What the shards need to act as the learner now (nothing for shards that share its network)."""
