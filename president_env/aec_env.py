@@ -48,7 +48,8 @@ scores, between 0 and `high = max(cards in the deck, (manches + 1) × the most
 points of a manche)`.
 
 `action_mask` (int8) marks the legal actions of the agent to act; it is all
-zeros for every other agent and after the game ended.
+zeros for every other agent and after the game ended. ``action_space(agent).sample()``
+without a mask draws among those legal actions (:class:`LegalActionSpace`).
 
 ### Action space
 
