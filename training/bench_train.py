@@ -21,7 +21,9 @@ import argparse
 import json
 import resource
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -33,18 +35,11 @@ from .ppo_selfplay import Trainer
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "train" / "standard_4p.yaml"
 
 
-def bench_rollout(trainer: Trainer, updates: int) -> float:
+def steps_per_s(trainer: Trainer, update: Callable[[], Any], updates: int) -> float:
+    """Env steps per second of ``updates`` calls of ``update`` (``trainer.rollout`` or ``trainer.train_step``)."""
     start = time.perf_counter()
     for _ in range(updates):
-        trainer.rollout()
-    elapsed = time.perf_counter() - start
-    return updates * trainer.config.ppo.num_envs * trainer.config.ppo.num_steps / elapsed
-
-
-def bench_training(trainer: Trainer, updates: int) -> float:
-    start = time.perf_counter()
-    for _ in range(updates):
-        trainer.train_step()
+        update()
     elapsed = time.perf_counter() - start
     return updates * trainer.config.ppo.num_envs * trainer.config.ppo.num_steps / elapsed
 
@@ -62,8 +57,8 @@ def main(argv: list[str] | None = None) -> dict:
     trainer = Trainer(config, progress=False)
     trainer.train_step()  # warm-up: allocations, first snapshot, lazy imports
     engine = max(bench_vec(trainer.rules, config.ppo.num_envs, True, args.engine_seconds) for _ in range(args.repeat))
-    rollout = max(bench_rollout(trainer, args.updates) for _ in range(args.repeat))
-    training = max(bench_training(trainer, args.updates) for _ in range(args.repeat))
+    rollout = max(steps_per_s(trainer, trainer.rollout, args.updates) for _ in range(args.repeat))
+    training = max(steps_per_s(trainer, trainer.train_step, args.updates) for _ in range(args.repeat))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = {
         "config": str(args.config),

@@ -106,6 +106,11 @@ class OpponentPool:
         return [name for name, weight in config.baselines.items() if weight > 0]
 
     @classmethod
+    def policy_count(cls, config: OpponentConfig) -> int:
+        """Policy ids in use: the learner, the baselines, the snapshot slots."""
+        return 1 + len(cls.baselines_of(config)) + config.pool_size
+
+    @classmethod
     def kinds_of(cls, config: OpponentConfig) -> dict[str, list[int]]:
         """Policy ids by opponent name (all snapshots under ``snapshot``)."""
         names = cls.baselines_of(config)
@@ -380,7 +385,7 @@ class RolloutShard:
         self.pool = OpponentPool(config.opponents, self.rules, batch, np.random.default_rng(pool_seed))
         self.pending = Pending.empty(batch, self.rules.n_players, self.game.obs_dim, self.game.num_actions)
         self.game_reward = np.zeros((batch, self.rules.n_players), dtype=np.float32)  # for logging
-        n_ids = self.pool.first_snapshot_id + config.opponents.pool_size
+        n_ids = OpponentPool.policy_count(config.opponents)
         self.table_reward, self.table_games = np.zeros(n_ids), np.zeros(n_ids, dtype=np.int64)
 
     def set_weights(self, weights: dict[str, torch.Tensor] | None) -> None:
@@ -581,7 +586,7 @@ class Trainer:
         self.elapsed = 0.0
         self.last_eval: dict[str, float] = {}
         self.opponent_ids = OpponentPool.kinds_of(config.opponents)
-        n_ids = 1 + sum(len(ids) for ids in self.opponent_ids.values())
+        n_ids = OpponentPool.policy_count(config.opponents)
         self.table_reward, self.table_games = np.zeros(n_ids), np.zeros(n_ids, dtype=np.int64)
 
     def _start_shards(self) -> LocalGroup | RayGroup:
@@ -597,7 +602,8 @@ class Trainer:
 
     def weights(self) -> dict[str, torch.Tensor] | None:
         """What the shards need to act as the learner now (nothing for shards that share its network)."""
-        return None if self.shards.local else {k: v.detach().clone() for k, v in self.net.state_dict().items()}
+        # state_dict() tensors are detached; RayGroup.call serializes them at once, before any update.
+        return None if self.shards.local else self.net.state_dict()
 
     def close(self) -> None:
         """Release the shards' Ray actors (nothing to do for shards in this process)."""
