@@ -26,7 +26,6 @@ usable as a Gym env opponent or in a duplicate-deal tournament (``--duplicate-de
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
@@ -39,6 +38,7 @@ from sb3_contrib import MaskablePPO
 
 import president_env as pe
 from president_env.gym_env import PresidentGymEnv, RandomOpponent
+from president_env.training.evaluate import format_estimate, mean_ci
 
 # Evaluation games draw their seeds far from the training seed, so no evaluation game replays a training one.
 EVAL_SEED_OFFSET = 1_000_000
@@ -100,10 +100,9 @@ def play_games(env: PresidentGymEnv, agent: Any, seeds: Sequence[int]) -> dict[s
     return {"reward": np.array(rewards), "position": np.array(positions), "win": np.array(wins, float)}
 
 
-def mean_ci(values: np.ndarray) -> str:
-    """``mean ± 95 % interval`` (normal approximation)."""
-    half = 1.96 * values.std(ddof=1) / math.sqrt(len(values)) if len(values) > 1 else float("nan")
-    return f"{values.mean():+.3f} ± {half:.3f}"
+def mean_ci_text(values: np.ndarray) -> str:
+    """``mean ± 95 % interval``, as the project's tournaments compute it (Student's t over games)."""
+    return format_estimate(mean_ci(values), signed=True, digits=3)
 
 
 def report(label: str, stats: dict[str, np.ndarray], n_players: int) -> str:
@@ -111,7 +110,7 @@ def report(label: str, stats: dict[str, np.ndarray], n_players: int) -> str:
     shares = np.bincount(stats["position"], minlength=n_players) / len(stats["position"])
     by_position = " ".join(f"{share:.0%}" for share in shares)
     return (
-        f"{label:<22} reward {mean_ci(stats['reward'])}   wins {stats['win'].mean():.1%}   "
+        f"{label:<22} reward {mean_ci_text(stats['reward'])}   wins {stats['win'].mean():.1%}   "
         f"mean position {stats['position'].mean():.2f}   positions 0..{n_players - 1}: {by_position}"
     )
 
@@ -158,7 +157,7 @@ def compare_with_random(
     for label, games in stats.items():
         print(report(label, games, rules.n_players))
     difference = stats["MaskablePPO (greedy)"]["reward"] - stats["random legal"]["reward"]
-    print(f"{'difference (paired)':<22} reward {mean_ci(difference)}")
+    print(f"{'difference (paired)':<22} reward {mean_ci_text(difference)}")
     return stats
 
 
