@@ -119,26 +119,34 @@ class MonteCarloAgent(Agent):
     def _play_out(self, state: engine.GameState, first_actions: np.ndarray) -> np.ndarray:
         """Play ``first_actions`` then heuristic moves to the end of the manche; ``(N,)`` points of seat 0.
 
-        The rollout rules have one manche, so the step that ends it reports ``done`` (and deals a
-        new game into the slot, which is then dropped or ignored).
+        The rollout rules have one manche, so the step that ends it reports ``game_over`` and leaves
+        the slot terminal: only the unfinished slots are stepped (``engine.step(slots=...)``), and the
+        batch shrinks to them once enough have finished.
         """
         rules, level = self._rollout_rules, self.config.rollout_level
         points = np.zeros(state.batch_size)
         alive = np.arange(state.batch_size)  # the slot of `points` each row of `state` plays
         finished = np.zeros(state.batch_size, bool)
+        running = None  # rows of `state` still playing (None: all)
         actions = first_actions
         while True:
-            rewards, done = engine.step(rules, state, actions, self.rng, reward_mode="points")
-            new = done & ~finished
-            points[alive[new]] = rewards[new, 0]
-            finished |= done
-            if finished.all():
-                return points
-            if finished.mean() >= _COMPACT_AT:
-                keep = np.flatnonzero(~finished)
-                state, alive, finished = state.take(keep), alive[keep], finished[keep]
+            events = engine.step(rules, state, actions, self.rng, reward_mode="points", slots=running)
+            if events.game_over.any():
+                rows = np.flatnonzero(~finished)[events.game_over] if running is not None else events.game_over
+                points[alive[rows]] = events.rewards[events.game_over, 0]
+                finished[rows] = True
+                if finished.all():
+                    return points
+                if finished.mean() >= _COMPACT_AT:
+                    keep = np.flatnonzero(~finished)
+                    state, alive, finished = state.take(keep), alive[keep], finished[keep]
+                running = np.flatnonzero(~finished) if finished.any() else None
             mask = engine.legal_mask(rules, state)
+            if running is not None:
+                mask[finished, 0] = True  # terminal rows get a dummy choice, never played
             actions = choose(rules, rollout_view(rules, state), mask, level)
+            if running is not None:
+                actions = actions[running]
 
 
 def rollout_view(rules: Rules, state: engine.GameState) -> ObsView:

@@ -7,8 +7,10 @@ first and work on all slots at once — there is no Python loop over games:
 - :func:`new_games` deals fresh games into some slots (random or supplied deals,
   optional starting roles), including the exchange set-up;
 - :func:`legal_mask` gives ``(B, num_actions) bool``;
-- :func:`step` applies one action per slot, returns per-player rewards where a
-  manche ended and ``done`` where a game ended, and deals those slots anew;
+- :func:`step` applies one action per slot (all slots, or a chosen subset) and reports
+  per-player rewards and the manche-over and game-over events (:class:`StepResult`). It
+  deals the next manche of a game (a rule), never a new game: a finished game stays
+  terminal until the layer above calls :func:`new_games` (``VecGame`` does, by default);
 - the observation lives in :mod:`president_env.observation`.
 
 For speed the state is updated in place (NumPy has no cheap functional update);
@@ -26,6 +28,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,7 +39,7 @@ from .rules import Rules
 ROLE_NAMES: tuple[str, ...] = ("president", "vice_president", "neutre", "vice_trou", "trou_du_cul")
 PRESIDENT, VICE_PRESIDENT, NEUTRE, VICE_TROU, TROU_DU_CUL = range(5)
 NO_ROLE = -1
-PHASE_EXCHANGE, PHASE_PLAY = 0, 1
+PHASE_EXCHANGE, PHASE_PLAY, PHASE_OVER = 0, 1, 2  # PHASE_OVER: the game ended, nothing is legal
 REWARD_MODES = ("zero_sum", "normalized", "points")
 
 
@@ -592,7 +595,7 @@ def legal_mask(rules: Rules, state: GameState) -> np.ndarray:
     mask = np.empty((b, rules.num_actions), bool)
     mask[:, 0] = in_play & (state.trick_rank >= 0)
     mask[:, 1 : 1 + r * c] = tab.play_words[key].view(bool).reshape(b, r * c)
-    mask[:, 1 + r * c :] = (hand > 0) & ~in_play[:, None]
+    mask[:, 1 + r * c :] = (hand > 0) & (state.phase == PHASE_EXCHANGE)[:, None]
     return mask
 
 
@@ -617,6 +620,8 @@ def describe_illegal(rules: Rules, state: GameState, slot: int, action: int) -> 
     """Why ``action`` is illegal in ``slot``: a sentence for the error message."""
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < rules.num_actions:
         return f"action {action!r} is not in 0..{rules.num_actions - 1}"
+    if state.phase[slot] == PHASE_OVER:
+        return "the game in this slot is over; start a new game (engine.new_games or VecGame.reset) first"
     what = decode(rules, int(action))
     seat = int(state.current[slot])
     player = int(state.player_at_seat[slot, seat])
@@ -645,6 +650,14 @@ def describe_illegal(rules: Rules, state: GameState, slot: int, action: int) -> 
 # --------------------------------------------------------------------------------------
 # Step
 # --------------------------------------------------------------------------------------
+class StepResult(NamedTuple):
+    """What :func:`step` reports for each stepped slot (``n`` = number of slots stepped)."""
+
+    rewards: np.ndarray  # (n, P) float32 by player: the manche's rewards where one ended, else 0
+    manche_over: np.ndarray  # (n,) bool: a manche ended (the next one is dealt unless the game ended)
+    game_over: np.ndarray  # (n,) bool: the game ended; the slot stays terminal until new_games
+
+
 def step(
     rules: Rules,
     state: GameState,
@@ -652,47 +665,79 @@ def step(
     rng: np.random.Generator,
     mask: np.ndarray | None = None,
     reward_mode: str = "zero_sum",
-) -> tuple[np.ndarray, np.ndarray]:
-    """Apply ``actions (B,) int`` to every slot; returns ``rewards (B,P) float32`` by player and ``done (B,) bool``.
+    slots: np.ndarray | None = None,
+) -> StepResult:
+    """Apply one action per slot and report what happened (:class:`StepResult`).
 
-    ``mask`` is the current legal mask when the caller already has it. Illegal actions
-    raise ``ValueError`` (naming slot, player and reason) with the state unchanged.
-    Slots whose manche ended are dealt their next manche; slots whose game ended are
-    dealt a new game (autoreset); their rewards and ``done`` report the ended game.
+    ``slots``: the slots to step, ``(n,) int`` distinct (default: all, ``n = B``); the others are
+    left exactly as they are. ``actions (n,) int`` and ``mask`` (the current legal mask of those
+    slots, ``(n, num_actions) bool``, when the caller already has it) follow ``slots``. Illegal
+    actions raise ``ValueError`` (naming slot, player and reason) with the state unchanged.
+
+    A slot whose manche ended is dealt its next manche (a rule of the game). A slot whose game
+    ended is never dealt anew here: it stays terminal (phase ``PHASE_OVER``, no legal action,
+    stepping it raises) until the caller starts a new game with :func:`new_games`.
     """
     tab = tables(rules)
-    b, p = state.batch_size, rules.n_players
+    p = rules.n_players
+    full = slots is None
+    if full:
+        b = state.batch_size
+        slot = _arange(b)
+    else:
+        slot = np.asarray(slots)
+        if slot.ndim != 1 or slot.dtype.kind not in "iu":
+            raise ValueError(f"slots must be a 1-d integer array, got {slot.dtype} {slot.shape}")
+        slot = slot.astype(np.int64, copy=False)
+        b = slot.size
     actions = np.asarray(actions)
     if actions.shape != (b,) or actions.dtype.kind not in "iu":
         raise ValueError(f"actions must be an integer array of shape ({b},), got {actions.dtype} {actions.shape}")
     if mask is None:
         mask = legal_mask(rules, state)
-    rows = _arange(b)
-    if actions.min() < 0 or actions.max() >= rules.num_actions:
+        if not full:
+            mask = mask[slot]
+    local = _arange(b)
+    if b and (actions.min() < 0 or actions.max() >= rules.num_actions):
         legal = (actions >= 0) & (actions < rules.num_actions)
     else:
-        legal = mask.reshape(-1)[rows * rules.num_actions + actions]
+        legal = mask.reshape(-1)[local * rules.num_actions + actions]
     if not legal.all():
-        slot = int(np.flatnonzero(~legal)[0])
-        player = int(state.player_at_seat[slot, state.current[slot]])
-        reason = describe_illegal(rules, state, slot, int(actions[slot]))
-        raise ValueError(f"illegal action {int(actions[slot])} for player_{player} in slot {slot}: {reason}")
+        i = int(np.flatnonzero(~legal)[0])
+        s = int(slot[i])
+        player = int(state.player_at_seat[s, state.current[s]])
+        reason = describe_illegal(rules, state, s, int(actions[i]))
+        raise ValueError(f"illegal action {int(actions[i])} for player_{player} in slot {s}: {reason}")
+
+    def get(name: str) -> np.ndarray:
+        return getattr(state, name) if full else getattr(state, name)[slot]
+
+    def put(name: str, value: np.ndarray) -> None:
+        if full:
+            setattr(state, name, value)
+        else:
+            getattr(state, name)[slot] = value
 
     rewards = np.zeros((b, p), np.float32)
-    done = np.zeros(b, bool)
-    state.manche_steps += 1
+    manche_over = np.zeros(b, bool)
+    game_over = np.zeros(b, bool)
+    result = StepResult(rewards, manche_over, game_over)
+    if full:
+        state.manche_steps += 1
+    else:
+        state.manche_steps[slot] += 1
     kind = tab.kind[actions]
     is_give = kind == KIND_GIVE
     if is_give.any():
-        _apply_gives(rules, state, np.flatnonzero(is_give), tab.rank[actions[is_give]])
+        _apply_gives(rules, state, slot[is_give], tab.rank[actions[is_give]])
         if is_give.all():
-            return rewards, done
+            return result
     is_play = kind == KIND_PLAY
     is_pass = kind == KIND_PASS
     rank = tab.rank[actions]
     count = np.where(is_play, tab.count[actions], 0)  # passes and gives move no card here
-    cur = state.current
-    seat_row = rows * p + cur  # row of the acting seat in (B*P, ...) views of seat-indexed arrays
+    cur = get("current")
+    seat_row = slot * p + cur  # row of the acting seat in (B*P, ...) views of seat-indexed arrays
     hands, played = state.hands.reshape(-1), state.played.reshape(-1)
     n_held = state.n_held.reshape(-1)
     bit = SEAT_BIT[cur]
@@ -711,25 +756,29 @@ def step(
     n_held[seat_row] -= count.astype(np.int16)
 
     # What the play means, judged by the order in force before it.
-    is_match = is_play & (state.trick_rank == rank)
-    top_rank = JOKER if rules.jokers else np.where(state.revolution, 0, TWO)
+    trick_rank = get("trick_rank")
+    revolution = get("revolution")
+    is_match = is_play & (trick_rank == rank)
+    top_rank = JOKER if rules.jokers else np.where(revolution, 0, TWO)
     ends_by_top = is_play & (rank == top_rank) if rules.top_rank_ends_trick else None
     if rules.revolution:
-        state.revolution ^= is_play & (count >= 4)
+        put("revolution", revolution ^ (is_play & (count >= 4)))
 
+    holding = get("holding_bits")
     went_out = is_play & (n_held[seat_row] == 0)
-    out_index = went_out.nonzero()[0]
-    if out_index.size:
-        _go_out(rules, state, out_index, rank, used_twos)
-        state.holding_bits[out_index] &= ~bit[out_index]
+    out_local = went_out.nonzero()[0]
+    if out_local.size:
+        twos_out = None if used_twos is None else used_twos[out_local]
+        _go_out(rules, state, slot[out_local], cur[out_local], rank[out_local], twos_out)
+        holding = holding & ~np.where(went_out, bit, 0).astype(np.uint8)
+        put("holding_bits", holding)
 
     # Turn order: the next eligible seat clockwise; the trick ends when the turn would
     # reach the last player to have played, or nobody else can act.
-    passed = state.passed_bits | np.where(is_pass, bit, 0).astype(np.uint8)
+    passed = get("passed_bits") | np.where(is_pass, bit, 0).astype(np.uint8)
     if rules.pass_rule == "can_return":
         passed = np.where(is_play, 0, passed).astype(np.uint8)
-    owner = np.where(is_play, cur, state.trick_owner)
-    holding = state.holding_bits
+    owner = np.where(is_play, cur, get("trick_owner"))
     eligible = holding & ~passed & ~bit
     nxt = next_seat_bits(eligible, cur, p)
     if rules.equal_rank == "skip":
@@ -748,19 +797,19 @@ def step(
     winner_holds = (holding & SEAT_BIT[owner_seat]) > 0
     new_leader = np.where(winner_holds, owner, next_seat_bits(holding, owner_seat, p))
     acted = ~is_give
-    state.current = np.where(acted, np.where(trick_ends, new_leader, nxt), cur)
-    state.trick_rank = np.where(trick_ends, -1, np.where(is_play, rank, state.trick_rank))
-    state.trick_count = np.where(trick_ends, 0, np.where(is_play, count, state.trick_count))
-    state.trick_owner = np.where(trick_ends, -1, owner)
-    state.passed_bits = np.where(trick_ends, 0, passed).astype(np.uint8)
+    put("current", np.where(acted, np.where(trick_ends, new_leader, nxt), cur))
+    put("trick_rank", np.where(trick_ends, -1, np.where(is_play, rank, trick_rank)))
+    put("trick_count", np.where(trick_ends, 0, np.where(is_play, count, get("trick_count"))))
+    put("trick_owner", np.where(trick_ends, -1, owner))
+    put("passed_bits", np.where(trick_ends, 0, passed).astype(np.uint8))
     if rules.equal_rank == "or_nothing":
-        state.constrained = np.where(acted, ~trick_ends & is_match, state.constrained)
+        put("constrained", np.where(acted, ~trick_ends & is_match, get("constrained")))
 
-    if out_index.size:
-        over = out_index[POPCOUNT[holding[out_index]] <= 1]
+    if out_local.size:
+        over = out_local[POPCOUNT[holding[out_local]] <= 1]
         if over.size:
-            _end_manche(rules, state, over, rng, rewards, done, reward_mode)
-    return rewards, done
+            _end_manche(rules, state, slot[over], over, rng, result, reward_mode)
+    return result
 
 
 def _apply_gives(rules: Rules, state: GameState, index: np.ndarray, rank: np.ndarray) -> None:
@@ -781,15 +830,15 @@ def _apply_gives(rules: Rules, state: GameState, index: np.ndarray, rank: np.nda
     state.phase[index] = np.where(more, PHASE_EXCHANGE, PHASE_PLAY)
 
 
-def _go_out(rules: Rules, state: GameState, index: np.ndarray, rank: np.ndarray, used_twos) -> None:
-    """Players who just played their last card leave the manche (penalised with ``finish_on_two``)."""
-    seat = state.current[index]
+def _go_out(rules: Rules, state: GameState, index: np.ndarray, seat: np.ndarray, rank: np.ndarray, used_twos) -> None:
+    """Players at ``seat`` of slots ``index`` just played their last card (``rank``, ``used_twos`` wild 2s):
+    they leave the manche (penalised with ``finish_on_two``)."""
     state.out_order[index, seat] = state.n_out[index]
     state.n_out[index] += 1
     if rules.finish_on_two == "penalty":
-        bad = (rank[index] == TWO) | (rank[index] == JOKER)
+        bad = (rank == TWO) | (rank == JOKER)
         if used_twos is not None:
-            bad |= used_twos[index] > 0
+            bad |= used_twos > 0
     else:
         bad = np.zeros(index.size, bool)
     state.penalized[index, seat] = bad
@@ -807,8 +856,9 @@ def final_positions(rules: Rules, state: GameState, index: np.ndarray) -> np.nda
     return np.where(holder, n_normal, positions).astype(np.int8)
 
 
-def _end_manche(rules, state, index, rng, rewards, done, reward_mode) -> None:
-    """Score the manche in slots ``index``, then deal the next manche or a new game."""
+def _end_manche(rules, state, index, local, rng, result: StepResult, reward_mode) -> None:
+    """Score the manche in slots ``index`` (rows ``local`` of ``result``), then deal the next manche, or leave
+    the slot terminal (``PHASE_OVER``) where the game ended."""
     tab = tables(rules)
     p = rules.n_players
     sub_rows = np.arange(index.size)[:, None]
@@ -816,7 +866,8 @@ def _end_manche(rules, state, index, rng, rewards, done, reward_mode) -> None:
     players = state.player_at_seat[index].astype(np.int64)
     pos_by_player = np.empty_like(pos_by_seat)
     pos_by_player[sub_rows, players] = pos_by_seat
-    rewards[index] = reward_table(rules, reward_mode)[pos_by_player]
+    result.rewards[local] = reward_table(rules, reward_mode)[pos_by_player]
+    result.manche_over[local] = True
     decisive = state.decisive[index]
     state.scores[index] += np.where(decisive[:, None], 0, tab.points[pos_by_player])
     state.manche[index] += 1
@@ -834,7 +885,7 @@ def _end_manche(rules, state, index, rng, rewards, done, reward_mode) -> None:
     state.last_scores[index[over]] = scores[over]
     state.decisive[index] = needs_decider
     state.tied[index[needs_decider]] = tied[needs_decider]
-    done[index] = over
+    result.game_over[local] = over
 
     going_on = ~over
     if going_on.any():
@@ -852,8 +903,7 @@ def _end_manche(rules, state, index, rng, rewards, done, reward_mode) -> None:
         prev_by_seat[np.arange(cont.size)[:, None], seat_of] = prev_by_player
         dealer = _first_seat_with(prev_by_seat, p - 1)  # the Trou du cul deals
         _deal_and_start(rules, state, cont, rng, dealer, prev_by_seat)
-    if over.any():
-        new_games(rules, state, index[over], rng)
+    state.phase[index[over]] = PHASE_OVER
 
 
 def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

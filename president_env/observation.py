@@ -24,7 +24,7 @@ roles              P*5         one-hot role of each seat (président, vice, neut
 revolution         1           1 while the rank order is inverted
 constrained        1           1 while "or nothing" binds the player to act
 to_act             P           one-hot relative seat of the player to act
-phase              2           one-hot exchange / play
+phase              2           one-hot exchange / play (both 0 once the game is over)
 gave               R           cards this seat gave in the exchange, per rank
 received           R           cards this seat received in the exchange, per rank
 exchange_partner   P           one-hot relative seat of this seat's exchange partner
@@ -191,7 +191,8 @@ def _observe_by_segment(rules: Rules, state: GameState, seat: np.ndarray) -> np.
     out[:, lay["revolution"].start] = state.revolution
     out[:, lay["constrained"].start] = state.constrained
     _one_hot(out, rows, lay["to_act"].start, relative(state.current))
-    _one_hot(out, rows, lay["phase"].start, state.phase.astype(np.int64))
+    in_game = state.phase <= 1  # a finished game (PHASE_OVER) shows neither phase
+    _one_hot(out, rows, lay["phase"].start, np.minimum(state.phase, 1).astype(np.int64), in_game)
     put("gave", own_row(state.gave))
     put("received", own_row(state.received))
     partner = state.partner.ravel()[own]

@@ -4,10 +4,13 @@
     mask = game.legal_mask()                 # (B, A) bool
     obs = game.observe()                     # (B, obs_dim) float32, acting seat's view
     rewards, done = game.step(actions)       # rewards (B, P) by player; done (B,) bool
+    events = game.step_events(actions)       # StepResult(rewards, manche_over, game_over)
 
-Slots whose game ended are dealt a new game in the same call (their rewards
-and ``done`` describe the game that ended; ``last_positions`` and
-``last_winner`` keep its outcome). All randomness comes from one
+With ``autoreset=True`` (default) slots whose game ended are dealt a new game in
+the same call (their rewards and ``done`` describe the game that ended;
+``last_positions`` and ``last_winner`` keep its outcome). With
+``autoreset=False`` they stay terminal (no legal action, the final table
+observable) until ``reset(slots=...)``. All randomness comes from one
 ``numpy.random.Generator`` seeded at construction or by ``reset(seed=...)``.
 """
 
@@ -34,6 +37,8 @@ class VecGame:
         seed: seed of the batch's random generator (an int, a ``SeedSequence`` or a ``Generator``).
         reward_mode: ``"zero_sum"`` (points minus the table mean, default), ``"normalized"`` (the same
             scaled into [-1, 1]) or ``"points"`` (raw points); see :func:`engine.reward_table`.
+        autoreset: deal a new game into a slot in the step that ended its game (default); with ``False`` the
+            slot stays terminal (:attr:`game_over`) until :meth:`reset` with ``slots``.
     """
 
     def __init__(
@@ -42,8 +47,13 @@ class VecGame:
         batch_size: int = 1,
         seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         reward_mode: str = "zero_sum",
+        autoreset: bool = True,
     ) -> None:
         self.rules = resolve_rules(rules)
+        if not isinstance(autoreset, (bool, np.bool_)):
+            raise ValueError(f"autoreset must be True or False, got {autoreset!r}")
+        self.autoreset = bool(autoreset)
+        self.last_events: engine.StepResult | None = None
         engine.reward_table(self.rules, reward_mode)  # validates reward_mode
         self.reward_mode = reward_mode
         self.state = engine.allocate(self.rules, batch_size)
@@ -72,18 +82,31 @@ class VecGame:
         deals: Sequence | None = None,
         dealers: Sequence[int] | None = None,
         roles: Sequence | None = None,
+        slots: Sequence[int] | np.ndarray | None = None,
     ) -> None:
-        """Start a new game in every slot.
+        """Start a new game in every slot, or in ``slots`` only (the others are left as they are).
 
         Args:
             seed: reseeds the generator when given.
-            deals: optional list of ``B`` deals, each one list of card strings per player.
-            dealers: optional list of ``B`` first dealers (seats); else random.
-            roles: optional list of ``B`` role assignments (``None`` or per-player role names).
+            deals: optional list of deals, one per reset slot, each one list of card strings per player.
+            dealers: optional list of first dealers (seats), one per reset slot; else random.
+            roles: optional list of role assignments (``None`` or per-player role names), one per reset slot.
+            slots: the slots to reset (default: all).
         Invalid input raises ``ValueError`` and leaves the games as they were.
         """
+        if slots is None:
+            index = np.arange(self.batch_size)
+        else:
+            index = np.asarray(slots)
+            if (
+                index.ndim != 1
+                or index.dtype.kind not in "iu"
+                or np.any((index < 0) | (index >= self.batch_size))
+                or np.unique(index).size != index.size
+            ):
+                raise ValueError(f"slots must be distinct slot numbers in 0..{self.batch_size - 1}, got {slots!r}")
+            index = index.astype(np.int64)
         rng = self.rng if seed is None and hasattr(self, "rng") else np.random.default_rng(seed)
-        index = np.arange(self.batch_size)
         engine.new_games(self.rules, self.state, index, rng, deals=deals, dealers=dealers, roles=roles)
         self.rng = rng
         self._mask = None
@@ -116,10 +139,28 @@ class VecGame:
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Play ``actions (B,) int``; returns ``rewards (B, P) float32`` by player and ``done (B,) bool``."""
+        events = self.step_events(actions)
+        return events.rewards, events.game_over
+
+    def step_events(self, actions: np.ndarray) -> engine.StepResult:
+        """Play ``actions (B,) int``; returns the engine's :class:`~president_env.engine.StepResult`
+        ``(rewards (B, P), manche_over (B,), game_over (B,))``, also kept as :attr:`last_events`.
+
+        With ``autoreset`` the slots whose game ended are dealt a new game before this returns.
+        Stepping a terminal slot (``autoreset=False``) raises ``ValueError``.
+        """
         mask = self.legal_mask()
-        rewards, done = engine.step(self.rules, self.state, actions, self.rng, mask=mask, reward_mode=self.reward_mode)
+        events = engine.step(self.rules, self.state, actions, self.rng, mask=mask, reward_mode=self.reward_mode)
         self._mask = None
-        return rewards, done
+        if self.autoreset and events.game_over.any():
+            engine.new_games(self.rules, self.state, np.flatnonzero(events.game_over), self.rng)
+        self.last_events = events
+        return events
+
+    @property
+    def game_over(self) -> np.ndarray:
+        """``(B,) bool``: slots whose game ended and that wait for :meth:`reset` (only with ``autoreset=False``)."""
+        return self.state.phase == engine.PHASE_OVER
 
     def state_dict(self) -> dict[str, Any]:
         """Everything the batch holds, to restore it exactly: ``{"state": {field: array copy}, "rng": dict}``."""

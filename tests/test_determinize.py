@@ -308,8 +308,9 @@ def test_sampled_worlds_play_on_to_the_end_of_the_manche(rules: Rules) -> None:
     for _ in range(rules.n_cards * rules.n_players + 20):
         np.testing.assert_array_equal(worlds.hands.sum(axis=1) + worlds.played.sum(axis=1), copies)
         assert (worlds.hands >= 0).all()
-        rewards, _ = step(rules, worlds, sample_legal(legal_mask(rules, worlds), rng), rng)
-        running &= ~rewards.any(axis=1)
+        slots = np.flatnonzero(running)
+        events = step(rules, worlds, sample_legal(legal_mask(rules, worlds)[slots], rng), rng, slots=slots)
+        running[slots[events.manche_over]] = False
         if not running.any():
             break
     assert not running.any(), "every world's manche should end"

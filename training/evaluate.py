@@ -372,10 +372,8 @@ def _play_chunk(task: _ChunkTask, report: Callable[[int], Any] | None = None) ->
         was_decisive = game.state.decisive.copy()
         manche = game.state.manche.astype(np.int64)
         decisions = game.state.manche_steps.astype(np.int64) + 1
-        points, done = game.step(actions)
-        # Every step counts a decision and a new manche starts the count at 0: this marks exactly the
-        # slots whose manche ended in this step, whatever the scoring (points may be 0 for some players).
-        ended = live & (game.state.manche_steps == 0)
+        points, ended, done = game.step_events(actions)
+        ended &= live
         regular = np.flatnonzero(ended & ~was_decisive)
         if regular.size:
             rows.append((regular, manche[regular], decisions[regular], points[regular], game.last_positions[regular]))

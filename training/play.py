@@ -398,8 +398,8 @@ class TerminalGame:
         self.say(f"  {actor} {what}")
         if self._kind[action] == KIND_PLAY:
             self._trick_taker = player
-        ended = any(self.raw.terminations.values()) or self.raw.infos[self.agent_names[0]]["manche"] != manche
-        if ended:
+        # The engine's events of the step just made (the AEC env is a view of one VecGame slot).
+        if self.raw.game.last_events.manche_over[0]:
             self.end_manche(manche, decisive)
             return
         after = self.view()
