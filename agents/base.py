@@ -85,6 +85,7 @@ class RandomAgent(Agent):
     """Uniform over the legal actions."""
 
     name = "random"
+    needs_observations = False  # reads the masks only: batched envs may skip computing observations for it
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         _, masks = check_batch(self.rules, observations, masks)

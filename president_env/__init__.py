@@ -9,6 +9,7 @@ from gymnasium.envs.registration import registry as _registry
 from .actions import PASS, decode, encode_give, encode_play, num_actions
 from .aec_env import env, raw_env
 from .gym_env import gym_env
+from .gym_vector_env import vector_env
 from .presets import load_preset
 from .rules import Rules
 from .vector_env import VecGame
@@ -31,7 +32,12 @@ __all__ = [
     "load_preset",
     "num_actions",
     "raw_env",
+    "vector_env",
 ]
 
 if "president_env/President-v0" not in _registry:
-    _register(id="president_env/President-v0", entry_point="president_env.gym_env:PresidentGymEnv")
+    _register(
+        id="president_env/President-v0",
+        entry_point="president_env.gym_env:PresidentGymEnv",
+        vector_entry_point="president_env.gym_vector_env:PresidentVectorEnv",
+    )

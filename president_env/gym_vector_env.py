@@ -1,0 +1,500 @@
+"""Président as a Gymnasium vector env: ``N`` games in one batch, one learner seat each, opponents in batches.
+
+    venv = president_env.vector_env(num_envs=1024, rules=rules, opponents="heuristic-3", seat=None)
+    # or gymnasium.make_vec("president_env/President-v0", num_envs=1024, vectorization_mode="vector_entry_point", ...)
+    obs, info = venv.reset(seed=0)                   # obs (N, obs_dim) float32; info["action_mask"] (N, A) int8
+    obs, reward, terminated, truncated, info = venv.step(actions)   # actions (N,) int
+
+A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` of ``N`` slots (not
+``N`` single envs): game ``i`` is the single env :func:`president_env.gym_env` played in slot ``i``.
+
+- **Spaces**: ``single_observation_space`` / ``single_action_space`` are the single env's
+  (``Box(0, high, (obs_dim,), float32)``, ``Discrete(num_actions)``); ``observation_space`` and
+  ``action_space`` are their batched forms ``(N, obs_dim)`` and ``MultiDiscrete([A] * N)``.
+- **Learner**: one player per game, ``seat=int`` (that player in every game) or ``seat=None``
+  (drawn for every new game from the env's ``np_random``); ``info["player"]`` ``(N,)`` says which.
+- **Opponents**: as for the single env (a name, a checkpoint path, an agent, a callable
+  ``f(obs, mask)``, or a list with one per other player in player order; see
+  :func:`~president_env.gym_env.resolve_opponent`; an object with only ``act_batch`` is
+  accepted too). After the learners' actions the opponents act
+  until every game is back at its learner's turn or over: at each engine step, each distinct
+  opponent object gets one ``act_batch(observations, masks)`` call for all the games where it is to
+  act (one forward pass for a torch policy); objects without ``act_batch`` are asked row by row
+  through ``act``. A single name or object serves every opponent seat (it acts for a batch of
+  rows, so sharing it changes nothing but the number of calls).
+- **Step**: ``reward (N,) float32`` the learner's manche rewards that fell during the step (its
+  action and the opponents' until its next turn); ``terminated (N,) bool`` at the end of the game;
+  ``truncated`` always False. ``info``: ``action_mask (N, A) int8`` (all 0 for a finished game),
+  ``player (N,)``, ``scores (N, P) int32`` game totals by player, and with ``illegal_action="random"``
+  ``illegal_action (N,) bool``. ``action_masks()`` gives the masks as bool.
+- **Illegal actions**: as the single env. ``"random"`` (default) replaces each illegal learner
+  action by a uniformly random legal one (``info["illegal_action"]``; the first time warns);
+  ``"raise"`` raises ``ValueError`` naming the game and the reason, and changes nothing.
+- **Autoreset** (``autoreset_mode``, declared in ``metadata["autoreset_mode"]``):
+  ``"next_step"`` (default, Gymnasium's): the step that ends a game returns its final
+  observation; the next ``step`` ignores that game's action, starts a new game and returns its
+  first observation with reward 0. ``"same_step"``: the step that ends a game already returns the
+  new game's first observation; the final one is in ``info["final_obs"]`` (object array, ``None``
+  elsewhere, with the bool mask ``info["_final_obs"]``) and the finished game's info in
+  ``info["final_info"]``. ``"disabled"``: a finished game stays finished (stepping it raises) until
+  ``reset(options={"reset_mask": mask})``.
+- **Terminal observation**: the table after the game's last play, from the learner's seat
+  (final scores, the phase one-hot all 0).
+- **Seeding**: ``reset(seed=int)`` seeds the env's ``np_random``, which draws the seats, the
+  game generator's seed and the opponents' seeds (``opponent.reset(seed=...)`` where they have
+  one); a list of ``N`` seeds (Gymnasium's per-sub-env form) is folded into one ``SeedSequence``.
+  The same seed and actions give the same games. ``reset()`` without a seed continues the streams.
+- **Reset options**: ``"deals"`` (one deal per game, each one list of card strings per player),
+  ``"dealers"`` (first dealer seat per game), ``"roles"`` (per game ``None`` or a role
+  assignment), ``"seats"`` (the learner's player per game, for this reset), and
+  ``"reset_mask"`` ``(N,) bool``: reset only those games (the others keep their state, and the
+  returned arrays show them as they are). Per-game lists follow the reset games.
+- **Render**: ``render_mode="ansi"``; ``render()`` returns the text of game ``render_index``
+  (a constructor option, also an attribute) from its learner's seat.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+
+from . import engine
+from .aec_env import observation_high
+from .gym_env import ILLEGAL_ACTION_MODES, resolve_opponent
+from .observation import layout, observe
+from .presets import resolve_rules
+from .render import render_for_mode, render_table
+from .rules import Rules
+from .vector_env import VecGame
+
+AUTORESET_MODES = {
+    "next_step": AutoresetMode.NEXT_STEP,
+    "same_step": AutoresetMode.SAME_STEP,
+    "disabled": AutoresetMode.DISABLED,
+}
+OPTION_KEYS = ("deals", "dealers", "roles", "seats", "reset_mask")
+# The opponents' loop moves the still-running games to a smaller batch once they are fewer than
+# this share of the batch they run in (and that batch is larger than _COMPACT_MIN).
+_COMPACT_BELOW = 0.25
+_COMPACT_MIN = 64
+# A game the opponents finish before its learner's first decision is dealt again, at most this often.
+_MAX_REDEALS = 100
+
+
+class PresidentVectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` games of one ``Rules``, one learner seat each; see the module docstring."""
+
+    metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        rules: Rules | str | None = None,
+        opponents: Any = "random",
+        seat: int | None = None,
+        reward_mode: str = "zero_sum",
+        render_mode: str | None = None,
+        illegal_action: str = "random",
+        autoreset_mode: str | AutoresetMode = "next_step",
+        render_index: int = 0,
+    ) -> None:
+        self.rules = resolve_rules(rules)
+        n = self.rules.n_players
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n
+        ):
+            raise ValueError(f"seat must be None or a player index in 0..{n - 1}, got {seat!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_ACTION_MODES)}, got {illegal_action!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {', '.join(self.metadata['render_modes'])}")
+        modes = {**AUTORESET_MODES, **{m: m for m in AUTORESET_MODES.values()}}
+        if not isinstance(autoreset_mode, (str, AutoresetMode)) or autoreset_mode not in modes:
+            raise ValueError(f"autoreset_mode must be one of {', '.join(AUTORESET_MODES)}, got {autoreset_mode!r}")
+        self.autoreset_mode = modes[autoreset_mode]
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
+        self.num_envs = int(num_envs)
+        self.render_mode = render_mode
+        self.render_index = self._check_index(render_index)
+        self.illegal_action = illegal_action
+        self.seat = None if seat is None else int(seat)
+        if isinstance(opponents, (list, tuple)):
+            if len(opponents) != n - 1:
+                raise ValueError(f"opponents: expected one per other player ({n - 1}), got {len(opponents)}")
+            self.opponents = [_resolve(o, self.rules) for o in opponents]
+        else:
+            self.opponents = [_resolve(opponents, self.rules)] * (n - 1)
+        # Distinct opponent objects, and for each opponent position (0..P-2) the object that plays it.
+        self._distinct: list[Any] = []
+        for opponent in self.opponents:
+            if not any(opponent is o for o in self._distinct):
+                self._distinct.append(opponent)
+        self._object_of_position = np.array(
+            [next(k for k, o in enumerate(self._distinct) if o is opponent) for opponent in self.opponents]
+        )
+        # Opponents that declare ``needs_observations = False`` (they read the masks only) get zeros.
+        self._needs_observations = any(getattr(o, "needs_observations", True) for o in self._distinct)
+        self.game = VecGame(self.rules, batch_size=self.num_envs, reward_mode=reward_mode, autoreset=False)
+        self.obs_dim = layout(self.rules).size
+        self.num_actions = self.rules.num_actions
+        self.single_observation_space = spaces.Box(0.0, observation_high(self.rules), (self.obs_dim,), np.float32)
+        self.single_action_space = spaces.Discrete(self.num_actions)
+        self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
+        self.learner = np.zeros(self.num_envs, np.int64) if seat is None else np.full(self.num_envs, seat, np.int64)
+        self._rows = np.arange(self.num_envs)
+        self._carried = np.zeros(self.num_envs, np.float32)
+        self._needs_reset = np.zeros(self.num_envs, bool)  # next_step mode: games to restart at the next step
+        self._mask: np.ndarray | None = None  # the learners' legal mask of the current state
+        self._warned_illegal = False
+        self._started = False
+
+    # ---- helpers ------------------------------------------------------------------
+    def _check_index(self, index: Any) -> int:
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < self.num_envs:
+            raise ValueError(f"render_index must be a game index in 0..{self.num_envs - 1}, got {index!r}")
+        return int(index)
+
+    def _require_reset(self, what: str) -> None:
+        if not self._started:
+            raise RuntimeError(f"{what}() before reset(): call reset() first")
+
+    def _learner_player_at_turn(self, state: engine.GameState, rows: np.ndarray, games: np.ndarray) -> np.ndarray:
+        """``(n,) bool``: in rows ``rows`` of ``state`` (games ``games``), is the learner to act?"""
+        return state.player_at_seat[rows, state.current[rows]] == self.learner[games]
+
+    def _opponent_actions(self, obs: np.ndarray, mask: np.ndarray, acting: np.ndarray, games: np.ndarray) -> np.ndarray:
+        """Actions of the opponents ``acting (n,)`` (players, never the learner) in games ``games``."""
+        position = acting - (acting > self.learner[games])  # index among the other players
+        if len(self._distinct) == 1:
+            return self._act(self._distinct[0], obs, mask)
+        objects = self._object_of_position[position]
+        actions = np.empty(acting.size, np.int64)
+        for k, opponent in enumerate(self._distinct):
+            rows = np.flatnonzero(objects == k)
+            if rows.size:
+                actions[rows] = self._act(opponent, obs[rows], mask[rows])
+        return actions
+
+    def _act(self, opponent: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        if hasattr(opponent, "act_batch"):
+            return np.asarray(opponent.act_batch(obs, mask), dtype=np.int64).reshape(-1)
+        masks = mask.astype(np.int8)
+        return np.array(
+            [opponent.act({"observation": obs[i], "action_mask": masks[i]}, {}) for i in range(obs.shape[0])],
+            dtype=np.int64,
+        )
+
+    def _advance(self, games: np.ndarray, reward: np.ndarray, terminated: np.ndarray) -> None:
+        """Opponents act in ``games`` until each is at its learner's turn or over; adds the learner's rewards
+        to ``reward (N,)`` and marks ended games in ``terminated (N,)``. Games already waiting never move."""
+        rules, game = self.rules, self.game
+        state = game.state
+        work, work_games = state, None  # the batch the loop steps, and the game of each of its rows
+        active = games[~self._learner_player_at_turn(state, games, games) & (state.phase[games] != engine.PHASE_OVER)]
+        while active.size:
+            if active.size <= _COMPACT_BELOW * work.batch_size and work.batch_size > _COMPACT_MIN:
+                if work_games is not None:
+                    _write_back(state, work, work_games)
+                active_games = active if work_games is None else work_games[active]
+                work, work_games = state.take(active_games), active_games
+                active = np.arange(active_games.size)
+            active_games = active if work_games is None else work_games[active]
+            mask = engine.legal_mask(rules, work)
+            whole = active.size == work.batch_size
+            if not whole:
+                mask = mask[active]
+            if self._needs_observations:
+                obs = observe(rules, work)
+                obs = obs if whole else obs[active]
+            else:
+                obs = np.zeros((active.size, self.obs_dim), np.float32)
+            acting = work.player_at_seat[active, work.current[active]].astype(np.int64)
+            actions = self._opponent_actions(obs, mask, acting, active_games)
+            try:
+                events = engine.step(
+                    rules,
+                    work,
+                    actions,
+                    game.rng,
+                    mask=mask,
+                    reward_mode=game.reward_mode,
+                    slots=None if whole else active,
+                )
+            except ValueError as error:
+                raise ValueError(f"an opponent chose an illegal action: {error}") from None
+            reward[active_games] += events.rewards[np.arange(active.size), self.learner[active_games]]
+            ended = events.game_over
+            terminated[active_games[ended]] = True
+            going_on = ~ended & ~self._learner_player_at_turn(work, active, active_games)
+            active = active[going_on]
+        if work_games is not None:
+            _write_back(state, work, work_games)
+        game._mask = None
+
+    def _start_games(self, games: np.ndarray, options: dict[str, Any], seats: np.ndarray | None) -> np.ndarray:
+        """New games in ``games`` (validated options already applied by the caller's checks); returns the
+        learner's rewards carried to its first step. Redeals the rare games the opponents end alone."""
+        rng = self.np_random
+        todo = games
+        carried = np.zeros(self.num_envs, np.float32)
+        for _ in range(_MAX_REDEALS):
+            where = np.searchsorted(games, todo)  # positions of `todo` in `games` (both sorted)
+            pick = _pick(options, where)
+            if seats is not None:
+                self.learner[todo] = seats[where]
+            elif self.seat is None:
+                self.learner[todo] = rng.integers(self.rules.n_players, size=todo.size)
+            self.game.reset(slots=todo, **pick)
+            carried[todo] = 0.0
+            over = np.zeros(self.num_envs, bool)
+            self._advance(todo, carried, over)
+            todo = np.flatnonzero(over)
+            if not todo.size:
+                return carried[games]
+        raise RuntimeError(f"the opponents finished {_MAX_REDEALS} games in a row without the learner acting")
+
+    def _observe(self) -> tuple[np.ndarray, dict[str, Any]]:
+        state = self.game.state
+        viewer = state.seat_of_player[self._rows, self.learner].astype(np.int64)
+        obs = observe(self.rules, state, viewer)
+        self._mask = self.game.legal_mask()
+        info: dict[str, Any] = {
+            "action_mask": self._mask.astype(np.int8),
+            "player": self.learner.copy(),
+            "scores": state.scores.copy(),
+        }
+        return obs, info
+
+    def _final(self, ended: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Final observations and infos of the games ``ended`` (same-step autoreset), before they restart."""
+        final = self.game.state.take(ended)
+        viewer = final.seat_of_player[np.arange(ended.size), self.learner[ended]].astype(np.int64)
+        info = {
+            "action_mask": np.zeros((ended.size, self.num_actions), np.int8),
+            "player": self.learner[ended],
+            "scores": final.scores,
+        }
+        return observe(self.rules, final, viewer), info
+
+    # ---- gymnasium API ------------------------------------------------------------
+    def action_masks(self) -> np.ndarray:
+        """``(N, num_actions) bool``: each learner's legal actions now (all False for a finished game)."""
+        self._require_reset("action_masks")
+        return self.game.legal_mask().copy()
+
+    def reset(
+        self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        options = dict(options or {})
+        unknown = sorted(str(k) for k in options if k not in OPTION_KEYS)
+        if unknown:
+            raise ValueError(f"reset: unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_KEYS)}")
+        games = self._reset_games(options.pop("reset_mask", None))
+        seats = self._check_seats(options.pop("seats", None), games.size)
+        _check_options(self.rules, options, games.size)
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            if len(seed) != self.num_envs:
+                raise ValueError(f"seed: a list of seeds must have num_envs={self.num_envs} entries, got {len(seed)}")
+            self._np_random = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(s) for s in seed])))
+            self._np_random_seed = -1
+        elif seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise ValueError(
+                    f"seed must be None, a non-negative integer or a list of {self.num_envs}, got {seed!r}"
+                )
+            super().reset(seed=int(seed))
+        if seed is not None or not self._started:
+            rng = self.np_random
+            self.game.rng = np.random.default_rng(int(rng.integers(2**63)))
+            for opponent in self._distinct:
+                if hasattr(opponent, "reset"):
+                    opponent.reset(seed=int(rng.integers(2**63)))
+        self._started = True
+        self._carried[games] = self._start_games(games, options, seats)
+        self._needs_reset[games] = False
+        obs, info = self._observe()
+        return obs, info
+
+    def _reset_games(self, reset_mask: Any) -> np.ndarray:
+        if reset_mask is None:
+            return self._rows.copy()
+        mask = np.asarray(reset_mask)
+        if mask.shape != (self.num_envs,) or mask.dtype != bool:
+            raise ValueError(
+                f"reset_mask must be a bool array of shape ({self.num_envs},), got {mask.dtype} {mask.shape}"
+            )
+        if not self._started and not mask.all():
+            raise ValueError("the first reset() must reset every game (no reset_mask, or one of all True)")
+        return np.flatnonzero(mask)
+
+    def _check_seats(self, seats: Any, n: int) -> np.ndarray | None:
+        if seats is None:
+            return None
+        values = np.asarray(seats)
+        p = self.rules.n_players
+        if values.shape != (n,) or values.dtype.kind not in "iu" or np.any((values < 0) | (values >= p)):
+            raise ValueError(f"seats: expected {n} player indices in 0..{p - 1} (one per reset game), got {seats!r}")
+        return values.astype(np.int64)
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        self._require_reset("step")
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
+            )
+        actions = actions.astype(np.int64)
+        restart = self._needs_reset if self.autoreset_mode == AutoresetMode.NEXT_STEP else None
+        mask = self.game.legal_mask() if self._mask is None else self._mask
+        over = self.game.game_over
+        playing = ~over if restart is None else ~over & ~restart
+        if self.autoreset_mode == AutoresetMode.DISABLED and over.any():
+            raise ValueError(
+                f"game {int(np.flatnonzero(over)[0])} is over: reset it (reset(options={{'reset_mask': mask}})) "
+                "before stepping it (autoreset_mode='disabled')"
+            )
+        in_range = (actions >= 0) & (actions < self.num_actions)
+        legal = in_range & mask[self._rows, np.where(in_range, actions, 0)]
+        illegal = playing & ~legal
+        if illegal.any():
+            if self.illegal_action == "raise":
+                i = int(np.flatnonzero(illegal)[0])
+                reason = engine.describe_illegal(self.rules, self.game.state, i, int(actions[i]))
+                raise ValueError(
+                    f"illegal action {int(actions[i])} in game {i} (learner player_{self.learner[i]}): {reason}"
+                )
+            if not self._warned_illegal:
+                warnings.warn(
+                    "president vector env: illegal learner action(s) replaced by random legal ones "
+                    "(info['illegal_action']); pass illegal_action='raise' to get an error instead",
+                    stacklevel=2,
+                )
+                self._warned_illegal = True
+            actions[illegal] = engine.sample_legal(mask[illegal], self.np_random)
+        reward = np.zeros(self.num_envs, np.float32)
+        terminated = np.zeros(self.num_envs, bool)
+        rows = np.flatnonzero(playing)
+        if rows.size:
+            whole = rows.size == self.num_envs
+            game = self.game
+            events = engine.step(
+                self.rules,
+                game.state,
+                actions if whole else actions[rows],
+                game.rng,
+                mask=mask if whole else mask[rows],
+                reward_mode=game.reward_mode,
+                slots=None if whole else rows,
+            )
+            game._mask = None
+            reward[rows] = self._carried[rows] + events.rewards[np.arange(rows.size), self.learner[rows]]
+            self._carried[rows] = 0.0
+            terminated[rows] = events.game_over
+            self._advance(rows[~events.game_over], reward, terminated)
+        final: tuple[np.ndarray, dict[str, Any]] | None = None
+        ended = np.flatnonzero(terminated)
+        if restart is not None and restart.any():
+            games = np.flatnonzero(restart)
+            self._carried[games] = self._start_games(games, {}, None)
+            restart[:] = False
+        if ended.size:
+            if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+                self._needs_reset[ended] = True
+            elif self.autoreset_mode == AutoresetMode.SAME_STEP:
+                final = self._final(ended)
+                self._carried[ended] = self._start_games(ended, {}, None)
+        obs, info = self._observe()
+        if final is not None:
+            info["final_obs"] = np.full(self.num_envs, None, dtype=object)
+            info["final_info"] = np.full(self.num_envs, None, dtype=object)
+            for k, i in enumerate(ended):
+                info["final_obs"][i] = final[0][k]
+                info["final_info"][i] = {key: value[k] for key, value in final[1].items()}
+            info["_final_obs"] = terminated.copy()
+            info["_final_info"] = terminated.copy()
+        if self.illegal_action == "random":
+            info["illegal_action"] = illegal
+        return obs, reward, terminated, np.zeros(self.num_envs, bool), info
+
+    def render(self) -> str | None:
+        self._require_reset("render")
+        i = self.render_index
+        return render_for_mode(
+            self.render_mode,
+            lambda: f"game {i}:\n" + render_table(self.rules, self.game, i, int(self.learner[i])),
+            "president_env.vector_env()",
+        )
+
+
+def _resolve(opponent: Any, rules: Rules) -> Any:
+    """An object with ``act_batch`` as it is (batched play needs nothing else), else the single env's resolution."""
+    if not isinstance(opponent, str) and callable(getattr(opponent, "act_batch", None)):
+        return opponent
+    return resolve_opponent(opponent, rules, None)
+
+
+def _write_back(state: engine.GameState, work: engine.GameState, games: np.ndarray) -> None:
+    """Copy the rows of ``work`` back to ``state`` at ``games``."""
+    for name in engine.GameState.__dataclass_fields__:
+        getattr(state, name)[games] = getattr(work, name)
+
+
+def _check_options(rules: Rules, options: dict[str, Any], n: int) -> None:
+    """Reset options of ``n`` games: lists of the right length (their contents are validated by the engine)."""
+    for key in ("deals", "dealers", "roles"):
+        value = options.get(key)
+        if value is not None and len(value) != n:
+            raise ValueError(f"{key}: expected {n} entries (one per reset game), got {len(value)}")
+    if options.get("deals") is not None:
+        engine._parse_deals(rules, options["deals"])
+    if options.get("dealers") is not None:
+        dealers = np.asarray(options["dealers"])
+        if dealers.dtype.kind not in "iu" or np.any((dealers < 0) | (dealers >= rules.n_players)):
+            raise ValueError(f"dealers must be seat numbers in 0..{rules.n_players - 1}, got {options['dealers']!r}")
+    if options.get("roles") is not None:
+        for assignment in options["roles"]:
+            if assignment is not None:
+                engine.parse_roles(rules, assignment)
+
+
+def _pick(options: dict[str, Any], where: np.ndarray) -> dict[str, Any]:
+    """The reset options of the games at positions ``where`` of the reset games."""
+    picked = {}
+    for key in ("deals", "dealers", "roles"):
+        if options.get(key) is not None:
+            value = options[key]
+            picked[key] = [value[int(i)] for i in where]
+    return picked
+
+
+def vector_env(
+    num_envs: int = 1,
+    rules: Rules | str | None = None,
+    opponents: Any = "random",
+    seat: int | None = None,
+    reward_mode: str = "zero_sum",
+    render_mode: str | None = None,
+    **kwargs: Any,
+) -> PresidentVectorEnv:
+    """A :class:`PresidentVectorEnv` of ``num_envs`` games (see the module docstring for the options)."""
+    return PresidentVectorEnv(
+        num_envs=num_envs,
+        rules=rules,
+        opponents=opponents,
+        seat=seat,
+        reward_mode=reward_mode,
+        render_mode=render_mode,
+        **kwargs,
+    )
+
+
+__all__ = ["AUTORESET_MODES", "PresidentVectorEnv", "vector_env"]
