@@ -7,7 +7,12 @@ Prints a table and writes JSON. Measured in one run, with random legal actions:
 - the PettingZoo AEC env through ``last()`` / ``step()``, bare (``raw_env``) and
   with PettingZoo's wrappers (``env()``);
 - the pure-Python reference implementation, the base of every ratio;
-- peak memory of the batched state and of one step's temporaries (tracemalloc).
+- peak memory of the batched state and of one step's temporaries (tracemalloc);
+- the Gymnasium envs, in learner steps/s (one learner decision plus the opponents' until its
+  next turn): the single env ``gym_env()`` and the vector env ``vector_env(num_envs=1024)``
+  with random and ``heuristic-3`` opponents, and the vector env's ratio to ``VecGame``'s
+  (b) step + mask + obs decisions/s at B = 1024 measured in the same run (targets
+  ``VECTOR_TARGETS``: at a four-player table one learner step covers about four decisions).
 
 A "step" is one decision of one game. Numbers are wall-clock throughput on
 this machine, the best of ``--repeat`` measurements; run it alone for stable figures.
@@ -30,6 +35,9 @@ from .rules import Rules
 from .vector_env import VecGame
 
 BATCH_SIZES = (1, 64, 1024, 4096)
+VECTOR_ENVS = 1024
+# Least learner steps/s of the vector env, as a share of VecGame's (b) decisions/s at the same batch size.
+VECTOR_TARGETS = {"random": 0.20, "heuristic-3": 0.09}
 
 
 def bench_vec(rules: Rules, batch_size: int, with_obs: bool, seconds: float, seed: int = 0) -> float:
@@ -78,6 +86,72 @@ def bench_aec(rules: Rules, seconds: float, seed: int = 0, wrapped: bool = False
                 action = int(legal[rng.integers(legal.size)])
                 steps += 1
             env.step(action)
+    return steps / (time.perf_counter() - start)
+
+
+def bench_gym_vector(rules: Rules, num_envs: int, opponents: str, seconds: float, seed: int = 0) -> float:
+    """Learner steps per second of ``vector_env(num_envs)``, the learners playing random legal actions."""
+    from .gym_vector_env import vector_env
+
+    venv = vector_env(num_envs, rules=rules, opponents=opponents)
+    venv.reset(seed=seed)
+    rng = np.random.default_rng(seed + 1)
+
+    def one() -> None:
+        masks = venv.action_masks()
+        masks[~masks.any(axis=1), 0] = True  # a finished game's action is ignored (next-step autoreset)
+        venv.step(sample_legal(masks, rng))
+
+    for _ in range(3):
+        one()
+    steps, start = 0, time.perf_counter()
+    while True:
+        one()
+        steps += num_envs
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return steps / elapsed
+
+
+def bench_plain_loop(rules: Rules, batch_size: int, opponents: str, seconds: float, seed: int = 0) -> float:
+    """Learner steps per second of a plain loop over ``VecGame`` (the bound of the vector env's bookkeeping).
+
+    Every slot steps at every engine step: a random learner seat per slot plays random legal actions, the
+    other seats ``opponents`` through one ``act_batch``; nobody waits for anybody, so the loop shows what
+    the same decisions cost without the Gymnasium contract (each game back at its learner's turn per step).
+    """
+    from .gym_env import resolve_opponent
+
+    game = VecGame(rules, batch_size=batch_size, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    learner = rng.integers(rules.n_players, size=batch_size)
+    opponent = resolve_opponent(opponents, rules, seed)
+    actions = np.empty(batch_size, np.int64)
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        mask, obs = game.legal_mask(), game.observe()
+        is_learner = game.current_player == learner
+        actions[is_learner] = sample_legal(mask[is_learner], rng)
+        actions[~is_learner] = opponent.act_batch(obs[~is_learner], mask[~is_learner])
+        game.step(actions)
+        steps += int(is_learner.sum())
+    return steps / (time.perf_counter() - start)
+
+
+def bench_gym_single(rules: Rules, opponents: str, seconds: float, seed: int = 0) -> float:
+    """Learner steps per second of the single Gymnasium env ``gym_env()`` (random legal learner actions)."""
+    from .gym_env import gym_env
+
+    env = gym_env(rules, opponents=opponents)
+    rng = np.random.default_rng(seed)
+    steps, games, start = 0, 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        _, info = env.reset(seed=seed + games)
+        games += 1
+        terminated = False
+        while not terminated:
+            _, _, terminated, _, info = env.step(int(sample_legal(info["action_mask"][None].astype(bool), rng)[0]))
+            steps += 1
     return steps / (time.perf_counter() - start)
 
 
@@ -140,6 +214,27 @@ def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int 
             }
         )
     results["vec"] = rows
+    reference = next((row for row in rows if row["batch_size"] == VECTOR_ENVS), None)
+    if reference is None:  # the vector env's ratio needs VecGame at its batch size, in this run
+        reference = {"step_mask_obs_steps_per_s": best_of(repeat, bench_vec, rules, VECTOR_ENVS, True, seconds)}
+    gym = []
+    for opponents in VECTOR_TARGETS:
+        vector = best_of(repeat, bench_gym_vector, rules, VECTOR_ENVS, opponents, seconds)
+        single = best_of(repeat, bench_gym_single, rules, opponents, seconds)
+        plain = best_of(repeat, bench_plain_loop, rules, VECTOR_ENVS, opponents, seconds)
+        gym.append(
+            {
+                "opponents": opponents,
+                "num_envs": VECTOR_ENVS,
+                "vector_learner_steps_per_s": vector,
+                "single_learner_steps_per_s": single,
+                "plain_loop_learner_steps_per_s": plain,
+                "plain_loop_ratio_to_vecgame": plain / reference["step_mask_obs_steps_per_s"],
+                "ratio_to_vecgame": vector / reference["step_mask_obs_steps_per_s"],
+                "target_ratio": VECTOR_TARGETS[opponents],
+            }
+        )
+    results["gym"] = gym
     results["process_max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return results
 
@@ -160,6 +255,25 @@ def format_table(results: dict) -> str:
         a, o = row["step_mask_steps_per_s"], row["step_mask_obs_steps_per_s"]
         lines.append(f"| VecGame (a) step + mask | {b} | {a:,.0f} | {a / ref:.1f} | {row['peak_mb']:.1f} |")
         lines.append(f"| VecGame (b) step + mask + obs | {b} | {o:,.0f} | {o / ref:.1f} | |")
+    lines += [
+        "",
+        f"| Gymnasium env, opponents | learner steps/s | × single env | × VecGame (b) decisions/s at B = {VECTOR_ENVS} "
+        "| target |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for row in results["gym"]:
+        vector, single = row["vector_learner_steps_per_s"], row["single_learner_steps_per_s"]
+        met = "met" if row["ratio_to_vecgame"] >= row["target_ratio"] else "NOT met"
+        plain = row["plain_loop_learner_steps_per_s"]
+        lines.append(f"| `gym_env()`, {row['opponents']} | {single:,.0f} | 1.0 | | |")
+        lines.append(
+            f"| plain loop over `VecGame({row['num_envs']})` (no env), {row['opponents']} | {plain:,.0f} | "
+            f"{plain / single:,.0f} | {row['plain_loop_ratio_to_vecgame']:.3f} | |"
+        )
+        lines.append(
+            f"| `vector_env({row['num_envs']})`, {row['opponents']} | {vector:,.0f} | {vector / single:,.0f} | "
+            f"{row['ratio_to_vecgame']:.3f} | ≥ {row['target_ratio']:.2f} ({met}) |"
+        )
     return "\n".join(lines)
 
 
