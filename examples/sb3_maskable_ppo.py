@@ -1,26 +1,31 @@
-"""Train Stable-Baselines3's ``MaskablePPO`` (sb3-contrib) on president_env's Gymnasium env, as is.
+"""Train Stable-Baselines3's ``MaskablePPO`` (sb3-contrib) on president_env, batched or one game at a time.
 
     pip install -e ".[sb3]"
-    python examples/sb3_maskable_ppo.py --timesteps 50000 --rules standard --opponents heuristic-2
+    python examples/sb3_maskable_ppo.py --timesteps 500000 --rules standard --opponents heuristic-2
+    python examples/sb3_maskable_ppo.py --env single --timesteps 50000     # the single Gymnasium env
 
-The env plugs into SB3 without any wrapper of ours:
+``--env vector`` (default) trains on :class:`president_env.sb3.PresidentSB3VecEnv`, SB3's ``VecEnv``
+over the batched Gymnasium vector env (``--num-envs`` games in one engine batch, the opponents
+playing in batches); ``--env single`` on the single env ``pe.gym_env`` as is, through SB3's
+``DummyVecEnv``. Either way:
 
-- the observation is already a flat ``Box(float32)`` vector, so ``"MlpPolicy"`` takes it as it is
-  (no flattening, no dict observation);
-- the env has an ``action_masks()`` method, which ``MaskablePPO`` finds by itself through SB3's
-  ``Monitor`` and ``DummyVecEnv`` (``sb3_contrib``'s ``ActionMasker`` wrapper is not needed);
+- the observation is already a flat ``Box(float32)`` vector, so ``"MlpPolicy"`` takes it as it is;
+- the masks come from an ``action_masks()`` method that ``MaskablePPO`` finds by itself (the adapter's
+  ``env_method("action_masks")``, or the single env's through SB3's ``Monitor`` and ``DummyVecEnv``);
 - the env is built with ``illegal_action="raise"``, so that an illegal action would stop the run
   with a ``ValueError`` instead of being silently replaced by a random legal one: a finished run
   proves that masking worked.
 
-After training, the model plays ``--eval-episodes`` games greedily (masked ``predict`` with
-``deterministic=True``) against the same opponents, and a random legal player plays the same
-seeds (same deals, seats and opponent seeds). The reward is the env's default, zero-sum: the
-learner's points minus the table mean (standard scoring: from +1.5 for first to -1.5 for last of 4).
+``--max-minutes`` stops training after a wall-clock budget. After training, the model plays
+``--eval-episodes`` games greedily (masked ``predict`` with ``deterministic=True``) against the same
+opponents, and a random legal player plays the same seeds (same deals, seats and opponent seeds). The
+reward is the env's default, zero-sum: the learner's points minus the table mean (standard scoring:
+from +1.5 for first to -1.5 for last of 4).
 
 :class:`MaskablePPOAgent` turns the model into a president_env agent (``act`` / ``act_batch``),
-usable as a Gym env opponent or in a duplicate-deal tournament (``--duplicate-deals``, played by
-:func:`president_env.training.evaluate.evaluate`, the engine of ``president-eval``).
+usable as a Gym env opponent or in a duplicate-deal tournament (``--duplicate-deals`` groups against
+each of ``--tournaments``, played by :func:`president_env.training.evaluate.evaluate`, the engine of
+``president-eval``).
 """
 
 from __future__ import annotations
@@ -35,9 +40,12 @@ from typing import Any
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import VecMonitor
 
 import president_env as pe
 from president_env.gym_env import PresidentGymEnv, RandomOpponent
+from president_env.sb3 import PresidentSB3VecEnv
 from president_env.training.evaluate import format_estimate, mean_ci
 
 # Evaluation games draw their seeds far from the training seed, so no evaluation game replays a training one.
@@ -131,14 +139,37 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--duplicate-deals", type=int, default=200, help="deal groups of a duplicate-deal tournament (0: none)"
     )
-    parser.add_argument("--n-steps", type=int, default=2048, help="PPO rollout length")
-    parser.add_argument("--batch-size", type=int, default=64, help="PPO minibatch size")
+    parser.add_argument("--env", choices=("vector", "single"), default="vector", help="batched adapter or single env")
+    parser.add_argument("--num-envs", type=int, default=64, help="games in the batch (--env vector)")
+    parser.add_argument("--max-minutes", type=float, help="stop training after this many minutes")
+    parser.add_argument(
+        "--tournaments",
+        help="comma-separated opponents, one duplicate-deal tournament against each (default: --opponents)",
+    )
+    parser.add_argument("--n-steps", type=int, help="PPO rollout length per env (default: 128 vector, 2048 single)")
+    parser.add_argument("--batch-size", type=int, help="PPO minibatch size (default: 512 vector, 64 single)")
     parser.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--save", metavar="PATH", help="save the model here (SB3 zip; MaskablePPO.load reads it)")
     args = parser.parse_args(argv)
     if args.eval_episodes == 1:
         parser.error("--eval-episodes: 0 (none) or at least 2, for an interval")
+    if args.num_envs < 1:
+        parser.error("--num-envs: at least 1")
+    vector = args.env == "vector"
+    args.n_steps = args.n_steps or (128 if vector else 2048)
+    args.batch_size = args.batch_size or (512 if vector else 64)
     return args
+
+
+class TimeBudget(BaseCallback):
+    """Stops ``learn()`` once ``minutes`` of wall-clock time have passed."""
+
+    def __init__(self, minutes: float) -> None:
+        super().__init__()
+        self.deadline = time.perf_counter() + 60 * minutes
+
+    def _on_step(self) -> bool:
+        return time.perf_counter() < self.deadline
 
 
 def compare_with_random(
@@ -171,7 +202,10 @@ def duplicate_tournament(
     start = time.perf_counter()
     result = evaluate([MaskablePPOAgent(model), *others], rules, n_deals=n_deals, seed=seed, progress=False)
     seconds = time.perf_counter() - start
-    print(f"\nduplicate-deal tournament, {n_deals} deal groups × {rules.n_players} rotations ({seconds:.1f} s):")
+    print(
+        f"\nduplicate-deal tournament against {opponents}, {n_deals} deal groups × {rules.n_players} rotations "
+        f"({seconds:.1f} s):"
+    )
     print(result.to_markdown())
 
 
@@ -182,16 +216,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(args.torch_threads)
     rules = load_rules(args.rules)
     opponents = parse_opponents(args.opponents, rules)
-    # seat=None: the learner's seat is drawn at every reset, so the policy learns every seat.
-    env = pe.gym_env(rules=rules, opponents=opponents, illegal_action="raise")
-    print(f"rules {args.rules} ({rules.n_players} players), opponents {args.opponents}")
+    # seat=None: the learner's seat is drawn for every game, so the policy learns every seat.
+    if args.env == "vector":
+        env = VecMonitor(PresidentSB3VecEnv(args.num_envs, rules=rules, opponents=opponents, illegal_action="raise"))
+    else:
+        env = pe.gym_env(rules=rules, opponents=opponents, illegal_action="raise")
+    print(f"rules {args.rules} ({rules.n_players} players), opponents {args.opponents}, env {args.env}")
     print(f"observation {env.observation_space}, actions {env.action_space}")
 
     model = MaskablePPO(
         "MlpPolicy", env, n_steps=args.n_steps, batch_size=args.batch_size, ent_coef=0.01, seed=args.seed, verbose=1
     )
     start = time.perf_counter()
-    model.learn(total_timesteps=args.timesteps)
+    callback = TimeBudget(args.max_minutes) if args.max_minutes else None
+    model.learn(total_timesteps=args.timesteps, callback=callback)
     seconds = time.perf_counter() - start
     print(f"trained {model.num_timesteps} timesteps in {seconds:.1f} s ({model.num_timesteps / seconds:.0f} steps/s)")
     if args.save:
@@ -201,7 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.eval_episodes > 0:
         compare_with_random(model, rules, opponents, args.eval_episodes, args.seed)
     if args.duplicate_deals > 0:
-        duplicate_tournament(model, rules, opponents, args.duplicate_deals, args.seed)
+        names = [n.strip() for n in args.tournaments.split(",") if n.strip()] if args.tournaments else [opponents]
+        for name in names:
+            duplicate_tournament(model, rules, name, args.duplicate_deals, args.seed)
     return 0
 
 

@@ -1,4 +1,5 @@
-"""sb3-contrib's ``MaskablePPO`` on ``pe.gym_env`` as is: it learns, every action it takes is legal, the example runs.
+"""sb3-contrib's ``MaskablePPO`` on ``pe.gym_env`` as is and on the batched adapter ``PresidentSB3VecEnv``: it
+learns, every action it takes is legal, the example runs.
 
 Needs the ``sb3`` extra (``pip install -e ".[sb3]"``); skipped without it.
 """
@@ -22,8 +23,11 @@ import president_env as pe
 sb3_contrib = pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
 from sb3_contrib import MaskablePPO  # noqa: E402
-from sb3_contrib.common.maskable.utils import is_masking_supported  # noqa: E402
+from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported  # noqa: E402
 from stable_baselines3.common.env_checker import check_env  # noqa: E402
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
+
+from president_env.sb3 import PresidentSB3VecEnv  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sb3_maskable_ppo.py"
 
@@ -131,10 +135,54 @@ def test_masked_predict_is_always_legal_after_learning(preset: str, opponents: s
     assert steps > 100
 
 
-def test_example_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_adapter_is_an_sb3_vecenv_with_masks_as_maskable_ppo_reads_them() -> None:
+    env = PresidentSB3VecEnv(6, rules="standard", opponents="heuristic-1", illegal_action="raise")
+    assert isinstance(env, VecEnv) and env.num_envs == 6
+    assert env.observation_space == env.venv.single_observation_space and env.action_space.n == 66
+    env.seed(3)
+    obs = env.reset()
+    assert obs.shape == (6, env.venv.obs_dim) and obs.dtype == np.float32
+    for wrapped in (env, VecMonitor(env)):
+        assert is_masking_supported(wrapped)
+        masks = get_action_masks(wrapped)
+        assert masks.shape == (6, 66) and masks.dtype == bool
+        np.testing.assert_array_equal(masks, env.venv.action_masks())
+    assert env.env_method("action_masks", indices=[4])[0].shape == (66,)
+    assert env.get_attr("num_actions", indices=[0, 1]) == [66, 66]
+    again = PresidentSB3VecEnv(6, rules="standard", opponents="heuristic-1")
+    again.seed(3)
+    np.testing.assert_array_equal(again.reset(), obs)
+    finished = 0
+    for _ in range(200):
+        env.step_async(np.argmax(get_action_masks(env), axis=1))
+        obs, rewards, dones, infos = env.step_wait()
+        assert rewards.shape == dones.shape == (6,) and len(infos) == 6
+        assert get_action_masks(env).any(axis=1).all(), "a finished game is restarted in the same step"
+        for i in np.flatnonzero(dones):
+            final = infos[i]["terminal_observation"]
+            assert final.shape == (env.venv.obs_dim,) and not np.array_equal(final, obs[i])
+            assert infos[i]["TimeLimit.truncated"] is False
+            finished += 1
+        assert all("terminal_observation" not in infos[i] for i in np.flatnonzero(~dones))
+    assert finished > 0
+    with pytest.raises(ValueError, match="same_step"):
+        PresidentSB3VecEnv(venv=pe.vector_env(2))
+
+
+def test_maskable_ppo_learns_on_the_adapter_with_legal_actions_only() -> None:
+    # illegal_action="raise": one illegal action from the learner would stop learn() with a ValueError.
+    env = PresidentSB3VecEnv(8, rules="family", opponents="random", illegal_action="raise")
+    model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=64, n_epochs=2, seed=0, verbose=0)
+    model.learn(total_timesteps=256)
+    assert model.num_timesteps >= 256
+
+
+@pytest.mark.parametrize("env_kind", ["vector", "single"])
+def test_example_runs_end_to_end(env_kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     example = load_example()
     saved = tmp_path / "model.zip"
     argv = ["--timesteps", "128", "--n-steps", "64", "--batch-size", "32", "--eval-episodes", "8"]
+    argv += ["--env", env_kind, "--num-envs", "2"]
     assert example.main([*argv, "--duplicate-deals", "2", "--save", str(saved)]) == 0
     out = capsys.readouterr().out
     assert "MaskablePPO (greedy)" in out and "random legal" in out and "difference (paired)" in out
