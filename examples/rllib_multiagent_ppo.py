@@ -6,6 +6,14 @@
 
 Every player maps to one shared, action-masked policy (``--per-seat``: one policy per seat). See
 :mod:`president_env.training.rllib_ppo` for the env wrapper, the masked RLModule and the config.
+
+``--single-agent-vector``: RLlib's single-agent PPO on the batched Gymnasium vector env instead, one
+learner seat per game against ``--opponents``. RLlib's env runner builds it itself through
+``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")`` (``gym_env_vectorize_mode``), so
+``--num-envs-per-env-runner`` games step in one engine batch. RLlib's default module does not mask
+(masking needs a dict observation with the mask inside, which the vector env does not give), so the
+env replaces the policy's illegal actions by random legal ones (``illegal_action="random"``): a
+throughput demonstration, not the recommended way to learn; the masked path is the multi-agent one.
 """
 
 from __future__ import annotations
@@ -33,12 +41,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--per-seat", action="store_true", help="one policy per seat instead of self-play")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-deals", type=int, default=100, help="duplicate deal groups per opponent")
+    parser.add_argument(
+        "--single-agent-vector", action="store_true", help="single-agent PPO on the Gymnasium vector env (unmasked)"
+    )
+    parser.add_argument("--opponents", default="heuristic-2", help="opponents of --single-agent-vector")
     args = parser.parse_args(argv)
 
     # Batch-of-8 forward passes in the driver: torch's intra-op thread pool costs far more than it saves.
     torch.set_num_threads(1)
     ray.init(address=args.address, num_cpus=None if args.address else args.num_cpus, include_dashboard=False)
     rules = rules_from_spec(args.rules)
+    if args.single_agent_vector:
+        return single_agent_vector(args, rules)
     config = ppo_config(
         rules,
         shared_policy=not args.per_seat,
@@ -65,6 +79,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     agent = RLlibAgent.from_algorithm(algo, rules, module_id=module_id)
     results = evaluate_against(agent, ["heuristic-3", "random"], rules, n_deals=args.eval_deals, progress=False)
     print(versus_markdown(results))
+    algo.stop()
+    ray.shutdown()
+    return 0
+
+
+def single_agent_vector(args: argparse.Namespace, rules) -> int:
+    """RLlib's single-agent PPO on ``president_env/President-v0``'s vector entry point (see the module docstring)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    config = (
+        PPOConfig()
+        .environment("president_env/President-v0", env_config={"rules": rules, "opponents": args.opponents})
+        .env_runners(
+            num_env_runners=args.num_env_runners,
+            num_envs_per_env_runner=args.num_envs_per_env_runner,
+            gym_env_vectorize_mode="vector_entry_point",
+        )
+        .training(train_batch_size=args.train_batch_size, minibatch_size=min(512, args.train_batch_size))
+        .debugging(seed=args.seed)
+    )
+    algo = config.build_algo()
+    start = time.perf_counter()
+    print("iter  env steps  episodes  return mean  steps/s  time (s)")
+    for _ in range(args.iterations):
+        result = algo.train()
+        runners = result["env_runners"]
+        steps = runners["num_env_steps_sampled"]
+        print(
+            f"{result['training_iteration']:4d} {steps:10d} {runners.get('num_episodes', 0):9d} "
+            f"{runners.get('episode_return_mean', float('nan')):12.3f} {steps / result['time_this_iter_s']:8.0f} "
+            f"{time.perf_counter() - start:9.1f}"
+        )
     algo.stop()
     ray.shutdown()
     return 0
