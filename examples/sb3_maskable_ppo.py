@@ -146,6 +146,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--tournaments",
         help="comma-separated opponents, one duplicate-deal tournament against each (default: --opponents)",
     )
+    parser.add_argument(
+        "--speed",
+        type=float,
+        metavar="SECONDS",
+        help="only measure: MaskablePPO steps/s on the adapter and on the single env, SECONDS each, same run",
+    )
     parser.add_argument("--n-steps", type=int, help="PPO rollout length per env (default: 128 vector, 2048 single)")
     parser.add_argument("--batch-size", type=int, help="PPO minibatch size (default: 512 vector, 64 single)")
     parser.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads")
@@ -209,6 +215,23 @@ def duplicate_tournament(
     print(result.to_markdown())
 
 
+def measure_speed(rules: pe.Rules, opponents: str | list[str], num_envs: int, seconds: float, seed: int) -> None:
+    """MaskablePPO's training steps/s (rollouts and updates) on the adapter and on the single env, in one run."""
+    speeds = {}
+    for kind in ("vector", "single"):
+        if kind == "vector":
+            env = VecMonitor(PresidentSB3VecEnv(num_envs, rules=rules, opponents=opponents, illegal_action="raise"))
+            model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=512, seed=seed, verbose=0)
+        else:
+            env = pe.gym_env(rules=rules, opponents=opponents, illegal_action="raise")
+            model = MaskablePPO("MlpPolicy", env, n_steps=2048, batch_size=64, seed=seed, verbose=0)
+        start = time.perf_counter()
+        model.learn(total_timesteps=10**9, callback=TimeBudget(seconds / 60))
+        speeds[kind] = model.num_timesteps / (time.perf_counter() - start)
+        print(f"MaskablePPO on {kind:<6} env: {model.num_timesteps:>9} timesteps, {speeds[kind]:8.0f} steps/s")
+    print(f"adapter / single env: {speeds['vector'] / speeds['single']:.1f}x")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     # SB3's network is tiny and its minibatches small: more threads only add synchronisation (on this project's
@@ -216,6 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(args.torch_threads)
     rules = load_rules(args.rules)
     opponents = parse_opponents(args.opponents, rules)
+    if args.speed:
+        measure_speed(rules, opponents, args.num_envs, args.speed, args.seed)
+        return 0
     # seat=None: the learner's seat is drawn for every game, so the policy learns every seat.
     if args.env == "vector":
         env = VecMonitor(PresidentSB3VecEnv(args.num_envs, rules=rules, opponents=opponents, illegal_action="raise"))
