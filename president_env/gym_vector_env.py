@@ -240,26 +240,37 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
             _write_back(state, work, work_games)
         game._mask = None
 
+    def _deal(self, games: np.ndarray, options: dict[str, Any], where: np.ndarray, seats: np.ndarray | None) -> None:
+        """New games in ``games``: the learner's player (given, fixed or drawn) and the deal (``options`` of the
+        reset games, ``where`` the positions of ``games`` among them)."""
+        if seats is not None:
+            self.learner[games] = seats[where]
+        elif self.seat is None:
+            self.learner[games] = self.np_random.integers(self.rules.n_players, size=games.size)
+        self.game.reset(slots=games, **_pick(options, where))
+
     def _start_games(self, games: np.ndarray, options: dict[str, Any], seats: np.ndarray | None) -> np.ndarray:
-        """New games in ``games`` (validated options already applied by the caller's checks); returns the
-        learner's rewards carried to its first step. Redeals the rare games the opponents end alone."""
-        rng = self.np_random
-        todo = games
+        """New games in ``games`` (sorted; options validated), opponents played to each learner's first turn;
+        returns the learner's rewards carried to its first step. Redeals the rare games the opponents end alone."""
+        self._deal(games, options, np.arange(games.size), seats)
         carried = np.zeros(self.num_envs, np.float32)
+        over = np.zeros(self.num_envs, bool)
+        self._advance(games, carried, over)
+        self._redeal_finished(games, options, seats, carried, over)
+        return carried[games]
+
+    def _redeal_finished(self, games, options, seats, carried: np.ndarray, over: np.ndarray) -> None:
+        """Deal again the games of ``games`` that ``over`` marks (the opponents ended them before the learner's
+        first decision), as the single env does, updating ``carried``."""
+        todo = np.flatnonzero(over)
         for _ in range(_MAX_REDEALS):
-            where = np.searchsorted(games, todo)  # positions of `todo` in `games` (both sorted)
-            pick = _pick(options, where)
-            if seats is not None:
-                self.learner[todo] = seats[where]
-            elif self.seat is None:
-                self.learner[todo] = rng.integers(self.rules.n_players, size=todo.size)
-            self.game.reset(slots=todo, **pick)
+            if not todo.size:
+                return
+            self._deal(todo, options, np.searchsorted(games, todo), seats)
             carried[todo] = 0.0
-            over = np.zeros(self.num_envs, bool)
+            over[:] = False
             self._advance(todo, carried, over)
             todo = np.flatnonzero(over)
-            if not todo.size:
-                return carried[games]
         raise RuntimeError(f"the opponents finished {_MAX_REDEALS} games in a row without the learner acting")
 
     def _observe(self) -> tuple[np.ndarray, dict[str, Any]]:
@@ -382,7 +393,14 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
             actions[illegal] = engine.sample_legal(mask[illegal], self.np_random)
         reward = np.zeros(self.num_envs, np.float32)
         terminated = np.zeros(self.num_envs, bool)
+        # Next-step autoreset: the finished games are dealt anew now, and their opponents play to the learner's
+        # first turn in the same batch as the other games' opponents.
+        restarted = np.flatnonzero(restart) if restart is not None else np.zeros(0, np.int64)
+        if restarted.size:
+            self._deal(restarted, {}, np.arange(restarted.size), None)
+            restart[:] = False
         rows = np.flatnonzero(playing)
+        going_on = rows
         if rows.size:
             whole = rows.size == self.num_envs
             game = self.game
@@ -399,13 +417,19 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
             reward[rows] = self._carried[rows] + events.rewards[np.arange(rows.size), self.learner[rows]]
             self._carried[rows] = 0.0
             terminated[rows] = events.game_over
-            self._advance(rows[~events.game_over], reward, terminated)
+            going_on = rows[~events.game_over]
+        if restarted.size:
+            going_on = np.union1d(going_on, restarted)
+        self._advance(going_on, reward, terminated)
+        if restarted.size:
+            self._carried[restarted] = reward[restarted]
+            reward[restarted] = 0.0
+            over = np.zeros(self.num_envs, bool)
+            over[restarted] = terminated[restarted]
+            terminated[restarted] = False
+            self._redeal_finished(restarted, {}, None, self._carried, over)
         final: tuple[np.ndarray, dict[str, Any]] | None = None
         ended = np.flatnonzero(terminated)
-        if restart is not None and restart.any():
-            games = np.flatnonzero(restart)
-            self._carried[games] = self._start_games(games, {}, None)
-            restart[:] = False
         if ended.size:
             if self.autoreset_mode == AutoresetMode.NEXT_STEP:
                 self._needs_reset[ended] = True
