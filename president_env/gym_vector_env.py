@@ -35,8 +35,9 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
   observation; the next ``step`` ignores that game's action, starts a new game and returns its
   first observation with reward 0. ``"same_step"``: the step that ends a game already returns the
   new game's first observation; the final one is in ``info["final_obs"]`` (object array, ``None``
-  elsewhere, with the bool mask ``info["_final_obs"]``) and the finished game's info in
-  ``info["final_info"]``. ``"disabled"``: a finished game stays finished (stepping it raises) until
+  elsewhere, with the bool mask ``info["_final_obs"]``) and the finished games' infos in
+  ``info["final_info"]`` (a dict of batched arrays with ``"_key"`` masks, as Gymnasium's
+  ``SyncVectorEnv``). ``"disabled"``: a finished game stays finished (stepping it raises) until
   ``reset(options={"reset_mask": mask})``.
 - **Terminal observation**: the table after the game's last play, from the learner's seat
   (final scores, the phase one-hot all 0).
@@ -438,11 +439,17 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                 self._carried[ended] = self._start_games(ended, {}, None)
         obs, info = self._observe()
         if final is not None:
+            # As Gymnasium's SyncVectorEnv: final_obs an object array, final_info a dict of batched arrays,
+            # each with its "_key" mask of the games it holds.
             info["final_obs"] = np.full(self.num_envs, None, dtype=object)
-            info["final_info"] = np.full(self.num_envs, None, dtype=object)
             for k, i in enumerate(ended):
                 info["final_obs"][i] = final[0][k]
-                info["final_info"][i] = {key: value[k] for key, value in final[1].items()}
+            final_info: dict[str, np.ndarray] = {}
+            for key, value in final[1].items():
+                batched = np.zeros((self.num_envs, *value.shape[1:]), value.dtype)
+                batched[ended] = value
+                final_info[key], final_info[f"_{key}"] = batched, terminated.copy()
+            info["final_info"] = final_info
             info["_final_obs"] = terminated.copy()
             info["_final_info"] = terminated.copy()
         if self.illegal_action == "random":

@@ -211,10 +211,12 @@ def test_same_step_autoreset_returns_the_final_observation_in_info():
     ended = np.flatnonzero(terminated)
     np.testing.assert_array_equal(info["_final_obs"], terminated)
     lay = pe.observation.layout(venv.rules)
+    np.testing.assert_array_equal(info["final_info"]["_scores"], terminated)
+    assert not info["final_info"]["action_mask"].any()
     for i in range(6):
         if terminated[i]:
             assert not info["final_obs"][i][lay["phase"]].any()
-            assert not info["final_info"][i]["action_mask"].any()
+            assert info["final_info"]["scores"][i].sum() > 0  # the game's final totals
         else:
             assert info["final_obs"][i] is None
     assert info["action_mask"][ended].any(axis=1).all(), "the new games are already at the learner's turn"
