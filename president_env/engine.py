@@ -409,8 +409,11 @@ def new_games(
     """Start new games in slots ``index``: scores cleared, first manche dealt and set up.
 
     deals: optional list (one per slot of ``index``) of hands, one list of card strings per player.
-    dealers: optional seat of each first dealer (else uniformly random).
+    dealers: optional seat of each first dealer (else uniformly random); only for first manches without
+        roles: a manche with roles (drawn or supplied) is dealt by its Trou du cul, so a dealer given for a
+        slot that starts with roles raises ``ValueError``.
     roles: optional list (one per slot, ``None`` allowed) of role assignments to start from.
+    A first manche with roles is seated by role with ``reseat_by_role`` (see :func:`_seat_for_roles`).
     Everything is validated before the state is touched.
     """
     index = np.asarray(index, dtype=np.int64).reshape(-1)
@@ -419,15 +422,7 @@ def new_games(
     if deals is not None:
         if len(deals) != n:
             raise ValueError(f"deals: expected {n} deals (one per slot), got {len(deals)}")
-        dealt_to = _parse_deals(rules, deals)
-    if dealers is not None:
-        dealers = np.asarray(dealers)
-        if (
-            dealers.shape != (n,)
-            or not np.issubdtype(dealers.dtype, np.integer)
-            or not np.all((dealers >= 0) & (dealers < p))
-        ):
-            raise ValueError(f"dealers must be {n} seat numbers in 0..{p - 1}, got {dealers.tolist()}")
+        dealt_to = _parse_deals(rules, deals)  # by player for now: seat i = player i
     start_pos = None
     if roles is not None:
         if len(roles) != n:
@@ -436,6 +431,24 @@ def new_games(
         for i, assignment in enumerate(roles):
             if assignment is not None:
                 start_pos[i] = parse_roles(rules, assignment)
+    has_roles = np.full(n, rules.initial_roles == "draw")
+    if start_pos is not None:
+        has_roles |= start_pos[:, 0] >= 0
+    if dealers is not None:
+        dealers = np.asarray(dealers)
+        if (
+            dealers.shape != (n,)
+            or not np.issubdtype(dealers.dtype, np.integer)
+            or not np.all((dealers >= 0) & (dealers < p))
+        ):
+            raise ValueError(f"dealers must be {n} seat numbers in 0..{p - 1}, got {dealers.tolist()}")
+        if has_roles.any():
+            i = int(np.flatnonzero(has_roles)[0])
+            why = "supplied roles" if start_pos is not None and start_pos[i, 0] >= 0 else "initial_roles='draw'"
+            raise ValueError(
+                f"a dealer was given for slot {int(index[i])}, which starts with roles ({why}): a manche with "
+                "roles is dealt by its Trou du cul, so no dealer may be given for it"
+            )
     if n == 0:
         return
     # Nothing below raises: the state changes only now.
@@ -447,16 +460,42 @@ def new_games(
     seats = np.arange(p, dtype=np.int8)
     state.player_at_seat[index] = seats
     state.seat_of_player[index] = seats
-    prev_pos = np.full((n, p), -1, np.int8)
+    prev_pos = np.full((n, p), -1, np.int8)  # by player
     if rules.initial_roles == "draw":
         prev_pos[:] = np.argsort(rng.random((n, p)), axis=1)
     if start_pos is not None:
         given = start_pos[:, 0] >= 0
         prev_pos[given] = start_pos[given]
+    if has_roles.any():
+        prev_pos[has_roles], dealer[has_roles] = _seat_for_roles(rules, state, index[has_roles], prev_pos[has_roles])
     if dealt_to is None:
         _deal_and_start(rules, state, index, rng, dealer, prev_pos)
     else:
-        _start_manche(rules, state, index, dealt_to, dealer, prev_pos)
+        dealt_to = np.take_along_axis(state.seat_of_player[index], dealt_to.astype(np.int64), axis=1)
+        _start_manche(rules, state, index, dealt_to.astype(np.int8), dealer, prev_pos)
+
+
+def _seat_for_roles(
+    rules: Rules, state: GameState, index: np.ndarray, prev_by_player: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Seat slots ``index`` for a manche with roles, from the previous finishing positions by player ``(n,P)``.
+
+    With ``reseat_by_role`` players sit by role (seat 0 Président, seat 1 Trou du cul, ..., seat P-1
+    Vice-Président); otherwise the seats stay. Returns the previous positions by seat ``(n,P) int8`` and the
+    dealer ``(n,) int64``: the Trou du cul's seat.
+    """
+    p = rules.n_players
+    rows = np.arange(index.size)[:, None]
+    if rules.reseat_by_role:
+        new_seat = tables(rules).seat_by_pos[prev_by_player]  # (n,P) by player
+        state.seat_of_player[index] = new_seat
+        player_at = np.empty_like(new_seat)
+        player_at[rows, new_seat] = np.arange(p)
+        state.player_at_seat[index] = player_at
+    seat_of = state.seat_of_player[index].astype(np.int64)
+    prev_by_seat = np.empty_like(prev_by_player)
+    prev_by_seat[rows, seat_of] = prev_by_player
+    return prev_by_seat, _first_seat_with(prev_by_seat, p - 1)
 
 
 def deal_sizes(rules: Rules, first_seat: np.ndarray) -> np.ndarray:
@@ -839,18 +878,7 @@ def _end_manche(rules, state, index, rng, rewards, done, reward_mode) -> None:
     going_on = ~over
     if going_on.any():
         cont = index[going_on]
-        prev_by_player = pos_by_player[going_on]
-        if rules.reseat_by_role:
-            new_seat = tab.seat_by_pos[prev_by_player]  # (n,P) by player
-            state.seat_of_player[cont] = new_seat
-            rows = np.arange(cont.size)[:, None]
-            player_at = np.empty_like(new_seat)
-            player_at[rows, new_seat] = np.arange(p)
-            state.player_at_seat[cont] = player_at
-        seat_of = state.seat_of_player[cont].astype(np.int64)
-        prev_by_seat = np.empty_like(prev_by_player)
-        prev_by_seat[np.arange(cont.size)[:, None], seat_of] = prev_by_player
-        dealer = _first_seat_with(prev_by_seat, p - 1)  # the Trou du cul deals
+        prev_by_seat, dealer = _seat_for_roles(rules, state, cont, pos_by_player[going_on])  # the Trou du cul deals
         _deal_and_start(rules, state, cont, rng, dealer, prev_by_seat)
     if over.any():
         new_games(rules, state, index[over], rng)
