@@ -588,7 +588,8 @@ def _start_manche(rules, state, index, dealt_to, dealer, prev_pos) -> None:
     state.n_held[index] = hands.sum(axis=2, dtype=np.int16)
     state.played[index] = 0
     state.passed_bits[index] = 0
-    state.holding_bits[index] = np.packbits(hands.any(axis=2), axis=1, bitorder="little")[:, 0]
+    # Every seat is dealt cards; one whose whole hand went in the exchange gets as many back before the lead.
+    state.holding_bits[index] = (1 << p) - 1
     state.out_order[index] = -1
     state.out_rank[index] = -1
     state.penalized[index] = False
