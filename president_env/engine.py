@@ -451,8 +451,16 @@ def new_games(
             )
     if n == 0:
         return
-    # Nothing below raises: the state changes only now.
     dealer = rng.integers(0, p, size=n) if dealers is None else dealers.astype(np.int64)
+    prev_pos = np.full((n, p), -1, np.int8)  # by player
+    if rules.initial_roles == "draw":
+        prev_pos[:] = np.argsort(rng.random((n, p)), axis=1)
+    if start_pos is not None:
+        given = start_pos[:, 0] >= 0
+        prev_pos[given] = start_pos[given]
+    if dealt_to is not None and has_roles.any():
+        _check_exchange_fits(rules, index, dealt_to, prev_pos, has_roles)
+    # Nothing below raises: the state changes only now.
     state.scores[index] = 0
     state.manche[index] = 0
     state.decisive[index] = False
@@ -460,12 +468,6 @@ def new_games(
     seats = np.arange(p, dtype=np.int8)
     state.player_at_seat[index] = seats
     state.seat_of_player[index] = seats
-    prev_pos = np.full((n, p), -1, np.int8)  # by player
-    if rules.initial_roles == "draw":
-        prev_pos[:] = np.argsort(rng.random((n, p)), axis=1)
-    if start_pos is not None:
-        given = start_pos[:, 0] >= 0
-        prev_pos[given] = start_pos[given]
     if has_roles.any():
         prev_pos[has_roles], dealer[has_roles] = _seat_for_roles(rules, state, index[has_roles], prev_pos[has_roles])
     if dealt_to is None:
@@ -473,6 +475,24 @@ def new_games(
     else:
         dealt_to = np.take_along_axis(state.seat_of_player[index], dealt_to.astype(np.int64), axis=1)
         _start_manche(rules, state, index, dealt_to.astype(np.int8), dealer, prev_pos)
+
+
+def _check_exchange_fits(
+    rules: Rules, index: np.ndarray, dealt_to: np.ndarray, prev_pos: np.ndarray, has_roles: np.ndarray
+) -> None:
+    """A supplied first deal with roles: every lower-ranked player of a pair must hold the k cards he gives."""
+    p = rules.n_players
+    held = (dealt_to[:, :, None] == np.arange(p)).sum(axis=1)  # (n,P) cards of each player
+    for _, low_pos, k in rules.exchange_pairs:
+        low = np.argmax(prev_pos == low_pos, axis=1)
+        short = has_roles & (held[np.arange(index.size), low] < k)
+        if short.any():
+            i = int(np.flatnonzero(short)[0])
+            role = ROLE_NAMES[tables(rules).role_by_pos[low_pos]]
+            raise ValueError(
+                f"deal for slot {int(index[i])}: player_{int(low[i])} ({role}) must give {k} cards in the "
+                f"exchange but holds only {int(held[i, low[i]])}"
+            )
 
 
 def _seat_for_roles(

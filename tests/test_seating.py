@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import deal_in_order, legal, make_deal, run
+from conftest import acts, deal_in_order, legal, make_deal, run
 
 import president_env as pe
-from president_env import Rules
+from president_env import PASS, Rules
 from president_env.aec_env import raw_env
 from president_env.cards import deck
 from president_env.engine import ROLE_NAMES
@@ -116,6 +116,26 @@ def test_the_next_manche_is_dealt_by_the_trou_du_cul_from_his_new_seat(make_game
             game.deal(wrong)
     game.deal(regular)
     assert game.phase == "exchange" and game.next_dealer == 1
+
+
+def test_a_trou_du_cul_dealt_only_the_cards_he_gives_plays_on(make_game):
+    rules = family(4)  # exchange [1], the Président leads
+    game = make_game(rules, make_deal(rules, rest=3, p0="3C 4C", p1="KC", p2="5C 6C"), roles=DRAWN[4])
+    assert game.hands[1] == [0] * rules.n_ranks  # player 1, the Trou du cul, gave his K
+    run(game, rules, "2:g5 2:6")  # the Président gives back his 5, then leads a 6
+    assert game.current_player == 1 and legal(game) == {PASS}  # the Trou du cul still takes his turn
+    run(game, rules, "1:pass 0:pass 3:pass 2:K 1:pass 0:pass 3:pass")  # the Président went out on his K
+    assert game.current_player == 1 and legal(game) == acts(rules, "5")  # the next holder on his left leads
+    run(game, rules, "1:5")  # the card he got back: he goes out
+    assert game.finish_order_so_far == [2, 1]
+
+
+@pytest.mark.parametrize("n", [4, 5, 6])
+def test_a_supplied_deal_too_short_for_the_exchange_is_refused(make_game, n):
+    rules = family(n, exchange=(2,))
+    hands = make_deal(rules, rest=n - 1, **{f"p{player}": f"{player + 3}C" for player in range(n - 1)})
+    with pytest.raises(ValueError, match="must give 2 cards"):
+        make_game(rules, hands, roles=DRAWN[n])  # the Trou du cul, player P-3, holds one card
 
 
 # ---------------------------------------------------------------- random deals

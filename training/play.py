@@ -18,8 +18,8 @@
   overrides it (default: the rules' own value, 1 in every preset). A tie for the best total adds
   one decisive manche, whose points are not added (RULES.md).
 - ``--seat S``: you are ``player_S`` and sit at seat ``S`` at the start (with ``reseat_by_role``
-  the seats follow the roles later). Default: drawn from the seed, so a replay with the same
-  ``--seed`` puts you in the same seat.
+  the seats follow the roles: from the first manche on when they are drawn). Default: drawn from
+  the seed, so a replay with the same ``--seed`` puts you in the same seat.
 - ``--seed N``: one ``numpy.random.SeedSequence`` whose children drive the deals, your seat and
   each AI's own generator: the same seed and the same inputs replay the same game. Without it a
   fresh seed is drawn and printed.
