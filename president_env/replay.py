@@ -303,6 +303,8 @@ class Event:
     """The cards that left the hand, with suits (a give: the card given back, known to the two partners)."""
     manche: int
     """0-based manche the action was made in."""
+    decisive: bool
+    """The manche is the decisive one (its points are not added)."""
     manche_over: bool
     game_over: bool
     points: list[float] | None
@@ -417,6 +419,7 @@ class RecordedGame:
         action = int(action)
         player = int(self.game.current_player[0])
         manche = self.manche
+        decisive = bool(self.game.state.decisive[0])
         before = self._counts()
         kind, rank, count = (int(t[action]) for t in action_tables(self.rules))
         rewards, done = self.game.step(np.array([action]))  # ValueError before any change
@@ -442,6 +445,7 @@ class RecordedGame:
             kind=("pass", "play", "give")[kind],
             cards=cards,
             manche=manche,
+            decisive=decisive,
             manche_over=manche_over,
             game_over=done,
             points=[float(x) for x in rewards[0]] if manche_over else None,
