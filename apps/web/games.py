@@ -216,6 +216,7 @@ def _event_dict(session: Session, event: Event, viewer: int | None = None, partn
         "index": event.index,
         "player": event.player,
         "kind": event.kind,
+        "action": event.action,
         "move": event.move,
         "cards": list(event.cards),
         "manche": event.manche,
@@ -226,6 +227,7 @@ def _event_dict(session: Session, event: Event, viewer: int | None = None, partn
     if event.kind == "give" and viewer is not None and viewer not in (event.player, partner):
         data["cards"] = []
         data["move"] = "give"
+        data["action"] = None
     if event.manche_over:
         data["points"] = event.points
         data["positions"] = event.positions
