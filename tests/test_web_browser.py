@@ -102,7 +102,7 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
         driver.find_element(By.ID, "start").click()
         wait(driver, lambda d: game_state(d) is not None and d.find_element(By.ID, "game").is_displayed())
 
-        screenshot = None
+        screenshot = later = None
         tried_illegal = exchanged = False
         deadline = time.monotonic() + 150
         while not game_state(driver)["over"]:
@@ -115,6 +115,9 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
                 exchanged = True
             if screenshot is None and state["table"]["phase"] == "play" and len(state["hand"]) >= 8:
                 screenshot = driver.get_screenshot_as_png()
+            table = state["table"]
+            if later is None and table["manche"] == 1 and table["trick"]["count"] and len(state["hand"]) >= 6:
+                later = driver.get_screenshot_as_png()  # the second manche: roles, the exchange, the first results
             legal = state["legal"]
             if not tried_illegal and state["table"]["trick"]["count"] == 0 and state["table"]["phase"] == "play":
                 # Two cards of different ranks: refused, with the reason shown, and nothing changes.
@@ -143,6 +146,18 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
         assert driver.find_elements(By.CSS_SELECTOR, "#results table tr")
 
         check_screenshot(screenshot)
+        target = os.environ.get("PRESIDENT_WEB_SCREENSHOT")  # where to keep a picture of the table (docs/)
+        if target:
+            Path(target).write_bytes(later or screenshot)
+
+        # At phone width the page fits the screen: nothing runs off to the side.
+        driver.set_window_size(390, 844)
+        wide = driver.execute_script(
+            "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > "
+            "window.innerWidth + 1).map(e => e.tagName + '#' + e.id + '.' + e.className).slice(0, 5)"
+        )
+        assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1"), wide
+        driver.set_window_size(1100, 900)
 
         # The exchange of the second manche was shown to the player (what was received and given).
         replay_text = httpx.get(f"{url}/api/games/{state['id']}/replay").text
@@ -182,6 +197,3 @@ def check_screenshot(png: bytes | None) -> None:
     assert felt > 0.2 * len(pixels), "the green table is not drawn"
     assert card > 0.01 * len(pixels), "no card faces are visible"
     assert red > 50, "no red suits are visible"
-    target = os.environ.get("PRESIDENT_WEB_SCREENSHOT")
-    if target:
-        Path(target).write_bytes(png)

@@ -202,8 +202,8 @@ function absorb(data) {
 function schedule() {
   clearTimeout(ui.timer);
   const g = ui.game;
-  if (!g || g.over && g.mode !== "play" || g.mode === "replay") return;
-  if (g.over) return;
+  // Nothing changes while the game is over, a replay is shown, or the server waits for your move.
+  if (!g || g.over || g.mode === "replay" || (g.mode === "play" && g.legal.length)) return;
   ui.timer = setTimeout(poll, 250);
 }
 
@@ -213,7 +213,11 @@ async function poll() {
   const since = g.mode === "play" ? ui.log.length : ui.frames.length;
   try {
     const data = await api("GET", `/api/games/${g.id}?since=${since}`);
-    if (ui.game && ui.game.id === data.id) { absorb(data); render(); }
+    if (ui.game && ui.game.id === data.id) {
+      const changed = data.version !== ui.game.version || data.over !== ui.game.over || data.error !== ui.game.error;
+      absorb(data);
+      if (changed) render();
+    }
   } catch (err) {
     $("status").textContent = `Connection problem: ${err.message}`;
   }
@@ -319,10 +323,11 @@ function renderPlay() {
 
 function describe(e) {
   if (!e) return "";
+  const pretty = (cards) => cards.map((c) => rankOf(c) + (SUITS[suitOf(c)] || "")).join(" ");
   let text = `${playerName(e.player)}: `;
   if (e.kind === "pass") text += "pass";
-  else if (e.kind === "give") text += e.cards.length ? `gave back ${e.cards.join(" ")}` : "gave back a card";
-  else text += `played ${e.cards.map((c) => rankOf(c) + (SUITS[suitOf(c)] || "")).join(" ")}`;
+  else if (e.kind === "give") text += e.cards.length ? `gave back ${pretty(e.cards)}` : "gave back a card";
+  else text += `played ${pretty(e.cards)}`;
   if (e.manche_over) text += " — manche over";
   return text;
 }
