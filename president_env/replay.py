@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from .actions import KIND_PLAY, action_name, action_tables
+from .actions import KIND_PASS, KIND_PLAY, action_name, action_tables
 from .aec_env import move_cards
-from .cards import TWO, deck, hand_counts
+from .cards import TWO, card_name, deck, hand_counts, parse_card
 from .engine import ROLE_NAMES
 from .render import sort_cards
 from .rules import Rules
@@ -64,6 +64,8 @@ class Replay:
     actions: list[int]
     movers: list[int]
     """The player who made each action."""
+    cards: list[list[str] | None] | None = None
+    """The cards (suits) each action played or gave, where known (``None``: the lowest suits of the rank)."""
     roles: list[str] | None = None
     """Roles by player the first manche starts from (``None``: no roles, as with ``initial_roles: none``)."""
     result: dict[str, Any] | None = None
@@ -86,15 +88,20 @@ class Replay:
             "players": list(self.players),
             "roles": None if self.roles is None else list(self.roles),
             "deals": self.deals,
-            "actions": [
-                {"player": player, "action": int(action), "move": action_name(self.rules, action)}
-                for player, action in zip(self.movers, self.actions)
-            ],
+            "actions": [self._action_entry(i) for i in range(len(self.actions))],
             "result": self.result,
         }
         if self.notes is not None:
             data["notes"] = self.notes
         return {**self.extra, **data}
+
+    def _action_entry(self, index: int) -> dict[str, Any]:
+        action = self.actions[index]
+        entry = {"player": self.movers[index], "action": int(action), "move": action_name(self.rules, action)}
+        cards = None if self.cards is None else self.cards[index]
+        if cards:
+            entry["cards"] = list(cards)
+        return entry
 
     def dumps(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
@@ -143,7 +150,7 @@ class Replay:
         actions_data = data["actions"]
         if not isinstance(actions_data, list) or len(actions_data) > MAX_ACTIONS:
             raise ValueError(f"replay actions must be a list of at most {MAX_ACTIONS} moves")
-        actions, movers = [], []
+        actions, movers, cards = [], [], []
         for i, entry in enumerate(actions_data):
             if not isinstance(entry, dict):
                 raise ValueError(f'replay action {i}: expected an object {{"player": i, "action": a}}, got {entry!r}')
@@ -154,8 +161,14 @@ class Replay:
                 )
             if not _is_int(player) or not 0 <= player < n:
                 raise ValueError(f"replay action {i}: player must be 0..{n - 1}, got {player!r}")
+            played = entry.get("cards")
+            if played is not None and (
+                not isinstance(played, list) or len(played) > 16 or not all(isinstance(c, str) for c in played)
+            ):
+                raise ValueError(f"replay action {i}: cards must be a list of card strings, got {played!r}")
             actions.append(int(action))
             movers.append(int(player))
+            cards.append(played)
         notes = data.get("notes")
         if notes is not None and (not isinstance(notes, list) or len(notes) != len(actions)):
             raise ValueError("replay notes must be null or one entry per action")
@@ -172,6 +185,7 @@ class Replay:
             deals=deals,
             actions=actions,
             movers=movers,
+            cards=cards,
             roles=None if roles is None else list(roles),
             result=result,
             source=str(data.get("source", "")),
@@ -253,13 +267,20 @@ class ReplayRecorder:
         self.deals = [dealt_cards(game)]
         self.actions: list[int] = []
         self.movers: list[int] = []
+        self.cards: list[list[str] | None] = []
         self.notes: list[Any] = []
         self.result: dict[str, Any] | None = None
 
-    def record(self, player: int, action: int, done: bool = False, note: Any = None) -> None:
-        """Add ``action`` (just played by ``player``). ``done``: the game ended with it (a new one is dealt)."""
+    def record(
+        self, player: int, action: int, done: bool = False, note: Any = None, cards: Sequence[str] | None = None
+    ) -> None:
+        """Add ``action`` (just played by ``player``; ``cards``: the cards it moved, when known).
+
+        ``done``: the game ended with it (the engine has dealt a new one).
+        """
         self.actions.append(int(action))
         self.movers.append(int(player))
+        self.cards.append(None if cards is None else list(cards))
         self.notes.append(note)
         if done:
             state = self.game.state
@@ -280,6 +301,7 @@ class ReplayRecorder:
             deals=[[list(h) for h in deal] for deal in self.deals],
             actions=list(self.actions),
             movers=list(self.movers),
+            cards=list(self.cards),
             roles=self.roles,
             result=None if self.result is None else dict(self.result),
             source=self.source,
@@ -407,36 +429,45 @@ class RecordedGame:
         return np.stack([hand_counts(hand, self.rules.n_ranks) for hand in cards]).astype(np.int64)
 
     # ---- play -------------------------------------------------------------------
-    def step(self, action: int, note: Any = None) -> Event:
+    def step(self, action: int, note: Any = None, cards: Sequence[str] | None = None) -> Event:
         """Play ``action`` for the player to act; ``ValueError`` (nothing changed) if it is illegal or the game over.
 
         ``note``: optional JSON value kept in the replay with the action (what the agent weighed).
+        ``cards``: which cards (suits) of the player's hand the action plays or gives; they must be what
+        the action takes (its rank, wild 2s after the naturals). Default: the lowest suits of the rank.
         """
         if self.done:
             raise ValueError("the game is over")
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
             raise ValueError(f"action must be an integer in 0..{self.rules.num_actions - 1}, got {action!r}")
         action = int(action)
+        if not 0 <= action < self.rules.num_actions:
+            raise ValueError(f"action must be an integer in 0..{self.rules.num_actions - 1}, got {action}")
         player = int(self.game.current_player[0])
         manche = self.manche
         decisive = bool(self.game.state.decisive[0])
         before = self._counts()
         kind, rank, count = (int(t[action]) for t in action_tables(self.rules))
+        taken = before[player] * 0
+        naturals = min(int(before[player, rank]), count)
+        if kind != KIND_PASS:
+            taken[rank] += naturals
+            taken[TWO] += count - naturals  # wild 2s complete a play
+        hand = self.cards[player]
+        if cards is not None:
+            hand = self._chosen_first(hand, cards, taken)
         rewards, done = self.game.step(np.array([action]))  # ValueError before any change
         done = bool(done[0])
-        self.recorder.record(player, action, done, note)
-        manche_over = done or self.manche != manche
+        manche_over = done or int(self.game.state.manche_steps[0]) == 0  # the step dealt a new manche
+        # After the step that ends a manche the engine holds the next one: the last play comes from the action.
+        after = before.copy() if manche_over else self._counts()
         if manche_over:
-            # The engine already dealt the next manche: the last play's cards come from the action.
-            after = before.copy()
-            naturals = min(int(before[player, rank]), count)
-            after[player, rank] -= naturals
-            after[player, TWO] -= count - naturals  # wild 2s completed the play
-        else:
-            after = self._counts()
-        hand = self.cards[player]
+            after[player] -= taken
+        self.cards[player] = hand
         self.cards, _ = move_cards(self.cards, before, after)
         cards = _removed(hand, self.cards[player])
+        self.cards[player] = sort_cards(self.cards[player])
+        self.recorder.record(player, action, done, note, cards)
         event = Event(
             index=len(self.events),
             player=player,
@@ -469,6 +500,24 @@ class RecordedGame:
         self.game.redeal([wanted])
         self.recorder.deals[-1] = dealt_cards(self.game)
         self._start_manche()
+
+    def _chosen_first(self, hand: list[str], cards: Sequence[str], taken: np.ndarray) -> list[str]:
+        """``hand`` with ``cards`` moved to the front (so that they are the ones that leave), after checking them."""
+        if isinstance(cards, (str, bytes)) or not all(isinstance(c, str) for c in cards):
+            raise ValueError(f"cards must be a list of card strings, got {cards!r}")
+        try:
+            wanted = [card_name(*parse_card(c)) for c in cards]
+        except ValueError as err:
+            raise ValueError(f"cards: {err}") from None
+        missing = Counter(wanted) - Counter(hand)
+        if missing:
+            raise ValueError(f"player_{self.current_player} does not hold {' '.join(sorted(missing.elements()))}")
+        if (hand_counts(wanted, self.rules.n_ranks) != taken).any():
+            raise ValueError(f"cards {' '.join(wanted)} are not the cards this action takes")
+        rest = list(hand)
+        for card in wanted:
+            rest.remove(card)
+        return wanted + rest
 
     @property
     def scores(self) -> list[int]:
@@ -510,7 +559,9 @@ def replay_steps(replay: Replay) -> Iterator[tuple[RecordedGame, Event]]:
                 f"replay action {index}: recorded for player_{replay.movers[index]}, but player_{player} is to act"
             )
         try:
-            event = game.step(action, None if replay.notes is None else replay.notes[index])
+            played = None if replay.cards is None else replay.cards[index]
+            note = None if replay.notes is None else replay.notes[index]
+            event = game.step(action, note, played if played else None)
         except ValueError as err:
             raise ValueError(
                 f"replay action {index} ({action_name(rules, action)} by player_{player}): {err}"

@@ -88,6 +88,27 @@ def test_illegal_step_changes_nothing():
     assert game.cards == cards and not game.events and (game.legal_mask() == mask).all()
 
 
+def test_chosen_suits_are_played_and_kept_in_the_replay():
+    rules = pe.Rules()
+    game = RecordedGame(rules, seed=1)
+    hand = game.cards[game.current_player]
+    ranks = [c[:-1] for c in hand]
+    rank = next(r for r in ranks if ranks.count(r) >= 2)
+    chosen = [c for c in hand if c[:-1] == rank][-1]  # the highest suit of a rank held twice or more
+    action = pe.encode_play(rules, rank, 1)
+    if not game.legal_mask()[action]:
+        pytest.skip("the seed's first player cannot lead that rank")
+    for bad in ([hand[0], chosen], ["ZZ"], [next(c for c in pe.cards.deck() if c not in hand)]):
+        with pytest.raises(ValueError):
+            game.step(action, cards=bad)
+        assert game.cards[game.current_player] == hand and not game.events
+    event = game.step(action, cards=[chosen])
+    assert event.cards == [chosen] and chosen not in game.cards[event.player]
+    data = game.replay().to_dict()
+    assert data["actions"][0]["cards"] == [chosen]
+    assert [e.cards for _, e in replay_steps(Replay.from_dict(data))] == [[chosen]]
+
+
 def _replay_dict() -> dict:
     return play(pe.Rules(), seed=2).replay().to_dict()
 
@@ -107,6 +128,8 @@ def _replay_dict() -> dict:
         (lambda d: d["actions"].append({"player": 0, "action": 0}), "already over"),
         (lambda d: d["actions"][1].update(action=int(pe.encode_play(pe.Rules(), "2", 4))), "action 1"),
         (lambda d: d["deals"][0].pop(), "manche 1"),
+        (lambda d: d["actions"][0].update(cards=["JK"]), "action 0"),
+        (lambda d: d["actions"][0].update(cards="3C"), "cards must be a list"),
     ],
 )
 def test_bad_replays_are_refused_with_the_reason(change, message):

@@ -38,6 +38,8 @@ from president_env.rules import Rules
 HUMAN = "human"
 MODES = ("play", "watch", "replay")
 MAX_PACE = 10.0
+MAX_REPLAY_ACTIONS = 10_000
+"""Longest replay the web app plays back (its frames stay in memory while it is open)."""
 
 
 class RequestError(ValueError):
@@ -252,8 +254,9 @@ def _manche_result(session: Session, event: Event) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 # Moves
 # --------------------------------------------------------------------------------------
-def human_action(session: Session, body: Any) -> int:
-    """The action a play request asks for, or :class:`RequestError` (4xx) saying why it cannot be played."""
+def human_action(session: Session, body: Any) -> tuple[int, list[str] | None]:
+    """The action a play request asks for and the cards it names, or :class:`RequestError` (4xx) saying why
+    it cannot be played."""
     game, rules, me = session.game, session.rules, session.human
     if not isinstance(body, dict):
         raise RequestError("the body must be a JSON object")
@@ -268,6 +271,7 @@ def human_action(session: Session, body: Any) -> int:
         raise RequestError("it is not your turn", 409)
     kind = body.get("move")
     mask = game.legal_mask()
+    cards = None
     if kind == "pass":
         action = 0
     elif kind in ("play", "give"):
@@ -281,7 +285,7 @@ def human_action(session: Session, body: Any) -> int:
         raise RequestError('"move" must be "play", "pass" or "give"')
     if not mask[action]:
         raise RequestError(_why_illegal(session, action))
-    return action
+    return action, cards
 
 
 def _cards_action(rules: Rules, hand: Sequence[str], kind: str, cards: list[str]) -> int:
@@ -426,8 +430,13 @@ class Store:
         self.sessions[session.id] = session
         return session
 
-    def create_replay(self, replay: Replay) -> Session:
-        """A replay game: every frame built now, the moves checked by the engine (``ValueError`` if one fails)."""
+    def build_replay(self, replay: Replay) -> Session:
+        """A replay session, not yet stored: every frame built now, the moves checked by the engine.
+
+        ``ValueError`` if a move or a deal does not fit. Touches nothing shared (runs in a worker thread).
+        """
+        if len(replay.actions) > MAX_REPLAY_ACTIONS:
+            raise RequestError(f"the web app shows replays of at most {MAX_REPLAY_ACTIONS} moves", 413)
         first = RecordedGame(
             replay.rules, seed=replay.seed, deal=replay.deals[0], dealer=replay.dealer, roles=replay.roles
         )
@@ -440,20 +449,36 @@ class Store:
                 session.results.append(_manche_result(session, event))
             note = replay.notes[event.index] if replay.notes is not None else None
             session.frames.append(spectator_frame(session, event, note if isinstance(note, dict) else None))
+        return session
+
+    def add(self, session: Session) -> Session:
+        """Store a session built by :meth:`build_replay` under a new id."""
         session.id = self._new_id()
+        session.touched = self.clock()
         self.sessions[session.id] = session
         return session
 
     # ---- playing ----------------------------------------------------------------
-    def apply(self, session: Session, action: int, weighed: dict | None = None) -> Event:
-        """Play ``action`` for the player to act and update what the clients see."""
+    def apply(
+        self, session: Session, action: int, weighed: dict | None = None, cards: list[str] | None = None
+    ) -> Event:
+        """Play ``action`` (with ``cards``, the suits chosen) for the player to act; update what clients see.
+
+        ``RequestError`` (nothing changed) when the cards are not those the action takes.
+        """
         game = session.game
         player = game.current_player
         seat = int(game.state.seat_of_player[0, player])
         partner_seat = int(game.state.partner[0, seat])
         partner = int(game.state.player_at_seat[0, partner_seat]) if partner_seat >= 0 else None
         note = None if weighed is None else _json_weighed(session.rules, weighed)
-        event = game.step(action, note)
+        try:
+            event = game.step(action, note, cards)
+        except ValueError as err:
+            message = str(err).replace(f"player_{session.human}", "you")
+            if "not the cards this action takes" in message:
+                message += " (wild 2s complete a play only after every natural card of its rank)"
+            raise RequestError(message) from None
         if event.manche_over:
             session.results.append(_manche_result(session, event))
         if session.mode == "play":

@@ -212,8 +212,8 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
         if session.mode != "play":
             raise RequestError("only play games take moves", 409)
         body = await read_json(request)
-        action = human_action(session, body)
-        store.apply(session, action)
+        action, cards = human_action(session, body)
+        store.apply(session, action, cards=cards)
         store.start_agents(session)
         return JSONResponse(view_of(session, _int(body, "since", 0, 10**9, 0)))
 
@@ -249,11 +249,12 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
         try:
             replay = Replay.from_dict(data)
             # Playing a long replay back takes a moment: off the event loop.
-            session = await loop.run_in_executor(store.executor, store.create_replay, replay)
+            session = await loop.run_in_executor(store.executor, store.build_replay, replay)
         except RequestError:
             raise
         except ValueError as err:
             raise RequestError(f"bad replay: {err}") from None
+        store.add(session)
         return JSONResponse(view_of(session), status_code=201)
 
     async def janitor() -> None:
