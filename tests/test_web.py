@@ -354,3 +354,53 @@ def test_threads_do_not_leak_sessions():
         assert app.state.store.sessions
     assert not app.state.store.sessions
     assert threading.active_count() < 50
+
+
+@pytest.mark.slow
+def test_monte_carlo_agents_do_not_block_the_server():
+    """While mc-5 agents think (in the worker pool), other requests are answered at once."""
+    with live_server() as (url, _):
+        with httpx.Client(base_url=url, timeout=30) as http:
+            setup = {"mode": "watch", "preset": "standard", "seats": ["mc-5"] * 4, "seed": 1, "pace": 0}
+            game_id = http.post("/api/games", json=setup).json()["id"]
+            slowest = 0.0
+            for _ in range(20):
+                started = time.perf_counter()
+                assert http.get("/api/options").status_code == 200
+                assert http.get(f"/api/games/{game_id}?since=100000").status_code == 200
+                slowest = max(slowest, time.perf_counter() - started)
+                time.sleep(0.05)
+            assert slowest < 1.0, f"a request waited {slowest:.2f} s behind the agents"
+            http.delete(f"/api/games/{game_id}")
+
+
+@pytest.mark.slow
+def test_the_console_script_serves_and_prints_its_url():
+    import subprocess
+    import sys
+
+    from web_helpers import free_port
+
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "president_env.apps.web.server", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline()
+        assert line.strip() == f"president-web: serving on http://127.0.0.1:{port}/ (Ctrl-C to stop)"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                page = httpx.get(f"http://127.0.0.1:{port}/")
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert page.status_code == 200 and "<title>Président</title>" in page.text
+        assert httpx.get(f"http://127.0.0.1:{port}/static/app.js").status_code == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

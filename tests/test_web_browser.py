@@ -103,7 +103,7 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
         wait(driver, lambda d: game_state(d) is not None and d.find_element(By.ID, "game").is_displayed())
 
         screenshot = later = None
-        tried_illegal = exchanged = False
+        tried_illegal = exchanged = used_keys = False
         deadline = time.monotonic() + 150
         while not game_state(driver)["over"]:
             assert time.monotonic() < deadline, "the game did not finish in time"
@@ -135,11 +135,20 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
                     driver.find_element(By.ID, "clear").click()
                     tried_illegal = True
             plays = [m for m in legal if m["kind"] != "pass"]
-            click_move(driver, plays[0] if plays else legal[0])
+            singles = [m for m in plays if m["kind"] == "play" and m["count"] == 1 and m["rank"] != "JK"]
+            if not used_keys and singles:
+                # The keyboard: the rank's key selects a card of it, Enter plays.
+                body = driver.find_element(By.TAG_NAME, "body")
+                body.send_keys("0" if singles[0]["rank"] == "10" else singles[0]["rank"].lower())
+                assert len(driver.find_elements(By.CSS_SELECTOR, "#hand .card.selected")) == 1
+                body.send_keys("\ue007")  # Enter
+                used_keys = True
+            else:
+                click_move(driver, plays[0] if plays else legal[0])
             wait(driver, lambda d, v=version: game_state(d)["version"] > v or game_state(d)["over"])
 
         state = game_state(driver)
-        assert tried_illegal
+        assert tried_illegal and used_keys
         assert exchanged or any(r["manche"] == 0 for r in state["results"])
         assert len(state["results"]) >= 2
         wait(driver, lambda d: "win" in d.find_element(By.ID, "results").text)
