@@ -149,6 +149,7 @@ def test_bad_requests_are_4xx_and_change_nothing(client):
         (json.dumps({"version": view["version"], "move": "play", "cards": [1]}), 400),
         (json.dumps({"version": view["version"], "move": "give", "cards": hand[:1]}), 400),
         ("x" * 70_000, 413),
+        (json.dumps({**first_move(view), "since": -1}), 400),  # a legal move with a bad field is not played
     ]
     ranks = {}
     for card in hand:

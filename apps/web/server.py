@@ -95,7 +95,9 @@ def rules_of(body: dict) -> Rules:
 async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
     """The request's JSON body, at most ``limit`` bytes (413 past it, 400 if it is not JSON)."""
     declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+    if declared is not None and not declared.isdigit():
+        raise RequestError("bad Content-Length header")
+    if declared is not None and int(declared) > limit:
         raise RequestError(f"the request body is larger than {limit} bytes", 413)
     body = bytearray()
     async for chunk in request.stream():
@@ -213,9 +215,10 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
             raise RequestError("only play games take moves", 409)
         body = await read_json(request)
         action, cards = human_action(session, body)
+        since = _int(body, "since", 0, 10**9, 0)  # checked before the move is made
         store.apply(session, action, cards=cards)
         store.start_agents(session)
-        return JSONResponse(view_of(session, _int(body, "since", 0, 10**9, 0)))
+        return JSONResponse(view_of(session, since))
 
     async def set_pace(request: Request) -> Response:
         session = store.get(request.path_params["game_id"])

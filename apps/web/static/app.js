@@ -79,6 +79,7 @@ async function init() {
   $("pass").addEventListener("click", () => sendMove("pass"));
   $("clear").addEventListener("click", () => { ui.selected.clear(); renderHand(); });
   $("pace").addEventListener("change", setPace);
+  $("paused").addEventListener("change", setPace);
   $("first").addEventListener("click", () => stepTo(0));
   $("back").addEventListener("click", () => stepTo(ui.frame - 1));
   $("forward").addEventListener("click", () => stepTo(ui.frame + 1));
@@ -178,6 +179,8 @@ function openGame(data) {
   $("stepper").classList.toggle("hidden", play);
   $("follow").parentElement.classList.toggle("hidden", data.mode !== "watch");
   $("pace").parentElement.classList.toggle("hidden", data.mode === "replay");
+  $("paused").parentElement.classList.toggle("hidden", data.mode === "replay");
+  $("paused").checked = Boolean(data.paused);
   $("download").href = `/api/games/${data.id}/replay`;
   absorb(data);
   render();
@@ -229,7 +232,12 @@ async function setPace() {
   const pace = Number($("pace").value);
   $("pace-value").textContent = `${pace} s`;
   if (!g || g.mode === "replay") return;
-  try { await api("POST", `/api/games/${g.id}/pace`, { pace }); } catch (err) { $("status").textContent = err.message; }
+  try {
+    const paused = $("paused").checked;
+    await api("POST", `/api/games/${g.id}/pace`, { pace, paused });
+    ui.game.paused = paused;
+    schedule();
+  } catch (err) { $("status").textContent = err.message; }
 }
 
 async function sendMove(kind) {
