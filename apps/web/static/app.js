@@ -176,6 +176,8 @@ function openGame(data) {
   $("pace-value").textContent = `${data.pace} s`;
   const play = data.mode === "play";
   $("me").classList.toggle("hidden", !play);
+  $("weighed").classList.add("hidden");
+  $("exchange").classList.add("hidden");
   $("stepper").classList.toggle("hidden", play);
   $("follow").parentElement.classList.toggle("hidden", data.mode !== "watch");
   $("pace").parentElement.classList.toggle("hidden", data.mode === "replay");
