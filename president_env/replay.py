@@ -575,9 +575,11 @@ def replay_steps(replay: Replay) -> Iterator[tuple[RecordedGame, Event]]:
             except ValueError as err:
                 raise ValueError(f"replay manche {number + 1}: {err}") from None
         yield game, event
-    if replay.result is not None and game.done:
+    if replay.result is not None:
         actual = game.replay().result
-        if actual is not None and [int(s) for s in replay.result.get("scores", [])] != actual["scores"]:
+        if actual is None:
+            raise ValueError(f"replay has a result but its {len(replay.actions)} actions do not finish the game")
+        if replay.result.get("scores") != actual["scores"] or replay.result.get("winner") != actual["winner"]:
             raise ValueError(f"replay result {replay.result} differs from the game played back ({actual})")
 
 

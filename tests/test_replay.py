@@ -130,6 +130,8 @@ def _replay_dict() -> dict:
         (lambda d: d["deals"][0].pop(), "manche 1"),
         (lambda d: d["actions"][0].update(cards=["JK"]), "action 0"),
         (lambda d: d["actions"][0].update(cards="3C"), "cards must be a list"),
+        (lambda d: d["actions"].pop(), "do not finish the game"),
+        (lambda d: d["result"].update(winner=(d["result"]["winner"] + 1) % 4), "differs"),
     ],
 )
 def test_bad_replays_are_refused_with_the_reason(change, message):

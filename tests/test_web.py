@@ -87,6 +87,14 @@ def test_play_mode_never_sends_another_hand(client):
         replay = loads(client.get(f"/api/games/{game_id}/replay").text)  # read after the game: not scanned
         assert view["winner"] == replay.result["winner"]
         scan(recorder.bodies, replay, human)
+        # The scan sees a leak: a view naming a card another player still holds is caught.
+        first_view = json.loads(recorder.bodies[0])
+        hidden = next(
+            c for p, hand in enumerate(replay.deals[0]) if p != human for c in hand if c not in first_view["hand"]
+        )
+        leaky = json.dumps({"version": 0, "hand": [hidden]})
+        with pytest.raises(AssertionError, match="other hands"):
+            scan([leaky], replay, human)
 
 
 def scan(bodies: list[str], replay, human: int) -> None:
