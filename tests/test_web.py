@@ -249,6 +249,23 @@ def test_games_expire():
 
 
 @pytest.mark.slow
+def test_agents_of_an_unwatched_game_wait_for_the_next_request():
+    now = [0.0]
+    with TestClient(create_app(clock=lambda: now[0])) as client:
+        setup = {"mode": "watch", "preset": "standard", "seats": ["heuristic-1"] * 4, "seed": 3, "pace": 0.05}
+        game_id = client.post("/api/games", json=setup).json()["id"]
+        now[0] = 1000.0  # two minutes and more without a request
+        time.sleep(0.3)
+        store = client.app.state.store
+        stopped = store.sessions[game_id].version
+        time.sleep(0.3)
+        assert store.sessions[game_id].version == stopped and not store.sessions[game_id].over
+        client.get(f"/api/games/{game_id}")  # a viewer again
+        time.sleep(0.3)
+        assert store.sessions[game_id].version > stopped
+
+
+@pytest.mark.slow
 def test_twenty_concurrent_scripted_games():
     with live_server() as (url, _):
 

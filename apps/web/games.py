@@ -38,6 +38,8 @@ from president_env.rules import Rules
 HUMAN = "human"
 MODES = ("play", "watch", "replay")
 MAX_PACE = 10.0
+UNWATCHED = 120.0
+"""Seconds without a request after which a game's agents stop playing (they resume on the next one)."""
 MAX_REPLAY_ACTIONS = 10_000
 """Longest replay the web app plays back (its frames stay in memory while it is open)."""
 
@@ -489,6 +491,8 @@ class Store:
 
     def start_agents(self, session: Session) -> None:
         """Let the agents play until the human is to act or the game ends (a task on the event loop)."""
+        if session.over or session.mode == "replay":
+            return
         if session.runner is None or session.runner.done():
             session.runner = asyncio.get_running_loop().create_task(self._run_agents(session))
 
@@ -498,6 +502,8 @@ class Store:
             player = session.game.current_player
             if player == session.human or session.paused:
                 return
+            if self.clock() - session.touched > UNWATCHED:
+                return  # nobody is looking: the agents wait until the next request for the game
             if session.pace > 0:
                 await asyncio.sleep(session.pace)
                 if session.closed or session.paused or session.game.current_player != player:

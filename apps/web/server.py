@@ -207,6 +207,7 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
         since = request.query_params.get("since", "0")
         if not since.isdigit() or len(since) > 9:
             raise RequestError("since must be a non-negative integer")
+        store.start_agents(session)  # agents that stopped for want of a viewer go on
         return JSONResponse(view_of(session, int(since)))
 
     async def move(request: Request) -> Response:
