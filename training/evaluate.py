@@ -787,6 +787,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", default="results/eval", help="output folder (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--save-replays",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also play N games of the lineup (with --against: the agent against the first opponent) one at a time "
+        "and save them as JSON replays in OUT/replays/ (docs/replay.md)",
+    )
     return parser
 
 
@@ -882,6 +890,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(err))
     if args.against is not None and (len(lineup) != 1 or not against):
         parser.error("--against needs exactly one agent in --agents and at least one opponent")
+    if args.save_replays < 0:
+        parser.error(f"--save-replays must be >= 0, got {args.save_replays}")
     started = time.perf_counter()
     options = dict(
         n_deals=args.deals,
@@ -898,6 +908,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         result = evaluate(lineup, rules=rules, **options)
         folder, table = write_outputs(result, args.out), result.to_markdown()
+    if args.save_replays:
+        from .replays import save_games
+
+        games = seat_lineup(lineup if not against else lineup + against[:1] * (rules.n_players - 1), rules.n_players)
+        save_games(games, rules, args.save_replays, Path(folder) / "replays", args.seed, source="president-eval")
     print(table)
     print(f"\n{time.perf_counter() - started:.1f} s; results in {folder}/", file=sys.stderr)
     return 0

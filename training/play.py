@@ -23,6 +23,8 @@
 - ``--seed N``: one ``numpy.random.SeedSequence`` whose children drive the deals, your seat and
   each AI's own generator: the same seed and the same inputs replay the same game. Without it a
   fresh seed is drawn and printed.
+- ``--save-replay PATH``: write the game as a JSON replay (``docs/replay.md``) when it ends or is
+  abandoned; ``president-web`` plays it back.
 - ``--name NAME`` (default ``You``), ``--ascii`` (suit letters C D H S and plain ASCII instead of
   ♣ ♦ ♥ ♠; chosen automatically when the output cannot encode the symbols).
 
@@ -68,6 +70,7 @@ from president_env.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
 from president_env.cards import RANK_NAMES, SUIT_SYMBOLS, TWO, format_cards, parse_card, rank_index
 from president_env.engine import ROLE_NAMES, tables
 from president_env.render import ROLE_LABELS, ordinal, pretty_cards
+from president_env.replay import ReplayRecorder
 from president_env.rules import Rules
 from president_env.training.evaluate import check_agent_name, load_rules
 
@@ -245,6 +248,8 @@ class TerminalGame:
         self.winner: int | None = None
         self._kind, _, _ = action_tables(rules)
         self._trick_taker: int | None = None
+        self.replay_path: str | None = None
+        self.recorder: ReplayRecorder | None = None
 
     # ---- output -----------------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -303,6 +308,8 @@ class TerminalGame:
         """Play the game to its end; returns the exit code."""
         try:
             self.env.reset(seed=self.env_seed)
+            players = [agent or "human" for agent in self.lineup]
+            self.recorder = ReplayRecorder(self.raw.game, self.env_seed, players, source="president-play")
             self.introduce()
             self.start_manche()
             for agent in self.env.agent_iter():
@@ -319,6 +326,7 @@ class TerminalGame:
                     self.step(player, action)
             self.say()
             self.standings(final=True)
+            self.save_replay()
             return EXIT_DONE
         except EndOfInput:
             return self.abandon("End of input: the game is abandoned.", EXIT_ABANDONED)
@@ -327,7 +335,18 @@ class TerminalGame:
         except KeyboardInterrupt:
             return self.abandon("Interrupted: the game is abandoned.", EXIT_INTERRUPTED)
 
+    def save_replay(self) -> None:
+        """Write the game so far to ``--save-replay``'s path, if one was given."""
+        if self.replay_path and self.recorder is not None:
+            try:
+                path = self.recorder.replay().save(self.replay_path)
+            except OSError as err:
+                self.say(f"Could not save the replay: {err}")
+                return
+            self.say(f"Replay saved to {path}.")
+
     def abandon(self, message: str, code: int) -> int:
+        self.save_replay()
         self.say()
         self.say(message)
         if self.results:
@@ -393,6 +412,7 @@ class TerminalGame:
         manche, decisive = info["manche"], info["decisive"]
         actor = self.who(player)
         self.env.step(action)
+        self.recorder.record(player, action, done=any(self.raw.terminations.values()))
         what = (self.raw.last_action or "").split("; manche over")[0].split(" ", 1)[-1]
         if self._kind[action] == KIND_GIVE and player == self.human:
             what = f"gave back a {pe.decode(self.rules, action)[1]}"
@@ -639,6 +659,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, help="seed of the deals, your seat and the AIs (default: a fresh one)")
     parser.add_argument("--name", default="You", help="your name at the table (default: %(default)s)")
     parser.add_argument("--ascii", action="store_true", help="plain ASCII: suit letters C D H S instead of symbols")
+    parser.add_argument("--save-replay", metavar="PATH", help="write the game as a JSON replay to PATH when it ends")
     return parser
 
 
@@ -674,6 +695,7 @@ def build_game(argv: list[str] | None, stdin: TextIO, stdout: TextIO) -> Termina
     for offset in range(1, n):
         lineup[(human + offset) % n] = names[(offset - 1) % len(names)]
     game = TerminalGame(rules, lineup, human, game_seed, stdin, stdout, name=args.name.strip(), ascii_only=args.ascii)
+    game.replay_path = args.save_replay
     if args.seed is None:
         game.say(f"Seed {root.entropy} (replay this game with --seed {root.entropy}).")
     return game
