@@ -544,7 +544,8 @@ def replay_steps(replay: Replay) -> Iterator[tuple[RecordedGame, Event]]:
             seed=replay.seed,
             players=replay.players,
             deal=replay.deals[0],
-            dealer=replay.dealer,
+            # A manche with roles is dealt by its Trou du cul: the recorded dealer is then implied, not given.
+            dealer=None if replay.roles is not None else replay.dealer,
             roles=replay.roles,
             source=replay.source,
         )
