@@ -18,9 +18,10 @@ Vice-Trou, Trou du cul) and a forced card exchange. Every rule variant of
 `shared/RULES.md` is a field of `president_env.Rules`; `docs/semantics.md`
 says how open points are read.
 
-This environment is a thin view of one slot of the batched engine
-(`VecGame(rules, batch_size=1)`): the rules, masks, observations and rewards
-are the engine's.
+This environment runs one game on `president_env.single.SingleGame`, the
+one-slot fast path of the batched engine: the same rules, masks, observations
+(bit for bit) and rewards as `VecGame(rules, batch_size=1)`, and for a given
+seed the same games.
 
 ### Arguments
 
@@ -146,12 +147,12 @@ from pettingzoo.utils import wrappers
 
 from .actions import KIND_GIVE, KIND_PLAY, action_tables, as_action
 from .cards import N_NATURAL_RANKS, RANK_NAMES, deck, hand_counts, parse_card, validate_deal
-from .engine import ROLE_NAMES, GameState, parse_roles, tables
-from .observation import layout, observe
+from .engine import ROLE_NAMES, parse_roles, tables
+from .observation import layout
 from .presets import resolve_rules
 from .render import pretty_cards, render_for_mode, render_result, render_table, sort_cards
 from .rules import Rules
-from .vector_env import VecGame
+from .single import SingleGame
 
 OPTION_KEYS = ("deal", "roles", "dealer")
 INFO_SCHEMAS = ("rich", "numeric")
@@ -273,7 +274,7 @@ class raw_env(AECEnv, EzPickle):
         self.rules = resolve_rules(rules)
         self.render_mode = render_mode
         self.reward_mode = reward_mode
-        self.game = VecGame(self.rules, batch_size=1, reward_mode=reward_mode)
+        self.game = SingleGame(self.rules, reward_mode=reward_mode)
         n = self.rules.n_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
@@ -357,7 +358,8 @@ class raw_env(AECEnv, EzPickle):
         self.terminations = {agent: False for agent in self.agents}
         self.truncations = {agent: False for agent in self.agents}
         self.infos = {agent: {} for agent in self.agents}
-        self._final_state: GameState | None = None
+        self._final: SingleGame | None = None  # after the game ended: its table before the last play
+        self._rewarded = False  # rewards hold a manche's result (cleared at the next step)
         self._result: dict | None = None
         self._positions: list[int] | None = None  # the last finished manche's, by player (for the render)
         self._finish: list[tuple[int, int] | None] = [None] * self.rules.n_players  # (position, manche) once known
@@ -366,12 +368,12 @@ class raw_env(AECEnv, EzPickle):
         self.cards: list[list[str]] | None = None
         self._track_new_manche()
         self._refresh_infos()
-        self.agent_selection = self.possible_agents[int(self.game.current_player[0])]
+        self.agent_selection = self.possible_agents[self.game.current_player]
 
     def _counts(self) -> np.ndarray:
-        """``(P, R) int64`` cards held by each player (slot 0)."""
-        state = self.game.state
-        return state.hands[0][state.seat_of_player[0]].astype(np.int64)
+        """``(P, R) int64`` cards held by each player."""
+        game = self.game
+        return np.array([game.hands[seat] for seat in game.seat_of_player], np.int64)
 
     def _track_new_manche(self) -> None:
         """Cards with their real suits, for rendering: the deal of the manche, then the automatic exchange.
@@ -380,7 +382,7 @@ class raw_env(AECEnv, EzPickle):
         """
         if self.render_mode is None:
             return
-        state = self.game.state
+        state = self.game.to_state()
         player_at_seat = state.player_at_seat[0]
         dealt: list[list[str]] = [[] for _ in self.possible_agents]
         for card_id, seat in enumerate(state.dealt_to[0]):
@@ -402,21 +404,16 @@ class raw_env(AECEnv, EzPickle):
     # ---- observation ------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         mask = self.action_mask(agent)
-        player = self.agent_name_mapping[agent]
-        if self._final_state is not None:
-            state = self._final_state
-            observation = observe(self.rules, state, state.seat_of_player[:, player].astype(np.int64))[0]
-        else:
-            observation = self.game.observe(players=np.array([player]))[0]
+        game = self.game if self._final is None else self._final
+        observation = game.observe(game.seat_of_player[self.agent_name_mapping[agent]])
         return {"observation": observation, "action_mask": mask}
 
     def action_mask(self, agent: str) -> np.ndarray:
         """``(num_actions,) int8``: the agent's legal actions now (all zero when it is not to act)."""
         self._require_reset("observe")
-        mask = np.zeros(self.rules.num_actions, np.int8)
-        if self._final_state is None and agent == self.agent_selection:
-            mask[:] = self.game.legal_mask()[0]
-        return mask
+        if self._final is None and agent == self.agent_selection:
+            return np.frombuffer(bytearray(self.game.mask_bytes()), np.int8)
+        return np.zeros(self.rules.num_actions, np.int8)
 
     def _sampling_mask(self, agent: str) -> np.ndarray:
         return self.action_mask(agent) if hasattr(self, "agent_selection") else np.zeros(0, np.int8)
@@ -437,61 +434,51 @@ class raw_env(AECEnv, EzPickle):
                 raise ValueError(f"the game is over: {agent} is terminated and may only step None (to leave)")
             return self._was_dead_step(action)
         action = as_action(action, self.rules.num_actions)
-        state = self.game.state
-        player = self.agent_name_mapping[agent]
-        seat = int(state.current[0])
+        game = self.game
+        player, seat, manche_before = self.agent_name_mapping[agent], game.current, game.manche
         tracking = self.cards is not None
         before = self._counts() if tracking else None
-        manche_before = int(state.manche[0])
-        # Only a play that empties the hand can end the game; keep the table it ends on.
-        goes_out = (
-            0 <= action < self.rules.num_actions  # else the engine refuses it below
-            and self._kind[action] == KIND_PLAY
-            and self._count[action] == state.n_held[0, state.current[0]]
-        )
-        snapshot = state.copy() if goes_out else None
 
-        rewards, done = self.game.step(np.array([action], dtype=np.int64))  # raises before any change
+        rewards, done = game.step(action)  # raises before any change
 
         self._cumulative_rewards[agent] = 0.0
-        self._clear_rewards()
-        state = self.game.state
-        manche_over = bool(done[0]) or int(state.manche[0]) != manche_before
+        if self._rewarded:
+            self._clear_rewards()
+            self._rewarded = False
+        manche_over = rewards is not None
         if tracking:
             self.last_action = self._describe(player, action, before)
         if manche_over:
-            for i, name in enumerate(self.possible_agents):
-                self.rewards[name] = float(rewards[0, i])
-            self._positions = [int(x) for x in self.game.last_positions[0]]
+            for name, reward in zip(self.possible_agents, rewards):
+                self.rewards[name] = reward
+            self._rewarded = True
+            self._positions = list(game.last_positions)
             self._finish = [(position, manche_before) for position in self._positions]
             if tracking:
                 order = sorted(range(len(self._positions)), key=self._positions.__getitem__)
                 self.last_action += "; manche over: " + ", ".join(self.possible_agents[i] for i in order)
-        if done[0]:
-            self._result = {
-                "scores": [int(x) for x in state.last_scores[0]],
-                "winner": int(self.game.last_winner[0]),
-                "manches": manche_before + 1,
-            }
-            self._final_state = snapshot
+        if done:
+            self._result = {"scores": list(game.last_scores), "winner": game.last_winner, "manches": manche_before + 1}
+            self._final = game.ended
             self.terminations = {name: True for name in self.agents}
             self._refresh_infos()
         else:
             if manche_over:
                 self._track_new_manche()
                 self._refresh_infos()
-            elif state.n_held[0, seat] == 0 and not state.penalized[0, seat]:
+            elif game.n_held[seat] == 0 and not game.penalized[seat]:
                 # Out, and not on a 2 under "penalty": the place is final now (later finishers come after).
-                self._finish[player] = (int(state.out_rank[0, seat]), manche_before)
+                self._finish[player] = (game.out_rank[seat], manche_before)
                 self._refresh_infos()
             if not manche_over and tracking:
                 self.cards, played = move_cards(self.cards, before, self._counts())
-                if state.trick_rank[0] < 0:
+                if game.trick_rank < 0:
                     self._trick_cards = []
                 elif played:
                     self._trick_cards = played
-            self.agent_selection = self.possible_agents[int(self.game.current_player[0])]
-        self._accumulate_rewards()
+            self.agent_selection = self.possible_agents[game.current_player]
+        if manche_over:
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
@@ -512,20 +499,20 @@ class raw_env(AECEnv, EzPickle):
 
     def _refresh_infos(self) -> None:
         """Infos change only at a reset and at the end of a manche."""
-        state = self._final_state if self._final_state is not None else self.game.state
-        seat_of = state.seat_of_player[0].astype(np.int64)
-        roles = state.roles[0][seat_of]
-        scores = self._result["scores"] if self._result else [int(s) for s in self.game.state.scores[0]]
+        game = self.game if self._final is None else self._final
+        seat_of = game.seat_of_player
+        roles = [game.roles[seat] for seat in seat_of]
+        scores = self._result["scores"] if self._result else list(game.scores)
         for i, agent in enumerate(self.possible_agents):
             if agent not in self.infos:
                 continue
             finish = self._finish[i]
             if self.info_schema == "numeric":
                 self.infos[agent] = {
-                    "role": int(roles[i]),
-                    "seat": int(seat_of[i]),
-                    "manche": int(state.manche[0]),
-                    "decisive": int(state.decisive[0]),
+                    "role": roles[i],
+                    "seat": seat_of[i],
+                    "manche": game.manche,
+                    "decisive": int(game.decisive),
                     "scores": np.array(scores, np.int64),
                     "finish_position": -1 if finish is None else finish[0],
                     "finish_manche": -1 if finish is None else finish[1],
@@ -533,10 +520,10 @@ class raw_env(AECEnv, EzPickle):
                 }
                 continue
             info = {
-                "role": ROLE_NAMES[int(roles[i])] if roles[i] >= 0 else None,
-                "seat": int(seat_of[i]),
-                "manche": int(state.manche[0]),
-                "decisive": bool(state.decisive[0]),
+                "role": ROLE_NAMES[roles[i]] if roles[i] >= 0 else None,
+                "seat": seat_of[i],
+                "manche": game.manche,
+                "decisive": game.decisive,
                 "scores": dict(zip(self.possible_agents, scores)),
             }
             if finish is not None:
@@ -557,7 +544,13 @@ class raw_env(AECEnv, EzPickle):
             )
             return f"Last: {self.last_action}\n{text}"
         return render_table(
-            self.rules, self.game, 0, viewer, self.cards, trick_cards=self._trick_cards, last_action=self.last_action
+            self.rules,
+            self.game.to_state(),
+            0,
+            viewer,
+            self.cards,
+            trick_cards=self._trick_cards,
+            last_action=self.last_action,
         )
 
     def close(self) -> None:

@@ -203,12 +203,12 @@ def test_bad_options_raise_and_change_nothing(options):
     aec.reset(seed=5)
     aec.step(int(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])[-1]))
     before = snapshot(aec)
-    state_before = aec.game.state.copy()
+    state_before = aec.game.to_state()
     with pytest.raises(ValueError):
         aec.reset(seed=9, options=options)
     assert_same(before, snapshot(aec))
     for name in ("hands", "current", "scores", "dealer"):
-        np.testing.assert_array_equal(getattr(aec.game.state, name), getattr(state_before, name))
+        np.testing.assert_array_equal(getattr(aec.game.to_state(), name), getattr(state_before, name))
 
 
 def test_unknown_option_warns():
