@@ -144,6 +144,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from .actions import KIND_GIVE, KIND_PLAY, action_tables, as_action
 from .cards import N_NATURAL_RANKS, RANK_NAMES, deck, hand_counts, parse_card, validate_deal
@@ -158,15 +159,37 @@ OPTION_KEYS = ("deal", "roles", "dealer")
 INFO_SCHEMAS = ("rich", "numeric")
 
 
-class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
-    """PettingZoo's call-order checks, except that a ``step`` after every agent left raises instead of warning.
+_AFTER_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"})
 
-    PettingZoo's wrapper only logs a warning and ignores the call there; a silent no-op hides a missing
-    ``reset()``, so this one raises ``RuntimeError`` like the raw env.
+
+class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's call-order checks, with two changes.
+
+    - A ``step`` after every agent left raises ``RuntimeError`` (PettingZoo's wrapper logs a warning and
+      ignores the call: a silent no-op hides a missing ``reset()``).
+    - Attribute reads (``agents``, ``terminations``, ...) and ``last()`` go to the raw env in one hop instead
+      of through every wrapper's ``__getattr__``; the wrappers below define no attributes of their own, so the
+      values are the same, only cheaper (PettingZoo's loop reads six of them per step).
     """
 
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw = env.unwrapped
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") and name != "_cumulative_rewards":
+            raise AttributeError(f"accessing private attribute '{name}' is prohibited")
+        if name in _AFTER_RESET and not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self._raw, name)
+
+    def last(self, observe: bool = True) -> tuple:
+        if observe and not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self._raw.last(observe)
+
     def step(self, action) -> None:
-        if self._has_reset and not self.agents:
+        if self._has_reset and not self._raw.agents:
             raise RuntimeError("step() after the game ended and every agent left: call reset() to play again")
         super().step(action)
 
