@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     envs = {"president_env.env()": pe.env(rules=args.rules), "leduc_holdem_v4.env()": leduc_holdem_v4.env()}
     rates: dict[str, list[float]] = {name: [] for name in envs}
-    for name, env in envs.items():
+    for env in envs.values():
         steps_per_second(env, 0.3, seed=0)  # warm-up
     for round_index in range(args.rounds):
         for name, env in envs.items():
