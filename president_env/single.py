@@ -25,8 +25,9 @@ masks, observations from every seat, rewards, ends and whole states at every ste
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
+from operator import itemgetter
 
 import numpy as np
 
@@ -40,6 +41,7 @@ from .rules import Rules
 from .vector_env import VecGame
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(GameState))
+BYTE_ROWS = ("hands", "played", "gave", "received")  # (P, R) counts kept as one bytearray per seat
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,8 +55,11 @@ class _Tables:
     rank_ok: list[list[bool]]  # [context] -> may each rank be played
     play_bytes: list[bytes]  # [usable * (C+1) + trick count] -> C mask bytes "play k cards" (k = 1..C)
     wild: list[bool]
-    one_hot: dict[int, list[list[int]]]  # width -> rows; row `width` (and so index -1) is all zeros
+    one_hot: dict[int, list[bytes]]  # width -> rows; row `width` (and so index -1) is all zeros
     relative: list[list[int]]  # [seat] -> absolute seat of each relative seat
+    in_relative_order: list[Callable]  # [seat] -> per-seat list -> its values in relative seat order
+    passed: list[list[bytes]]  # [seat][seat bits] -> the passed flags in relative order
+    no_trick: bytes  # the trick_rank, trick_count and trick_owner segments without a trick
 
 
 @lru_cache(maxsize=64)
@@ -66,7 +71,9 @@ def _tables(rules: Rules) -> _Tables:
     playable = tab.play_words.view(bool).reshape(-1, c)
     one_hot = {}
     for width in {rules.n_ranks, c, p, 5, 2}:
-        one_hot[width] = np.vstack([np.eye(width, dtype=np.int64), np.zeros((1, width), np.int64)]).tolist()
+        rows = np.vstack([np.eye(width, dtype=np.uint8), np.zeros((1, width), np.uint8)])
+        one_hot[width] = [row.tobytes() for row in rows]
+    relative = [[(seat + j) % p for j in range(p)] for seat in range(p)]
     return _Tables(
         kind=tab.kind.tolist(),
         rank=tab.rank.tolist(),
@@ -76,7 +83,10 @@ def _tables(rules: Rules) -> _Tables:
         play_bytes=[row.astype(np.uint8).tobytes() for row in playable],
         wild=tab.wild_ranks.tolist(),
         one_hot=one_hot,
-        relative=[[(seat + j) % p for j in range(p)] for seat in range(p)],
+        relative=relative,
+        in_relative_order=[itemgetter(*seats) for seats in relative],
+        passed=[[bytes((bits >> s) & 1 for s in seats) for bits in range(256)] for seats in relative],
+        no_trick=bytes(rules.n_ranks + c + p),
     )
 
 
@@ -103,13 +113,22 @@ class SingleGame:
         state = self.engine_game.state
         for name in FIELDS:
             setattr(self, name, getattr(state, name)[0].tolist())
+        for name in BYTE_ROWS:
+            setattr(self, name, [bytearray(row) for row in getattr(self, name)])
         self._mask: bytes | None = None
+
+    def _fields(self) -> dict[str, list | int | bool]:
+        """The ``GameState`` fields of this game as plain lists and scalars."""
+        fields = {name: getattr(self, name) for name in FIELDS}
+        for name in BYTE_ROWS:
+            fields[name] = [list(row) for row in fields[name]]
+        return fields
 
     def to_state(self) -> GameState:
         """A new one-slot :class:`GameState` holding this game (for the render and for checks)."""
         state = engine.allocate(self.rules, 1)
-        for name in FIELDS:
-            getattr(state, name)[0] = getattr(self, name)
+        for name, value in self._fields().items():
+            getattr(state, name)[0] = value
         return state
 
     @property
@@ -166,52 +185,47 @@ class SingleGame:
 
     # ---- observation ---------------------------------------------------------------------------
     def observe(self, seat: int) -> np.ndarray:
-        """``(obs_dim,) float32`` from ``seat``'s point of view: ``observation.observe`` for one slot."""
+        """``(obs_dim,) float32`` from ``seat``'s point of view: ``observation.observe`` for one slot.
+
+        Built as bytes (every entry but the scores and the manche index is a count or flag below 256), segment
+        by segment in the order of ``observation.layout``.
+        """
         tab = self._tab
         p = self.rules.n_players
         rel = tab.relative[seat]
-        one_p, one_r, one_c = tab.one_hot[p], tab.one_hot[self.rules.n_ranks], tab.one_hot[self.rules.max_count]
-        out = list(self.hands[seat])
-        played = self.played
-        for s in rel:
-            out += played[s]
-        n_held = self.n_held
-        out += [n_held[s] for s in rel]
+        ordered = tab.in_relative_order[seat]
+        one_p, one_5 = tab.one_hot[p], tab.one_hot[5]
+        played, out_order, roles = self.played, self.out_order, self.roles
+        parts = [self.hands[seat]]
+        parts += [played[s] for s in rel]
+        parts.append(bytes(ordered(self.n_held)))
         if self.trick_rank >= 0:
-            out += one_r[self.trick_rank]
-            out += one_c[self.trick_count - 1]
-            out += one_p[(self.trick_owner - seat) % p]
+            parts.append(tab.one_hot[self.rules.n_ranks][self.trick_rank])
+            parts.append(tab.one_hot[self.rules.max_count][self.trick_count - 1])
+            parts.append(one_p[(self.trick_owner - seat) % p])
         else:
-            out += one_r[-1]
-            out += one_c[-1]
-            out += one_p[-1]
-        bits = self.passed_bits
-        out += [(bits >> s) & 1 for s in rel]
-        out_order = self.out_order
-        for s in rel:
-            out += one_p[out_order[s]]  # -1 (still in) is the all-zero row
-        penalized = self.penalized
-        out += [penalized[s] for s in rel]
-        roles, one_5 = self.roles, tab.one_hot[5]
-        for s in rel:
-            out += one_5[roles[s]]
-        out.append(self.revolution)
-        out.append(self.constrained)
-        out += one_p[(self.current - seat) % p]
-        out += tab.one_hot[2][self.phase]
-        out += self.gave[seat]
-        out += self.received[seat]
+            parts.append(tab.no_trick)
+        parts.append(tab.passed[seat][self.passed_bits])
+        parts += [one_p[out_order[s]] for s in rel]  # -1 (still in) is the all-zero row
+        parts.append(bytes(ordered(self.penalized)))
+        parts += [one_5[roles[s]] for s in rel]
+        parts.append(bytes((self.revolution, self.constrained)))
+        parts.append(one_p[(self.current - seat) % p])
+        parts.append(tab.one_hot[2][self.phase])
+        parts.append(self.gave[seat])
+        parts.append(self.received[seat])
         partner = self.partner[seat]
-        out += one_p[(partner - seat) % p if partner >= 0 else -1]
-        out.append(self.gives_left[seat])
+        parts.append(one_p[(partner - seat) % p if partner >= 0 else -1])
+        parts.append(bytes((self.gives_left[seat],)))
         scores, player_at = self.scores, self.player_at_seat
-        out += [scores[player_at[s]] for s in rel]
-        out.append(self.manche)
-        out.append(self.decisive)
-        try:  # every entry is a small non-negative count or flag, except a large score or manche index
-            return np.frombuffer(bytes(out), np.uint8).astype(np.float32)
-        except ValueError:
-            return np.array(out, np.float32)
+        tail = [scores[player_at[s]] for s in rel]
+        tail += (self.manche, self.decisive)
+        try:
+            parts.append(bytes(tail))
+        except ValueError:  # a score or manche index above 255
+            head = np.frombuffer(b"".join(parts), np.uint8).astype(np.float32)
+            return np.concatenate([head, np.array(tail, np.float32)])
+        return np.frombuffer(b"".join(parts), np.uint8).astype(np.float32)
 
     # ---- step ----------------------------------------------------------------------------------
     def step(self, action: int) -> tuple[list[float] | None, bool]:
@@ -328,7 +342,7 @@ class SingleGame:
     def _step_by_engine(self, action: int) -> tuple[list[float] | None, bool]:
         """The step that ends a manche, played by the engine game on this game's state; its result copied back."""
         game = self.engine_game
-        arrays = {name: np.asarray([getattr(self, name)]) for name in FIELDS}
+        arrays = {name: np.asarray([value]) for name, value in self._fields().items()}
         game.load_state_dict({"state": arrays, "rng": game.rng.bit_generator.state})
         rewards, done = game.step(np.array([action]))
         if done[0]:

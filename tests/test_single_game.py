@@ -54,9 +54,46 @@ def play_lockstep(rules: Rules, seed: int, n_games: int, reward_mode: str = "zer
     return steps
 
 
-@pytest.mark.parametrize("rules", rule_sets(n_random=14, seed=11), ids=lambda r: f"{r.n_players}p-{r.equal_rank}")
+@pytest.mark.parametrize("rules", rule_sets(n_random=8, seed=11), ids=lambda r: f"{r.n_players}p-{r.equal_rank}")
 def test_single_game_matches_the_engine_step_by_step(rules):
-    assert play_lockstep(rules, seed=3, n_games=3) > 50
+    assert play_lockstep(rules, seed=3, n_games=2) > 50
+
+
+def test_observation_with_scores_above_a_byte_matches_the_engine():
+    """Scores and the manche index are the only entries that may pass 255 (many manches): the slower path."""
+    rules = Rules(n_players=5, manches=3)
+    single = SingleGame(rules, seed=0)
+    for _ in range(30):
+        single.step(int(np.flatnonzero(single.legal_mask())[0]))
+    single.scores = [300, 0, 1000, 7, 256]
+    single.manche = 400
+    state = single.to_state()
+    for seat in range(rules.n_players):
+        assert single.observe(seat).tobytes() == observe(rules, state, np.array([seat]))[0].tobytes()
+
+
+def test_illegal_action_raises_and_changes_nothing():
+    single = SingleGame(Rules(), seed=1)
+    before = single.to_state()
+    illegal = int(np.flatnonzero(~single.legal_mask())[1])
+    with pytest.raises(ValueError, match=f"illegal action {illegal} for player_{single.current_player}"):
+        single.step(illegal)
+    with pytest.raises(ValueError, match="not in 0..65"):
+        single.step(67)
+    for name in FIELDS:
+        assert np.array_equal(getattr(single.to_state(), name), getattr(before, name))
+
+
+def test_reset_with_options_matches_the_engine():
+    rules = Rules(n_players=4, manches=2)
+    roles = ["trou_du_cul", "president", "vice_president", "vice_trou"]
+    single, game = SingleGame(rules, seed=0), VecGame(rules, batch_size=1, seed=0)
+    single.reset(seed=9, dealers=[2], roles=[roles])
+    game.reset(seed=9, dealers=[2], roles=[roles])
+    assert_same_state(single, game, "after reset with roles")
+    with pytest.raises(ValueError):
+        single.reset(roles=[["president"] * 4])
+    assert_same_state(single, game, "after a refused reset")
 
 
 @pytest.mark.slow
