@@ -253,7 +253,7 @@ class PresidentGymEnv(gymnasium.Env):
 
     # ---- gymnasium API -----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        self.aec.check_options(options)  # bad options raise here, before the seat, seeds or game change
+        self.aec.check_options(options, warn=False)  # bad options raise here, before the seat, seeds or game change
         super().reset(seed=seed)
         rng = self.np_random
         self.learner = int(rng.integers(self.rules.n_players)) if self.seat is None else self.seat

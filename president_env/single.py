@@ -149,6 +149,7 @@ class SingleGame:
         Invalid input raises ``ValueError`` and leaves the game as it was.
         """
         self.engine_game.reset(seed=seed, deals=deals, dealers=dealers, roles=roles)
+        self.ended = None
         self._load()
 
     @property
@@ -347,8 +348,10 @@ class SingleGame:
         rewards, done = game.step(np.array([action]))
         if done[0]:
             # The table as it stood before the game's last play (the engine game already holds the next game).
-            self.ended = object.__new__(SingleGame)
-            self.ended.__dict__.update(self.__dict__)
+            ended = object.__new__(SingleGame)
+            ended.__dict__.update(self.__dict__)
+            ended.ended = None  # not a chain of every game played
+            self.ended = ended
         self._load()
         return rewards[0].tolist(), bool(done[0])
 

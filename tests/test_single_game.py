@@ -41,9 +41,14 @@ def play_lockstep(rules: Rules, seed: int, n_games: int, reward_mode: str = "zer
             got = single.observe(seat)
             assert got.dtype == np.float32 and got.tobytes() == expected.tobytes(), f"{context}: seat {seat} view"
         action = int(sample_legal(mask[None], rng)[0])
+        before = game.state.copy()
         rewards, done = game.step(np.array([action]))
         got_rewards, got_done = single.step(action)
         assert got_done == bool(done[0]), f"{context}: game end differs"
+        if got_done:  # the ended game's table before its last play stays readable
+            ended = single.ended.to_state()
+            assert all(np.array_equal(getattr(ended, name), getattr(before, name)) for name in FIELDS)
+            assert single.ended.ended is None
         if got_rewards is None:
             assert not rewards.any() and not done[0], f"{context}: a manche ended in the engine only"
         else:
