@@ -490,6 +490,9 @@ def test_numeric_infos_keep_their_keys_and_shapes():
     assert aec.infos == {} and rich.infos == {}
     with pytest.raises(ValueError, match="info_schema"):
         raw_env(info_schema="tensor")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(pe.env(rules=rules, info_schema="numeric"), num_cycles=300)
 
 
 def test_numeric_infos_hold_the_rich_infos_facts():
@@ -632,3 +635,33 @@ def test_finish_position_appears_when_final_and_is_never_revised(finish_on_two):
                     seen_early += 1
     assert seen_early > 10
     assert seen_penalized > 0 or finish_on_two != "penalty"
+
+
+# ----------------------------------------------------------------------------- one truth with the batched engine
+@pytest.mark.parametrize("rules", ALL_RULES[:8], ids=RULE_IDS[:8])
+def test_the_env_plays_the_engines_game_bit_for_bit(rules):
+    """The AEC env (on its one-game fast path) and ``VecGame(batch_size=1)`` from the same seed: the same player
+    to act, masks, observations of every agent (byte for byte) and manche rewards, to the end of the game."""
+    from president_env.observation import observe
+    from president_env.vector_env import VecGame
+
+    aec = raw_env(rules=rules)
+    aec.reset(seed=17)
+    game = VecGame(rules, batch_size=1, seed=17)
+    rng = np.random.default_rng(0)
+    while True:
+        agent = aec.agent_selection
+        assert agent == f"player_{game.current_player[0]}"
+        np.testing.assert_array_equal(aec.observe(agent)["action_mask"], game.legal_mask()[0].astype(np.int8))
+        for player, name in enumerate(aec.possible_agents):
+            seat = game.state.seat_of_player[:, player].astype(np.int64)
+            assert aec.observe(name)["observation"].tobytes() == observe(rules, game.state, seat)[0].tobytes()
+        action = int(sample_legal(game.legal_mask(), rng)[0])
+        aec.step(action)
+        rewards, done = game.step(np.array([action]))
+        assert [aec.rewards[name] for name in aec.possible_agents] == rewards[0].tolist()
+        if done[0]:
+            assert all(aec.terminations.values())
+            assert aec.infos["player_0"]["winner"] == f"player_{game.last_winner[0]}"
+            break
+        assert not any(aec.terminations.values())
