@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from .actions import KIND_GIVE, KIND_PASS, PASS, action_name, action_tables, encode_give, encode_play
-from .cards import JOKER, THREE, TWO, card_name, deck, parse_card, validate_deal
+from .cards import JOKER, RANK_NAMES, THREE, TWO, card_name, deck, parse_card, validate_deal
 from .rules import Rules
 
 ROLE_NAMES: tuple[str, ...] = ("president", "vice_president", "neutre", "vice_trou", "trou_du_cul")
@@ -346,7 +346,7 @@ class ReferenceGame:
         if self.phase == "exchange":
             for rank in range(self.rules.n_ranks):
                 if self.hands[player][rank] > 0:
-                    mask[encode_give(self.rules, rank)] = True
+                    mask[encode_give(self.rules, RANK_NAMES[rank])] = True
         elif self.phase == "play":
             mask[PASS] = self._trick_count is not None  # the leader may not pass
             for rank in range(self.rules.n_ranks):
@@ -354,7 +354,7 @@ class ReferenceGame:
                     continue  # every play needs at least one natural card of its rank
                 for count in range(1, self.rules.max_count + 1):
                     if self._play_allowed(player, rank, count):
-                        mask[encode_play(self.rules, rank, count)] = True
+                        mask[encode_play(self.rules, RANK_NAMES[rank], count)] = True
         return mask
 
     def step(self, action: int) -> list[float] | None:
