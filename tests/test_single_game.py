@@ -93,8 +93,8 @@ def test_reset_with_options_matches_the_engine():
     rules = Rules(n_players=4, manches=2)
     roles = ["trou_du_cul", "president", "vice_president", "vice_trou"]
     single, game = SingleGame(rules, seed=0), VecGame(rules, batch_size=1, seed=0)
-    single.reset(seed=9, dealers=[2], roles=[roles])
-    game.reset(seed=9, dealers=[2], roles=[roles])
+    single.reset(seed=9, roles=[roles])
+    game.reset(seed=9, roles=[roles])
     assert_same_state(single, game, "after reset with roles")
     with pytest.raises(ValueError):
         single.reset(roles=[["president"] * 4])
