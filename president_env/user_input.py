@@ -1,0 +1,142 @@
+"""Reading what a user supplies (YAML files and values, text files) with bounded cost and short errors.
+
+A 500-byte YAML "billion laughs" (aliases of aliases) expands to billions of values, and a
+``repr`` of such a value, or of a 200,000-entry list, would make an error message of gigabytes.
+Every YAML the package reads goes through :func:`load_yaml`, which refuses a document above
+:data:`MAX_YAML_CHARS` characters, :data:`MAX_YAML_VALUES` values once its aliases are expanded,
+:data:`MAX_YAML_DEPTH` levels of nesting, or a recursive alias, and every error message shows a
+value through :func:`short_repr`.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MAX_YAML_CHARS = 32_768
+"""Longest YAML text read (a rules file or a training config is a few hundred characters)."""
+MAX_YAML_VALUES = 10_000
+"""Most scalars, lists and mappings a YAML document may hold with its aliases expanded."""
+MAX_YAML_DEPTH = 64
+"""Deepest nesting of lists and mappings in a YAML document."""
+
+
+class _ShortRepr(reprlib.Repr):
+    """``reprlib`` limits, and no conversion of huge integers (Python refuses those past 4,300 digits)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel = 3
+        self.maxlist = self.maxtuple = self.maxset = self.maxdict = 6
+        self.maxstring = self.maxother = 40
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 128:
+            return f"<an integer of about {int(x.bit_length() * 0.30103) + 1} digits>"
+        return repr(x)
+
+
+_SHORT = _ShortRepr()
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to at most ``limit`` characters, in time bounded whatever the value's size."""
+    try:
+        text = _SHORT.repr(value)
+    except Exception:  # a value whose own __repr__ fails still gets a message
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def read_text(path: str | Path, what: str, max_chars: int = MAX_YAML_CHARS) -> str:
+    """The UTF-8 text of the file ``path``; ``ValueError`` naming ``what`` and the file if it is missing,
+    unreadable, larger than ``max_chars`` bytes or not UTF-8."""
+    path = Path(path)
+    name = short_repr(str(path), 200)
+    try:
+        if not path.is_file():
+            raise ValueError(f"{what} {name} does not exist or is not a file")
+        size = path.stat().st_size
+        if size > max_chars:
+            raise ValueError(f"{what} {name} has {size} bytes; at most {max_chars} are read")
+        data = path.read_bytes()
+    except OSError as err:
+        raise ValueError(f"{what} {name} cannot be read: {err.strerror or err}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{what} {name} is not UTF-8 text (byte {err.start}); is it a binary file?") from None
+
+
+def load_yaml(text: str, what: str) -> Any:
+    """The value of the YAML document ``text`` (``safe_load`` semantics: plain data only, ``None`` if empty).
+
+    ``ValueError`` starting with ``what`` for invalid YAML, several documents, or a document beyond the
+    bounds above; it never shows more than a short excerpt of the input.
+    """
+    if len(text) > MAX_YAML_CHARS:
+        raise ValueError(f"{what} has {len(text)} characters; at most {MAX_YAML_CHARS} are read")
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except yaml.YAMLError as err:
+            raise ValueError(f"{what} is not valid YAML: {_first_lines(str(err))}") from None
+        except RecursionError:
+            raise ValueError(f"{what} is nested too deeply (at most {MAX_YAML_DEPTH} levels)") from None
+        if node is None:
+            return None
+        _check_size(node, what)
+        try:
+            return loader.construct_document(node)
+        except yaml.YAMLError as err:
+            raise ValueError(f"{what} is not valid YAML: {_first_lines(str(err))}") from None
+        except (ValueError, TypeError, OverflowError) as err:  # e.g. a 5,000-digit integer, a 30 February
+            raise ValueError(f"{what} holds a value that cannot be read: {_first_lines(str(err))}") from None
+    finally:
+        loader.dispose()
+
+
+def _check_size(root: yaml.Node, what: str) -> None:
+    """``ValueError`` if the node graph, aliases expanded, holds too many values, is too deep or is recursive."""
+    sizes: dict[int, tuple[int, int]] = {}  # id(node) -> (values, depth) with aliases expanded
+    active: set[int] = set()
+
+    def visit(node: yaml.Node) -> tuple[int, int]:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise ValueError(f"{what} holds a recursive YAML alias (a value that contains itself)")
+        if isinstance(node, yaml.ScalarNode):
+            return 1, 0
+        active.add(key)
+        children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else list(node.value)
+        values, depth = 1, 0
+        for child in children:
+            child_values, child_depth = visit(child)
+            values += child_values
+            depth = max(depth, child_depth + 1)
+            if values > MAX_YAML_VALUES:
+                raise ValueError(
+                    f"{what} holds more than {MAX_YAML_VALUES} values once its aliases (*name) are expanded"
+                )
+            if depth > MAX_YAML_DEPTH:
+                raise ValueError(f"{what} is nested too deeply (at most {MAX_YAML_DEPTH} levels)")
+        active.discard(key)
+        sizes[key] = (values, depth)
+        return values, depth
+
+    visit(root)
+
+
+def _first_lines(text: str, limit: int = 300) -> str:
+    """An error text of PyYAML (which quotes the input) cut to ``limit`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+__all__ = ["MAX_YAML_CHARS", "MAX_YAML_DEPTH", "MAX_YAML_VALUES", "load_yaml", "read_text", "short_repr"]
