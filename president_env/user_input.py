@@ -95,7 +95,8 @@ def load_yaml(text: str, what: str) -> Any:
         except yaml.YAMLError as err:
             raise ValueError(f"{what} is not valid YAML: {_first_lines(str(err))}") from None
         except (ValueError, TypeError, OverflowError) as err:  # e.g. a 5,000-digit integer, a 30 February
-            raise ValueError(f"{what} holds a value that cannot be read: {_first_lines(str(err))}") from None
+            reason = "an integer of more than 4300 digits" if "integer string conversion" in str(err) else str(err)
+            raise ValueError(f"{what} holds a value that cannot be read: {_first_lines(reason)}") from None
     finally:
         loader.dispose()
 
