@@ -1,4 +1,4 @@
-"""Reading what a user supplies (YAML files and values, text files) with bounded cost and short errors.
+"""What a user supplies (YAML files and values, text files, output folders): bounded cost, short errors.
 
 A 500-byte YAML "billion laughs" (aliases of aliases) expands to billions of values, and a
 ``repr`` of such a value, or of a 200,000-entry list, would make an error message of gigabytes.
@@ -11,6 +11,7 @@ value through :func:`short_repr`.
 from __future__ import annotations
 
 import reprlib
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -140,4 +141,29 @@ def _first_lines(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-__all__ = ["MAX_YAML_CHARS", "MAX_YAML_DEPTH", "MAX_YAML_VALUES", "load_yaml", "read_text", "short_repr"]
+def check_writable_dir(path: str | Path, what: str) -> Path:
+    """Create the folder ``path`` if needed and prove a file can be written in it, before any long work.
+
+    ``ValueError`` naming ``what`` and the folder when it cannot be created or written (a file is in the way,
+    a read-only file system, no permission).
+    """
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except (OSError, ValueError) as err:  # ValueError: a NUL byte in the path
+        reason = getattr(err, "strerror", None) or str(err)
+        raise ValueError(f"{what} {short_repr(str(folder), 200)} cannot be written: {reason}") from None
+    return folder
+
+
+__all__ = [
+    "MAX_YAML_CHARS",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_VALUES",
+    "check_writable_dir",
+    "load_yaml",
+    "read_text",
+    "short_repr",
+]

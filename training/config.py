@@ -40,7 +40,7 @@ MAX_POOL_SIZE = 1000
 MAX_EVAL_DEALS = 1_000_000
 MAX_HIDDEN = 1 << 16
 ACTIVATIONS = ("relu", "tanh")
-_BOUND_NOTES = {"ppo.num_minibatches": " (ppo.num_envs x ppo.num_steps)", "rollout.shards": " (ppo.num_envs)"}
+_BOUND_NOTES = {"rollout.shards": " (ppo.num_envs)"}
 
 
 @dataclass
@@ -168,7 +168,7 @@ def validate(config: TrainConfig) -> TrainConfig:
         "threads": (config.threads, 0, MAX_THREADS),
         "ppo.num_envs": (p.num_envs, 1, MAX_NUM_ENVS),
         "ppo.num_steps": (p.num_steps, 1, MAX_NUM_STEPS),
-        "ppo.num_minibatches": (p.num_minibatches, 1, p.num_envs * p.num_steps),
+        "ppo.num_minibatches": (p.num_minibatches, 1, None),
         "ppo.update_epochs": (p.update_epochs, 1, MAX_UPDATE_EPOCHS),
         "opponents.snapshot_every": (o.snapshot_every, 1, None),
         "opponents.pool_size": (o.pool_size, 1, MAX_POOL_SIZE),
