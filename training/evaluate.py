@@ -60,6 +60,7 @@ from president_env import engine
 from president_env.presets import PRESETS, load_preset, resolve_rules
 from president_env.reference import deal_cards
 from president_env.rules import Rules
+from president_env.user_input import check_writable_dir, short_repr
 from president_env.vector_env import VecGame
 
 DEFAULT_DEALS = 200
@@ -177,7 +178,8 @@ def check_agent_name(name: str) -> None:
     """``ValueError`` listing the known agents unless ``name`` is registered or an existing checkpoint file."""
     if name not in agent_registry.names() and not os.path.isfile(name):
         raise ValueError(
-            f"unknown agent {name!r}; known agents: {', '.join(agent_registry.names())} (or a checkpoint file path)"
+            f"unknown agent {short_repr(name)}; known agents: {', '.join(agent_registry.names())} "
+            "(or a checkpoint file path)"
         )
 
 
@@ -864,18 +866,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     lineup = [name.strip() for name in args.agents.split(",") if name.strip()]
     against = [name.strip() for name in (args.against or "").split(",") if name.strip()]
+    if args.against is not None and (len(lineup) != 1 or not against):
+        parser.error("--against needs exactly one agent in --agents and at least one opponent")
+    # Everything the user named is checked before the tournament runs: a typo must not cost its whole time.
     try:
         rules = load_rules(args.rules)
         seat_lineup(lineup, rules.n_players)
+        for name in dict.fromkeys(lineup + against):
+            check_agent_name(name)
+            if name not in agent_registry.names():  # a checkpoint file: load it once, to refuse a bad one now
+                agent_registry.make(name, rules)
         _check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
         if args.ray is not None:
             from .distributed import require_ray
 
             require_ray()
+        check_writable_dir(args.out, "--out")
     except (ValueError, ImportError) as err:
         parser.error(str(err))
-    if args.against is not None and (len(lineup) != 1 or not against):
-        parser.error("--against needs exactly one agent in --agents and at least one opponent")
     started = time.perf_counter()
     options = dict(
         n_deals=args.deals,
