@@ -4,8 +4,8 @@ A 500-byte YAML "billion laughs" (aliases of aliases) expands to billions of val
 ``repr`` of such a value, or of a 200,000-entry list, would make an error message of gigabytes.
 Every YAML the package reads goes through :func:`load_yaml`, which refuses a document above
 :data:`MAX_YAML_CHARS` characters, :data:`MAX_YAML_VALUES` values once its aliases are expanded,
-:data:`MAX_YAML_DEPTH` levels of nesting, or a recursive alias, and every error message shows a
-value through :func:`short_repr`.
+:data:`MAX_YAML_DEPTH` levels of nesting, or a recursive alias, all found on the parser's event stream
+before any value is built, and every error message shows a value through :func:`short_repr`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-MAX_YAML_CHARS = 32_768
-"""Longest YAML text read (a rules file or a training config is a few hundred characters)."""
+MAX_YAML_CHARS = 16_384
+"""Longest YAML text read (the shipped rules files and training configs have under 2,000 characters)."""
 MAX_YAML_VALUES = 10_000
 """Most scalars, lists and mappings a YAML document may hold with its aliases expanded."""
 MAX_YAML_DEPTH = 64
@@ -80,59 +80,50 @@ def load_yaml(text: str, what: str) -> Any:
     """
     if len(text) > MAX_YAML_CHARS:
         raise ValueError(f"{what} has {len(text)} characters; at most {MAX_YAML_CHARS} are read")
+    try:
+        _check_events(text, what)
+    except yaml.YAMLError as err:
+        raise ValueError(f"{what} is not valid YAML: {_first_lines(str(err))}") from None
     loader = yaml.SafeLoader(text)
     try:
-        try:
-            node = loader.get_single_node()
-        except yaml.YAMLError as err:
-            raise ValueError(f"{what} is not valid YAML: {_first_lines(str(err))}") from None
-        except RecursionError:
-            raise ValueError(f"{what} is nested too deeply (at most {MAX_YAML_DEPTH} levels)") from None
-        if node is None:
-            return None
-        _check_size(node, what)
-        try:
-            return loader.construct_document(node)
-        except yaml.YAMLError as err:
-            raise ValueError(f"{what} is not valid YAML: {_first_lines(str(err))}") from None
-        except (ValueError, TypeError, OverflowError) as err:  # e.g. a 5,000-digit integer, a 30 February
-            reason = "an integer of more than 4300 digits" if "integer string conversion" in str(err) else str(err)
-            raise ValueError(f"{what} holds a value that cannot be read: {_first_lines(reason)}") from None
+        return loader.get_single_data()
+    except yaml.YAMLError as err:
+        raise ValueError(f"{what} is not valid YAML: {_first_lines(str(err))}") from None
+    except (ValueError, TypeError, OverflowError) as err:  # e.g. a 5,000-digit integer, a 30 February
+        reason = "an integer of more than 4300 digits" if "integer string conversion" in str(err) else str(err)
+        raise ValueError(f"{what} holds a value that cannot be read: {_first_lines(reason)}") from None
     finally:
         loader.dispose()
 
 
-def _check_size(root: yaml.Node, what: str) -> None:
-    """``ValueError`` if the node graph, aliases expanded, holds too many values, is too deep or is recursive."""
-    sizes: dict[int, tuple[int, int]] = {}  # id(node) -> (values, depth) with aliases expanded
-    active: set[int] = set()
-
-    def visit(node: yaml.Node) -> tuple[int, int]:
-        key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if key in active:
-            raise ValueError(f"{what} holds a recursive YAML alias (a value that contains itself)")
-        if isinstance(node, yaml.ScalarNode):
-            return 1, 0
-        active.add(key)
-        children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else list(node.value)
-        values, depth = 1, 0
-        for child in children:
-            child_values, child_depth = visit(child)
-            values += child_values
-            depth = max(depth, child_depth + 1)
-            if values > MAX_YAML_VALUES:
-                raise ValueError(
-                    f"{what} holds more than {MAX_YAML_VALUES} values once its aliases (*name) are expanded"
-                )
-            if depth > MAX_YAML_DEPTH:
+def _check_events(text: str, what: str) -> None:
+    """Walk the YAML event stream (PyYAML's parser is iterative) and refuse, before anything is built, a
+    document nested deeper than :data:`MAX_YAML_DEPTH` or holding more than :data:`MAX_YAML_VALUES` values
+    once its aliases are expanded, or an alias of a node that is not complete (a recursive value)."""
+    open_nodes: list[list[Any]] = []  # per open list or mapping: [values so far, its anchor]
+    sizes: dict[str, int] = {}  # anchor -> expanded values of its complete node
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            open_nodes.append([1, event.anchor])
+            if len(open_nodes) > MAX_YAML_DEPTH:
                 raise ValueError(f"{what} is nested too deeply (at most {MAX_YAML_DEPTH} levels)")
-        active.discard(key)
-        sizes[key] = (values, depth)
-        return values, depth
-
-    visit(root)
+            continue
+        if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            size, anchor = open_nodes.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            size, anchor = 1, event.anchor
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor not in sizes:
+                raise ValueError(f"{what} holds an alias of no complete value (undefined or recursive)")
+            size, anchor = sizes[event.anchor], None
+        else:
+            continue
+        if anchor is not None:
+            sizes[anchor] = size
+        if open_nodes:
+            open_nodes[-1][0] += size
+        if size > MAX_YAML_VALUES or (open_nodes and open_nodes[0][0] > MAX_YAML_VALUES):
+            raise ValueError(f"{what} holds more than {MAX_YAML_VALUES} values once its aliases (*name) are expanded")
 
 
 def _first_lines(text: str, limit: int = 300) -> str:

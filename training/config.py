@@ -138,7 +138,7 @@ class TrainConfig:
         if self.rules in PRESETS:
             return Rules.from_yaml(preset_path(self.rules))
         path = Path(self.rules)
-        if not path.is_file():
+        if not os.path.isfile(path):  # False, not OSError, for a name too long for the file system
             raise ValueError(
                 f"rules: {short_repr(self.rules, 200)} is neither a preset ({', '.join(PRESETS)}) nor a YAML file"
             )
@@ -254,10 +254,10 @@ def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str
     data: dict[str, Any] = {}
     if path is not None:
         path = Path(path)
-        if not path.is_file() and (TRAIN_CONFIGS / f"{path}.yaml").is_file():
+        if not os.path.isfile(path) and os.path.isfile(TRAIN_CONFIGS / f"{path}.yaml"):
             path = TRAIN_CONFIGS / f"{path}.yaml"  # a shipped config by name: "quick", "standard_4p"
         name = short_repr(str(path), 200)
-        if not path.is_file():
+        if not os.path.isfile(path):  # False, not OSError, for a name too long for the file system
             shipped = ", ".join(sorted(p.stem for p in TRAIN_CONFIGS.glob("*.yaml")))
             raise ValueError(f"config file {name} does not exist (shipped configs by name: {shipped})")
         data = load_yaml(read_text(path, "config file"), f"config file {name}") or {}

@@ -162,7 +162,7 @@ def load_rules(spec: Rules | str | os.PathLike | None) -> Rules:
     text = os.fspath(spec)
     if text in PRESETS:
         return load_preset(text)
-    if Path(text).is_file():
+    if os.path.isfile(text):  # False, not OSError, for a name too long for the file system
         return Rules.from_yaml(Path(text))
     raise ValueError(f"rules {text!r} is neither a preset ({', '.join(PRESETS)}) nor a YAML file")
 
