@@ -72,27 +72,15 @@ RATING_MEAN = 1500.0
 # --------------------------------------------------------------------------------------
 # Confidence intervals and ratings
 # --------------------------------------------------------------------------------------
-# Two-sided 95 % quantiles t(0.975, df) of Student's t for df = 1..30.
-_T_975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
-_Z_975 = 1.959963984540054
-
-
 def t_quantile_975(df: int) -> float:
-    """Student's t quantile t(0.975, df): a table for df <= 30, the Cornish–Fisher expansion above.
-
-    Beyond 30 degrees of freedom the two-term expansion around the normal quantile is exact to 1e-4,
-    so scipy is not needed.
-    """
+    """Student's t quantile t(0.975, df), from ``scipy.stats.t`` (scipy comes with the ``eval`` extra)."""
     if df < 1:
         raise ValueError(f"degrees of freedom must be >= 1, got {df}")
-    if df <= len(_T_975):
-        return _T_975[df - 1]
-    z = _Z_975
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+    try:
+        from scipy.stats import t
+    except ImportError as err:
+        raise ImportError("confidence intervals need scipy: pip install 'president-env[eval]'") from err
+    return float(t.ppf(0.975, df))
 
 
 @dataclass(frozen=True)
@@ -730,22 +718,13 @@ def _run_tasks(
         bar.close()
 
 
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def _progress_bar(total: int, enabled: bool) -> Any:
-    if not enabled:
-        return _NoBar()
+    """A tqdm bar over deals; ``disable`` makes it a no-op (tqdm comes with the ``eval`` extra)."""
     try:
         from tqdm.auto import tqdm
-    except ImportError:  # tqdm is an optional extra: no bar rather than no tournament
-        return _NoBar()
-    return tqdm(total=total, unit="deal", desc="tournament")
+    except ImportError as err:
+        raise ImportError("tournaments need tqdm: pip install 'president-env[eval]'") from err
+    return tqdm(total=total, unit="deal", desc="tournament", disable=not enabled)
 
 
 # --------------------------------------------------------------------------------------

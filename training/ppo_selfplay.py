@@ -823,18 +823,16 @@ class Trainer:
                     for key, value in stats.items():
                         if math.isfinite(value):
                             writer.add_scalar(key, value, self.global_step)
-                if bar is not None:
-                    bar.update(self.config.ppo.num_envs * self.config.ppo.num_steps)
-                    postfix = {"sps": f"{stats['charts/steps_per_s']:,.0f}"}
-                    if "losses/entropy" in stats:
-                        postfix["ent"] = f"{stats['losses/entropy']:.2f}"
-                    if self.last_eval:
-                        postfix["vs " + budget.eval_opponent] = f"{self.last_eval['eval/advantage']:+.2f}"
-                    bar.set_postfix(postfix)
+                bar.update(self.config.ppo.num_envs * self.config.ppo.num_steps)
+                postfix = {"sps": f"{stats['charts/steps_per_s']:,.0f}"}
+                if "losses/entropy" in stats:
+                    postfix["ent"] = f"{stats['losses/entropy']:.2f}"
+                if self.last_eval:
+                    postfix["vs " + budget.eval_opponent] = f"{self.last_eval['eval/advantage']:+.2f}"
+                bar.set_postfix(postfix)
                 if budget.checkpoint_every and self.update % budget.checkpoint_every == 0:
                     self.save(self.out_dir / "checkpoint.pt")
-        if bar is not None:
-            bar.close()
+        bar.close()
         if budget.eval_every and (not self.last_eval or self.update % budget.eval_every != 0):
             self.last_eval = self.evaluate()
             # the final evaluation is the learning curve's last point
@@ -871,11 +869,9 @@ def _summary_writer(out_dir: Path) -> Any:
 
 
 def _progress_bar(total: int, done: int, enabled: bool) -> Any:
-    if not enabled:
-        return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=done, unit="step", unit_scale=True, dynamic_ncols=True)
+    return tqdm(total=total, initial=done, unit="step", unit_scale=True, dynamic_ncols=True, disable=not enabled)
 
 
 # ---------------------------------------------------------------------------------------------
