@@ -1,7 +1,7 @@
 """Named rule presets: the YAML files of ``configs/rules/`` as ready ``Rules`` objects.
 
-Each preset models one table described by a seed document in ``shared/seeds/``;
-the YAML files say which and why. They ship inside the package
+Each preset models one table of a source document of ``docs/RULES.md`` (seed 000, 001,
+003 or 004); the YAML files say which and why. They ship inside the package
 (``president_env/configs/rules/`` once installed) and are read from the
 repository's ``configs/rules/`` when running from a checkout.
 """

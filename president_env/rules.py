@@ -36,7 +36,7 @@ _BOOLS = ("reseat_by_role", "top_rank_ends_trick", "revolution", "twos_wild")
 class Rules:
     """One table's rules. Defaults give the standard 4-player game of RULES.md.
 
-    Every field is documented in ``shared/RULES.md`` under the same name;
+    Every field is documented in ``docs/RULES.md`` under the same name;
     ``docs/semantics.md`` states how open points are read.
     """
 
