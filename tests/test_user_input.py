@@ -269,11 +269,13 @@ def test_president_train_refuses_bad_input_with_exit_2_before_training(tmp_path,
         (["--set", "ppo.learning_rate=.inf"], "ppo.learning_rate must be a finite number"),
         (["--out-dir", str(tmp_path / "file" / "run")], "--out-dir"),
         (["--config", str(bomb)], "holds more than"),
+        (["--resume", str(tmp_path / "nowhere" / "checkpoint.pt")], "no such checkpoint file"),
     ]
     for argv, message in cases:
         assert main(argv + ["--no-progress"]) == 2, argv
         err = capsys.readouterr().err
         assert err.startswith("president-train: error: ") and message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "nowhere").exists()  # nothing is created for a run that cannot start
 
 
 # ---------------------------------------------------------------- president-eval
@@ -294,10 +296,13 @@ def test_president_eval_checks_every_input_before_the_tournament(tmp_path, monke
         (["--agents", "random", "--out", str(tmp_path / "file")], "--out"),
         (["--agents", f"random,{bad_checkpoint}"], "bad.pt"),
         (["--agents", "random", "--rules", str(bomb)], "holds more than"),
+        (["--agents", "random", "--seed", "-1"], "seed must be a non-negative integer"),
+        (["--agents", "random", "--agent-seed", "-1"], "agent_seed must be a non-negative integer"),
+        (["--agents", "random", "--deals", "1000000000000"], "deals must be at most 10,000,000"),
     ]
     for argv, message in cases:
         with pytest.raises(SystemExit) as exit_info:
-            evaluate_module.main(argv + ["--no-progress", "--deals", "1"])
+            evaluate_module.main(["--no-progress", "--deals", "1"] + argv)
         assert exit_info.value.code == 2, argv
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, err

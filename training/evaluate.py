@@ -65,6 +65,8 @@ from president_env.vector_env import VecGame
 
 DEFAULT_DEALS = 200
 DEFAULT_CHUNK_DEALS = 50
+MAX_DEALS = 10_000_000
+"""Most deal groups one tournament plays (days of play on one machine; its task list must fit in memory)."""
 RATING_MEAN = 1500.0
 """Ratings are anchored so that their mean over the agents of a tournament is this value."""
 
@@ -638,6 +640,7 @@ def evaluate(
     rules = load_rules(rules)
     entries = seat_lineup(lineup, rules.n_players)
     _check_counts(n_deals=n_deals, chunk_deals=chunk_deals, workers=workers)
+    _check_seeds(seed=seed, agent_seed=agent_seed)
     specs, entry_agent = _distinct(entries)
     if workers > 1 or ray_address is not None:
         for spec in specs:
@@ -670,7 +673,15 @@ def evaluate(
 def _check_counts(**counts: Any) -> None:
     for name, value in counts.items():
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            raise ValueError(f"{name} must be a positive integer, got {short_repr(value)}")
+        if name in ("n_deals", "deals") and value > MAX_DEALS:
+            raise ValueError(f"{name} must be at most {MAX_DEALS:,}, got {short_repr(value)}")
+
+
+def _check_seeds(**seeds: Any) -> None:
+    for name, value in seeds.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0):
+            raise ValueError(f"{name} must be a non-negative integer or None, got {short_repr(value)}")
 
 
 def _chunk_seeds(
@@ -856,6 +867,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if name not in agent_registry.names():  # a checkpoint file: load it once, to refuse a bad one now
                 agent_registry.make(name, rules)
         _check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
+        _check_seeds(seed=args.seed, agent_seed=args.agent_seed)
         if args.ray is not None:
             from .distributed import require_ray
 

@@ -47,6 +47,7 @@ import copy
 import dataclasses
 import json
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -61,7 +62,7 @@ from president_env.agents.checkpoint import CheckpointError, export_policy, load
 from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent, masked_entropy
 from president_env.observation import obs_dim as observation_size
 from president_env.rules import Rules
-from president_env.user_input import check_writable_dir
+from president_env.user_input import check_writable_dir, short_repr
 from president_env.vector_env import VecGame
 
 from .config import OpponentConfig, TrainConfig, apply_override, from_dict, load_config
@@ -899,6 +900,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--resume takes the config stored in the checkpoint; drop --config")
     try:
         if args.resume:
+            if not os.path.isfile(args.resume):
+                raise ValueError(f"--resume {short_repr(args.resume, 200)}: no such checkpoint file")
             out_dir = check_writable_dir(args.out_dir or Path(args.resume).parent, "--out-dir")
             trainer = Trainer.resume(args.resume, progress=not args.no_progress, overrides=args.set)
             trainer.out_dir = out_dir
