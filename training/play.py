@@ -37,7 +37,8 @@
   plays one 7, as the list writes it) and a move number otherwise (``1``, ``11``).
 - ``hand``, ``table``, ``moves``, ``help``, ``quit``.
 
-Invalid input is answered with the reason and a new prompt. **Exit codes**: 0 the game was played
+Invalid input (anything else, numbers in digits other than ASCII 0-9 such as ``²`` or ``①``
+included) is answered with the reason and a new prompt. **Exit codes**: 0 the game was played
 to its end (the standings are printed); 1 it was abandoned (``quit`` or end of input); 2 bad
 arguments (an unknown agent, a wrong number of opponents, bad rules); 130 interrupted (Ctrl-C).
 
