@@ -353,3 +353,30 @@ def test_any_typed_line_is_a_legal_move_a_command_or_an_input_error(human_turn, 
             assert set(game.resolve(command, legal)) <= set(legal)
     except InputError as err:
         assert len(str(err)) < SHORT
+
+
+def test_a_tiny_run_writes_strict_json_metrics_without_warnings(tmp_path, capsys):
+    """Two decisions per update, one deal group per evaluation: losses of an empty batch and the interval of one
+    group are undefined; they are left out or null, never NaN, and nothing warns."""
+    pytest.importorskip("torch")
+    import json
+    import warnings
+
+    from president_env.training.ppo_selfplay import main
+
+    tiny = ["ppo.num_envs=2", "ppo.num_steps=1", "budget.total_steps=4", "budget.eval_deals=1", "budget.eval_every=1"]
+    argv = [item for override in tiny + ["threads=1"] for item in ("--set", override)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(argv + ["--out-dir", str(tmp_path / "run"), "--no-progress"]) == 0
+    numeric = [w for w in caught if issubclass(w.category, RuntimeWarning) or "degrees of freedom" in str(w.message)]
+    assert not numeric, [str(w.message) for w in numeric]
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} in metrics.jsonl")
+
+    lines = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+    records = [json.loads(line, parse_constant=refuse) for line in lines]
+    assert [r["update"] for r in records] == [1, 2]
+    assert all(r["eval/advantage_ci"] is None for r in records)
+    json.loads(capsys.readouterr().out.split("\ncheckpoint:")[0], parse_constant=refuse)

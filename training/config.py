@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from president_env import agents
 from president_env.presets import PRESETS, preset_path
 from president_env.rules import Rules
 from president_env.user_input import load_yaml, read_text, short_repr
@@ -223,8 +224,6 @@ def validate(config: TrainConfig) -> TrainConfig:
         raise ValueError(
             f"opponents: self_play + snapshots + baselines must sum to 1, got {total:g} ({short_repr(weights, 200)})"
         )
-    from president_env import agents
-
     for name in o.baselines:
         if name not in agents.names():
             raise ValueError(
