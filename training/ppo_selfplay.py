@@ -902,9 +902,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.resume:
             if not os.path.isfile(args.resume):
                 raise ValueError(f"--resume {short_repr(args.resume, 200)}: no such checkpoint file")
-            out_dir = check_writable_dir(args.out_dir or Path(args.resume).parent, "--out-dir")
             trainer = Trainer.resume(args.resume, progress=not args.no_progress, overrides=args.set)
-            trainer.out_dir = out_dir
+            try:
+                trainer.out_dir = check_writable_dir(args.out_dir or Path(args.resume).parent, "--out-dir")
+            except ValueError:
+                trainer.close()
+                raise
         else:
             overrides = list(args.set) + ([f"out_dir={args.out_dir}"] if args.out_dir else [])
             config = load_config(args.config, overrides)
