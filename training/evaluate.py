@@ -154,7 +154,7 @@ def load_rules(spec: Rules | str | os.PathLike | None) -> Rules:
         return load_preset(text)
     if os.path.isfile(text):  # False, not OSError, for a name too long for the file system
         return Rules.from_yaml(Path(text))
-    raise ValueError(f"rules {text!r} is neither a preset ({', '.join(PRESETS)}) nor a YAML file")
+    raise ValueError(f"rules {short_repr(text, 200)} is neither a preset ({', '.join(PRESETS)}) nor a YAML file")
 
 
 def agent_name(spec: Any) -> str:
