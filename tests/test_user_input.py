@@ -380,3 +380,15 @@ def test_a_tiny_run_writes_strict_json_metrics_without_warnings(tmp_path, capsys
     assert [r["update"] for r in records] == [1, 2]
     assert all(r["eval/advantage_ci"] is None for r in records)
     json.loads(capsys.readouterr().out.split("\ncheckpoint:")[0], parse_constant=refuse)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.text(max_size=30) | st.lists(_TOKENS, max_size=4).map(" ".join), max_size=6))
+def test_president_play_answers_any_typed_lines_and_quits_cleanly(lines):
+    from president_env.training.play import main
+
+    out, err = io.StringIO(), io.StringIO()
+    typed = io.StringIO("".join(line.replace("\n", " ").replace("\r", " ") + "\n" for line in lines) + "quit\n")
+    code = main(["--opponents", "random", "--seed", "1", "--seat", "0"], typed, out, err)
+    assert code in (0, 1) and err.getvalue() == ""
+    assert "Traceback" not in out.getvalue()
