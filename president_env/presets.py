@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .rules import Rules
+from .user_input import short_repr
 
 PRESETS: tuple[str, ...] = ("standard", "quebec", "big_table", "family", "party", "or_nothing")
 """Names accepted by :func:`load_preset`."""
@@ -27,7 +28,7 @@ _SEARCH_DIRS: tuple[Path, ...] = (
 def preset_path(name: str) -> Path:
     """Path of the YAML file of preset ``name``; ``ValueError`` listing the valid names if unknown."""
     if name not in PRESETS:
-        raise ValueError(f"unknown rules preset {name!r}; valid presets: {', '.join(PRESETS)}")
+        raise ValueError(f"unknown rules preset {short_repr(name)}; valid presets: {', '.join(PRESETS)}")
     for directory in _SEARCH_DIRS:
         path = directory / f"{name}.yaml"
         if path.is_file():

@@ -670,7 +670,7 @@ def build_game(argv: list[str] | None, stdin: TextIO, stdout: TextIO) -> Termina
     n = rules.n_players
     names = [name.strip() for name in args.opponents.split(",")]
     if any(not name for name in names):
-        raise ValueError(f"--opponents {args.opponents!r} has an empty name")
+        raise ValueError(f"--opponents {short_repr(args.opponents)} has an empty name")
     if len(names) not in (1, n - 1):
         raise ValueError(
             f"--opponents lists {len(names)} agents; these rules seat {n} players, so give {n - 1} names "
