@@ -60,10 +60,10 @@ def read_text(path: str | Path, what: str, max_chars: int = MAX_YAML_CHARS) -> s
     try:
         if not path.is_file():
             raise ValueError(f"{what} {name} does not exist or is not a file")
-        size = path.stat().st_size
-        if size > max_chars:
-            raise ValueError(f"{what} {name} has {size} bytes; at most {max_chars} are read")
-        data = path.read_bytes()
+        with path.open("rb") as stream:  # read at most one byte past the bound, whatever the file claims
+            data = stream.read(max_chars + 1)
+        if len(data) > max_chars:
+            raise ValueError(f"{what} {name} has more than {max_chars} bytes; at most {max_chars} are read")
     except OSError as err:
         raise ValueError(f"{what} {name} cannot be read: {err.strerror or err}") from None
     try:
