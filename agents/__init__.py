@@ -13,7 +13,7 @@ engine, :mod:`.monte_carlo`), ``ppo-standard-4p`` (the learned policy shipped in
 load as :class:`~.torch_policy.TorchPolicyAgent`, format in :mod:`.checkpoint`). Agents
 see the observation and the mask, never the engine's hidden state.
 
-Importing this package needs numpy only: ``TorchPolicyAgent``, ``PolicyNet`` and
+Importing this package needs only the core install (no torch): ``TorchPolicyAgent``, ``PolicyNet`` and
 ``CheckpointError`` are attributes loaded on first use, and torch is imported only when
 a learned agent is made (``pip install "president-env[train]"``).
 """
@@ -182,7 +182,7 @@ def _opponent_factory(agent_name: str) -> Callable[[Rules, Any], Any]:
     return factory
 
 
-# Loaded on first use, so that importing the agents needs numpy only (the learned ones need torch).
+# Loaded on first use, so that importing the agents needs no torch (the learned ones do).
 _LAZY = {
     "TorchPolicyAgent": "torch_policy",
     "PolicyNet": "torch_policy",

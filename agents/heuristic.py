@@ -3,8 +3,8 @@
 Each level scores every legal action with a *cost* (lower is better) built from
 features of the action and of what the observation shows, and takes the cheapest;
 ties go to the lowest action index, so the agents are deterministic (the Monte-Carlo
-agents rely on that for paired rollouts). The habits, after the seed
-``shared/seeds/003_*`` ("ne pas casser ses paires, garder ses 2, reprendre la main
+agents rely on that for paired rollouts). The habits, after seed 003, a source of
+``docs/RULES.md`` ("ne pas casser ses paires, garder ses 2, reprendre la main
 pour sortir, bloquer un adversaire sur le point de finir"):
 
 - **level 1** plays the weakest play it can (leading, the whole group of its weakest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import deal_in_order, legal, snapshot
+from helpers import deal_in_order, legal, snapshot
 
 from president_env import Rules
 from president_env.cards import deck

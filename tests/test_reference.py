@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import counts, make_deal, run
+from helpers import counts, make_deal, run
 
 from president_env import Rules
 from president_env.reference import ReferenceGame, play_random_game

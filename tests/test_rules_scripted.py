@@ -8,7 +8,7 @@ exact outcomes. Deals are whole decks with most cards in one "rest" hand, so the
 from __future__ import annotations
 
 import pytest
-from conftest import H, act, acts, counts, deal_in_order, legal, make_deal, run, snapshot
+from helpers import H, act, acts, counts, deal_in_order, legal, make_deal, run, snapshot
 
 from president_env import PASS, Rules
 from president_env.cards import deck

@@ -39,7 +39,8 @@
   plays one 7, as the list writes it) and a move number otherwise (``1``, ``11``).
 - ``hand``, ``table``, ``moves``, ``help``, ``quit``.
 
-Invalid input is answered with the reason and a new prompt. **Exit codes**: 0 the game was played
+Invalid input (anything else, numbers in digits other than ASCII 0-9 such as ``²`` or ``①``
+included) is answered with the reason and a new prompt. **Exit codes**: 0 the game was played
 to its end (the standings are printed); 1 it was abandoned (``quit`` or end of input); 2 bad
 arguments (an unknown agent, a wrong number of opponents, bad rules); 130 interrupted (Ctrl-C).
 
@@ -73,6 +74,7 @@ from president_env.render import ROLE_LABELS, ordinal, pretty_cards
 from president_env.replay import ReplayRecorder
 from president_env.rules import Rules
 from president_env.training.evaluate import check_agent_name, load_rules
+from president_env.user_input import short_repr
 
 EXIT_DONE, EXIT_ABANDONED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_OPPONENT = "heuristic-3"
@@ -89,7 +91,7 @@ _ASCII = str.maketrans(
     }
 )
 _RED_CARD = re.compile(r"(?:10|[2-9JQKA])[♥♦]")
-_RANK_TOKEN = re.compile(r"(10|[2-9TJQKA]|JK)(?:X(\d+))?")
+_RANK_TOKEN = re.compile(r"(10|[2-9TJQKA]|JK)(?:X([0-9]+))?")  # ASCII digits only: int() reads "²" too
 
 HELP = """\
 Moves:  7 7 | 7x2     play two 7s (10 or T, J, Q, K, A, 2, JK; "play" in front is allowed)
@@ -136,7 +138,11 @@ def parse_ranks(tokens: list[str]) -> list[int]:
             if _is_card(token):
                 rank = RANK_NAMES[parse_card(token)[0]]
                 raise InputError(f"type ranks without suits ({rank}, not {token}): suits do not matter")
-            raise InputError(f"{token!r} is not a rank; ranks are 3 4 5 6 7 8 9 10 J Q K A 2 (T for 10) and JK")
+            raise InputError(
+                f"{short_repr(token, 40)} is not a rank; ranks are 3 4 5 6 7 8 9 10 J Q K A 2 (T for 10) and JK"
+            )
+        if match[2] is not None and len(match[2].lstrip("0")) > 2:
+            raise InputError(f"{short_repr(token, 40)}: a play holds at most 8 cards of one rank")
         count = int(match[2]) if match[2] else 1
         if count < 1:
             raise InputError(f"{token}: the number after x counts cards and must be at least 1")
@@ -160,7 +166,7 @@ def parse_command(line: str) -> tuple:
     """One typed line as a command tuple: ``("play", ranks)``, ``("give", ranks)``, ``("pass",)``,
     ``("pick", n)``, ``("number", n)`` (a bare number), ``("help",)``, ``("hand",)``, ``("table",)``,
     ``("moves",)``, ``("quit",)`` or ``("empty",)``. ``InputError`` for text that is none of them."""
-    text = re.sub(r"\s*[x×*]\s*(?=\d)", "x", line.strip().lower().replace(",", " "))
+    text = re.sub(r"\s*[x×*]\s*(?=[0-9])", "x", line.strip().lower().replace(",", " "))
     words = text.split()
     if not words:
         return ("empty",)
@@ -174,18 +180,30 @@ def parse_command(line: str) -> tuple:
             raise InputError("give what? e.g. give 3")
         return ("give", parse_ranks(rest))
     if head.startswith("#"):
-        if rest or not head[1:].isdigit():
-            raise InputError(f"{text!r}: a move number is # and digits, e.g. #2")
-        return ("pick", int(head[1:]))
+        if rest or _DIGITS.fullmatch(head[1:]) is None:
+            raise InputError(f"{short_repr(text, 40)}: a move number is # and digits, e.g. #2")
+        return ("pick", _move_number(head[1:]))
     if head == "play":
         if not rest:
             raise InputError("play what? e.g. play 7 7")
         return ("play", parse_ranks(rest))
-    if head.isdigit() and not rest:
-        return ("number", int(head))
+    if _DIGITS.fullmatch(head) and not rest:
+        return ("number", _move_number(head))
     if _RANK_TOKEN.fullmatch(head.upper()) is None and not _is_card(head):
-        raise InputError(f"unknown command {line.strip()!r}; type a move such as 7 7, 7x2, pass or #1 (help lists all)")
+        raise InputError(
+            f"unknown command {short_repr(line.strip(), 40)}; type a move such as 7 7, 7x2, pass or #1 (help lists all)"
+        )
     return ("play", parse_ranks(words))
+
+
+_DIGITS = re.compile("[0-9]+")
+
+
+def _move_number(digits: str) -> int:
+    """A number typed in ASCII digits; one past any list of moves stays an ``InputError``, not a huge ``int``."""
+    if len(digits.lstrip("0")) > 6:
+        raise InputError(f"{short_repr(digits, 20)} is not a move number: the list is much shorter")
+    return int(digits)
 
 
 def _is_card(token: str) -> bool:
@@ -674,7 +692,7 @@ def build_game(argv: list[str] | None, stdin: TextIO, stdout: TextIO) -> Termina
     n = rules.n_players
     names = [name.strip() for name in args.opponents.split(",")]
     if any(not name for name in names):
-        raise ValueError(f"--opponents {args.opponents!r} has an empty name")
+        raise ValueError(f"--opponents {short_repr(args.opponents)} has an empty name")
     if len(names) not in (1, n - 1):
         raise ValueError(
             f"--opponents lists {len(names)} agents; these rules seat {n} players, so give {n - 1} names "
@@ -708,6 +726,8 @@ def main(
     stderr: TextIO | None = None,
 ) -> int:
     """``president-play``: play one game; returns the exit code (see the module docstring)."""
+    if stdin is None and callable(getattr(sys.stdin, "reconfigure", None)):
+        sys.stdin.reconfigure(errors="replace")  # bytes that are not UTF-8 become an unknown command, not a crash
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     stderr = sys.stderr if stderr is None else stderr
