@@ -430,3 +430,14 @@ def test_the_console_script_serves_and_prints_its_url():
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_pasted_rules_alias_bomb_is_refused_fast():
+    bomb = 'a: &a ["x","x","x","x","x","x","x","x","x"]\n' + "".join(
+        f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n" for p, c in zip("abcdefgh", "bcdefghi")
+    )
+    client = TestClient(create_app())
+    started = time.perf_counter()
+    response = client.post("/api/rules", json={"yaml": bomb})
+    assert response.status_code == 400 and "rules YAML" in response.json()["error"]
+    assert time.perf_counter() - started < 1.0

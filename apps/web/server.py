@@ -34,13 +34,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from president_env import agents as agent_registry
 from president_env.presets import PRESETS, preset_path
 from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
 from president_env.replay import MAX_SEED, Replay
 from president_env.rules import Rules
+from president_env.user_input import load_yaml
 
 from .games import HUMAN, MAX_PACE, MODES, RequestError, Session, Store, game_header, human_action, player_view
 
@@ -66,10 +65,7 @@ def load_rules_text(text: Any) -> Rules:
     if len(text) > MAX_YAML:
         raise RequestError(f"the rules YAML is {len(text)} characters; at most {MAX_YAML}")
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise RequestError(f"rules YAML is not valid YAML: {err}") from None
-    try:
+        data = load_yaml(text, "rules YAML")  # bounded: an alias bomb is refused, not expanded
         return Rules.from_dict({} if data is None else data)
     except (TypeError, ValueError) as err:
         raise RequestError(str(err)) from None
