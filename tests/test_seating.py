@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import acts, deal_in_order, legal, make_deal, run
+from helpers import acts, deal_in_order, legal, make_deal, run
 
 import president_env as pe
 from president_env import PASS, Rules

@@ -303,7 +303,7 @@ def _cards_action(rules: Rules, hand: Sequence[str], kind: str, cards: list[str]
     if kind == "give":
         if len(cards) != 1:
             raise RequestError("give back one card at a time")
-        return encode_give(rules, ranks[0])
+        return encode_give(rules, RANK_NAMES[ranks[0]])
     others = sorted(set(ranks) - {TWO})
     if not others:
         rank = TWO
