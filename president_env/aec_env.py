@@ -92,7 +92,9 @@ same game. `options` may hold:
 - `"roles"`: `{"player_0": "president", ...}` (`president`, `vice_president`,
   `neutre`, `vice_trou`, `trou_du_cul`): the first manche starts from these
   roles, with its exchange;
-- `"dealer"`: the seat of the first dealer.
+- `"dealer"`: the seat of the first dealer, for a first manche without roles
+  (a manche with roles, drawn or supplied, is dealt by its Trou du cul: a
+  dealer given with roles raises `ValueError`).
 Invalid options raise `ValueError` and leave the environment as it was.
 
 ### Infos

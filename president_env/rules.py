@@ -46,7 +46,8 @@ class Rules:
     jokers: int = 0
     """Jokers added, at most 2 per deck; a joker ranks above the 2."""
     reseat_by_role: bool = False
-    """Before each manche after the first, players sit by role."""
+    """Before each manche that starts with roles (every manche after the first, and the first when roles are
+    drawn or supplied), players sit by role: Président at seat 0, Trou du cul at seat 1, Vice-Président last."""
     deal_start: Literal["dealer_left", "dealer"] = "dealer_left"
     """Who receives the first card of the deal."""
     initial_roles: Literal["none", "draw"] = "none"

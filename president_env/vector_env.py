@@ -78,7 +78,8 @@ class VecGame:
         Args:
             seed: reseeds the generator when given.
             deals: optional list of ``B`` deals, each one list of card strings per player.
-            dealers: optional list of ``B`` first dealers (seats); else random.
+            dealers: optional list of ``B`` first dealers (seats); else random. Only for games whose first
+                manche has no roles: with drawn or supplied roles the Trou du cul deals (else ``ValueError``).
             roles: optional list of ``B`` role assignments (``None`` or per-player role names).
         Invalid input raises ``ValueError`` and leaves the games as they were.
         """

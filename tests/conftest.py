@@ -22,7 +22,9 @@ from president_env.reference import ReferenceGame
 IMPLEMENTATIONS = ["reference", "engine"]
 
 
-def _make_reference(rules: Rules, hands: list[list[str]], dealer: int = 0, roles: list[str] | None = None):
+def _make_reference(rules: Rules, hands: list[list[str]], dealer: int | None = None, roles: list[str] | None = None):
+    if dealer is None and roles is None:
+        dealer = 0
     return ReferenceGame(rules, hands, dealer, roles)
 
 
@@ -31,7 +33,10 @@ _FACTORIES = {"reference": _make_reference, "engine": EngineGame}
 
 @pytest.fixture(params=IMPLEMENTATIONS)
 def make_game(request):
-    """``make_game(rules, hands, dealer=0, roles=None)`` -> a game with the ReferenceGame interface."""
+    """``make_game(rules, hands, dealer=None, roles=None)`` -> a game with the ReferenceGame interface.
+
+    ``dealer`` defaults to seat 0 without roles; with roles the Trou du cul deals and a dealer raises ValueError.
+    """
     return _FACTORIES[request.param]
 
 

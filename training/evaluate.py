@@ -58,7 +58,7 @@ import numpy as np
 from president_env import agents as agent_registry
 from president_env import engine
 from president_env.presets import PRESETS, load_preset, resolve_rules
-from president_env.reference import deal_cards
+from president_env.reference import deal_cards, positions_from_roles, table_for_roles
 from president_env.rules import Rules
 from president_env.vector_env import VecGame
 
@@ -269,9 +269,10 @@ def _make_agents(task: _ChunkTask) -> list[Any]:
     return made
 
 
-def _group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple[np.ndarray, list, list | None]:
+def _group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple[np.ndarray | None, list, list | None]:
     """Per group: the first dealer ``(G,)``, the deals by player (one per manche + one for a decisive manche),
-    and with ``initial_roles: draw`` the drawn roles by player (else ``None``)."""
+    and with ``initial_roles: draw`` the drawn roles by player (else ``None``; with them the first dealer is
+    ``None``: the drawn Trou du cul deals the first manche)."""
     p = rules.n_players
     dealers = rng.integers(0, p, size=n_groups)
     identity = list(range(p))
@@ -281,6 +282,11 @@ def _group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple
         # The draw is part of the deal group: every rotation starts from the same roles by player.
         role_by_pos = engine.tables(rules).role_by_pos
         roles = [[engine.ROLE_NAMES[role_by_pos[pos]] for pos in rng.permutation(p)] for _ in range(n_groups)]
+        for group_deals, names in zip(deals, roles):
+            # The table seated by the draw (reseat_by_role); its Trou du cul deals the first manche.
+            seat_of_player, dealer = table_for_roles(rules, positions_from_roles(names, p))
+            group_deals[0] = deal_cards(rules, rng, dealer, seat_of_player)
+        dealers = None
     return dealers, deals, roles
 
 
@@ -361,7 +367,7 @@ def _play_chunk(task: _ChunkTask, report: Callable[[int], Any] | None = None) ->
     game = VecGame(rules, batch_size=n_slots, seed=np.random.default_rng(game_seed), reward_mode="points")
     game.reset(
         deals=[deals[g][0] for g in group_of_slot],
-        dealers=dealers[group_of_slot],
+        dealers=None if dealers is None else dealers[group_of_slot],
         roles=None if roles is None else [roles[g] for g in group_of_slot],
     )
     live = np.ones(n_slots, bool)

@@ -18,8 +18,8 @@
   overrides it (default: the rules' own value, 1 in every preset). A tie for the best total adds
   one decisive manche, whose points are not added (RULES.md).
 - ``--seat S``: you are ``player_S`` and sit at seat ``S`` at the start (with ``reseat_by_role``
-  the seats follow the roles later). Default: drawn from the seed, so a replay with the same
-  ``--seed`` puts you in the same seat.
+  the seats follow the roles, from the first manche on when roles are drawn). Default: drawn from
+  the seed, so a replay with the same ``--seed`` puts you in the same seat.
 - ``--seed N``: one ``numpy.random.SeedSequence`` whose children drive the deals, your seat and
   each AI's own generator: the same seed and the same inputs replay the same game. Without it a
   fresh seed is drawn and printed.
@@ -340,9 +340,10 @@ class TerminalGame:
         for note in self.notes:
             self.say(f"Note: {note}")
         seats = []
-        for player in range(rules.n_players):
+        seat_of = [self.raw.infos[self.agent_names[player]]["seat"] for player in range(rules.n_players)]
+        for player in sorted(range(rules.n_players), key=seat_of.__getitem__):  # seated by a draw: not player i
             agent = self.lineup[player]
-            seats.append(f"seat {player} {self.label(player)}" + (f" [{agent}]" if agent else " (you)"))
+            seats.append(f"seat {seat_of[player]} {self.label(player)}" + (f" [{agent}]" if agent else " (you)"))
         self.say("At the table, clockwise: " + ", ".join(seats) + ".")
         self.say('Type "help" at your turn for the moves you can type.')
 
