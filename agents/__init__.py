@@ -7,13 +7,13 @@
 
 Names: ``random``, ``heuristic-1`` … ``heuristic-3`` (batched rules of conduct,
 :mod:`.heuristic`), ``mc-4``, ``mc-5`` (Monte-Carlo determinization over the batched
-engine, :mod:`.monte_carlo`), ``ppo-standard-4p`` (the learned policy shipped in
-``checkpoints/``, see :func:`shipped_checkpoint`), or the path of a learned checkpoint
+engine, :mod:`.monte_carlo`), the learned policies shipped in ``checkpoints/``
+(``ppo-standard-4p`` and one per table, :data:`SHIPPED_AGENTS`), or the path of a learned checkpoint
 (loaders register with :func:`register_checkpoint_loader`; torch checkpoints, ``.pt``,
 load as :class:`~.torch_policy.TorchPolicyAgent`, format in :mod:`.checkpoint`). Agents
 see the observation and the mask, never the engine's hidden state.
 
-Importing this package needs numpy only: ``TorchPolicyAgent``, ``PolicyNet`` and
+Importing this package needs only the core install (no torch): ``TorchPolicyAgent``, ``PolicyNet`` and
 ``CheckpointError`` are attributes loaded on first use, and torch is imported only when
 a learned agent is made (``pip install "president-env[train]"``).
 """
@@ -60,15 +60,45 @@ def shipped_checkpoint(name: str) -> Path:
     return Path(str(importlib.resources.files("president_env.agents") / "checkpoints" / f"{name}.pt"))
 
 
+SHIPPED_AGENTS: dict[str, str] = {
+    "ppo-standard-4p": "the standard preset (4 players)",
+    "ppo-standard-3p": "the standard rules at 3 players",
+    "ppo-standard-5p": "the standard rules at 5 players",
+    "ppo-quebec": "the quebec preset",
+    "ppo-big_table": "the big_table preset (8 players, two decks, four jokers)",
+    "ppo-family": "the family preset",
+    "ppo-party": "the party preset",
+    "ppo-or_nothing": "the or_nothing preset",
+}
+"""The learned agents shipped in ``checkpoints/<name>.pt``, each trained for one table (its recipe is
+``configs/train/<name without ppo- and with _>.yaml``); they play only the rules they were trained on."""
+
+
 def _shipped(name: str) -> AgentFactory:
-    def factory(rules: Rules, seed: Any = None) -> Any:
+    def factory(rules: Rules | None, seed: Any = None) -> Any:
         path = shipped_checkpoint(name)
         if not path.is_file():
             raise ValueError(
                 f"agent {name!r} is the packaged checkpoint {path}, which is missing from this installation "
                 "(it is produced by training; reinstall president-env or pass the path of another checkpoint)"
             )
-        return _load_torch_agent(os.fspath(path), rules, seed)
+        if importlib.util.find_spec("torch") is None:
+            raise ValueError(f'agent {name!r} is a torch checkpoint; needs torch: pip install "president-env[train]"')
+        from .checkpoint import checkpoint_rules, load_checkpoint
+        from .torch_policy import TorchPolicyAgent
+
+        checkpoint = load_checkpoint(path)
+        trained = checkpoint_rules(checkpoint)
+        if rules is not None and rules != trained:
+            a, b = trained.to_dict(), rules.to_dict()
+            differences = ", ".join(f"{k} (trained {a[k]!r}, requested {b[k]!r})" for k in a if a[k] != b[k])
+            raise ValueError(
+                f"agent {name!r} was trained for {SHIPPED_AGENTS[name]} and plays only those rules; "
+                f"the requested rules differ in {differences}"
+            )
+        agent = TorchPolicyAgent.from_checkpoint(checkpoint, trained, seed)
+        agent.name = name
+        return agent
 
     return factory
 
@@ -121,13 +151,13 @@ _FACTORIES: dict[str, AgentFactory] = {
     "heuristic-3": _heuristic(3),
     "mc-4": _monte_carlo(4),
     "mc-5": _monte_carlo(5),
-    "ppo-standard-4p": _shipped("ppo-standard-4p"),
+    **{name: _shipped(name) for name in SHIPPED_AGENTS},
 }
 
 
 def names() -> tuple[str, ...]:
-    """The registered agent names."""
-    return tuple(_FACTORIES)
+    """The registered agent names (shipped learned agents only where their checkpoint is installed)."""
+    return tuple(n for n in _FACTORIES if n not in SHIPPED_AGENTS or shipped_checkpoint(n).is_file())
 
 
 def register(name: str, factory: AgentFactory, overwrite: bool = False) -> None:
@@ -154,12 +184,16 @@ def make(name: str | os.PathLike, rules: Rules | str | None = None, seed: Any = 
     """An agent from a registered name or a checkpoint path.
 
     Args:
-        name: ``random``, ``heuristic-1|2|3``, ``mc-4|5``, another registered name, or a checkpoint file.
-        rules: the rules (or a preset name); default the standard game.
+        name: ``random``, ``heuristic-1|2|3``, ``mc-4|5``, a shipped learned agent (:data:`SHIPPED_AGENTS`),
+            another registered name, or a checkpoint file.
+        rules: the rules (or a preset name); default the standard game, or for a shipped learned agent the
+            rules it was trained on (other rules raise ``ValueError`` naming the table it was trained for).
         seed: seed of the agent's generator (int or ``SeedSequence``).
     """
-    rules = resolve_rules(rules)
     key = os.fspath(name)
+    if key in SHIPPED_AGENTS:
+        return _FACTORIES[key](None if rules is None else resolve_rules(rules), seed)
+    rules = resolve_rules(rules)
     if key in _FACTORIES:
         return _FACTORIES[key](rules, seed)
     if os.path.isfile(key):
@@ -182,7 +216,7 @@ def _opponent_factory(agent_name: str) -> Callable[[Rules, Any], Any]:
     return factory
 
 
-# Loaded on first use, so that importing the agents needs numpy only (the learned ones need torch).
+# Loaded on first use, so that importing the agents needs no torch (the learned ones do).
 _LAZY = {
     "TorchPolicyAgent": "torch_policy",
     "PolicyNet": "torch_policy",
@@ -208,5 +242,6 @@ __all__ = [
     "register",
     "register_checkpoint_loader",
     "register_opponents",
+    "SHIPPED_AGENTS",
     "shipped_checkpoint",
 ]

@@ -62,6 +62,14 @@ class Agent:
         mask = np.asarray(observation["action_mask"]).astype(bool)[None]
         return int(self.act_batch(obs, mask)[0])
 
+    def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
+        """One decision and what weighed in it: ``{"action": a, "measure": text or None, "values": {a: number}}``.
+
+        ``values`` scores legal actions in the agent's own terms (``measure`` names them: move
+        probabilities, mean points, costs). The base class gives the decision alone.
+        """
+        return {"action": self.act(observation, info), "measure": None, "values": {}}
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
@@ -90,6 +98,11 @@ class RandomAgent(Agent):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         _, masks = check_batch(self.rules, observations, masks)
         return sample_legal(masks, self.rng)
+
+    def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
+        legal = np.flatnonzero(observation["action_mask"])
+        values = {int(a): 1.0 / legal.size for a in legal}
+        return {"action": self.act(observation, info), "measure": "probability", "values": values}
 
 
 @dataclass(frozen=True)

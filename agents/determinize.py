@@ -35,11 +35,11 @@ What the observation does not hold, and what the worlds use instead:
 
 - the finishing order among several Neutres of the previous manche (roles only say "neutre"). It
   matters only for Neutre-Neutre exchange pairs (``exchange`` with 3+ entries at 6+ players). With
-  ``reseat_by_role`` from the second manche on, seats give the order exactly; otherwise the viewer's
-  own pair comes from the cards it exchanged and the other Neutres take the remaining positions in seat
-  order. For a Neutre viewer outside the exchange phase, which side of its pair it was on is inferred
-  from its cards when they tell; when they do not, the partner gets the weaker "lower viewer" bound,
-  which holds on both sides;
+  ``reseat_by_role`` every manche with roles is seated by position, so seats give the order exactly;
+  otherwise the viewer's own pair comes from the cards it exchanged and the other Neutres take the
+  remaining positions in seat order. For a Neutre viewer outside the exchange phase, which side of its
+  pair it was on is inferred from its cards when they tell; when they do not, the partner gets the
+  weaker "lower viewer" bound, which holds on both sides;
 - what other pairs exchanged: their ``gave``/``received`` are zero (the partner's are the viewer's,
   swapped, which is exact);
 - ``dealt_to`` (zeros), ``dealer`` (0), ``manche_steps`` (0), last results (as :func:`engine.allocate`).
@@ -198,10 +198,10 @@ def _seating(rules: Rules, view: ObsView) -> _Seating:
         order = np.maximum(np.cumsum(unassigned, axis=1) - 1, 0)
         pos = np.where(unassigned, np.take_along_axis(free_sorted, order, axis=1), pos)
     if rules.reseat_by_role:
-        # From the second manche on players sit by position: the Président's relative seat gives them all.
+        # Every manche with roles is seated by position: the Président's relative seat gives them all.
         president = np.argmax(roles == PRESIDENT, axis=1)
         by_seat = (president[:, None] - np.arange(p)) % p
-        exact = has_roles & (view.manche >= 1) & (tab.role_by_pos[by_seat] == np.maximum(roles, 0)).all(axis=1)
+        exact = has_roles & (tab.role_by_pos[by_seat] == np.maximum(roles, 0)).all(axis=1)
         pos = np.where(exact[:, None], by_seat, pos)
         side_exact = np.where(pos[:, 0] < pos[rows, partner_seat], 1, -1)
         high = np.where(exact & has_partner, side_exact > 0, high)

@@ -3,8 +3,8 @@
 Each level scores every legal action with a *cost* (lower is better) built from
 features of the action and of what the observation shows, and takes the cheapest;
 ties go to the lowest action index, so the agents are deterministic (the Monte-Carlo
-agents rely on that for paired rollouts). The habits, after the seed
-``shared/seeds/003_*`` ("ne pas casser ses paires, garder ses 2, reprendre la main
+agents rely on that for paired rollouts). The habits, after seed 003, a source of
+``docs/RULES.md`` ("ne pas casser ses paires, garder ses 2, reprendre la main
 pour sortir, bloquer un adversaire sur le point de finir"):
 
 - **level 1** plays the weakest play it can (leading, the whole group of its weakest
@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -317,6 +318,15 @@ class HeuristicAgent(Agent):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         observations, masks = check_batch(self.rules, observations, masks)
         return choose(self.rules, decode(self.rules, observations), masks, self.weights)
+
+    def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
+        """The decision and the cost of every legal action under the level's weights (the cheapest is played)."""
+        obs, masks = check_batch(
+            self.rules, np.asarray(observation["observation"])[None], observation["action_mask"][None]
+        )
+        cost = costs(self.rules, decode(self.rules, obs), masks, self.weights)[0]
+        values = {int(a): float(cost[a]) for a in np.flatnonzero(masks[0])}
+        return {"action": self.act(observation, info), "measure": "cost (the cheapest is played)", "values": values}
 
 
 def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights) -> np.ndarray:

@@ -23,6 +23,7 @@ The agent never reads hidden state: its only inputs are the observation and the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -98,6 +99,35 @@ class MonteCarloAgent(Agent):
             values = np.where(finalists, (values * config.worlds + more * config.refine_worlds) / total, -np.inf)
         actions[searched] = np.argmax(values, axis=1)
         return actions
+
+    def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
+        """The decision and the mean points of every legal action over the worlds it was played out in.
+
+        The values are those ``act`` computes (recorded on their way, not searched twice); an action
+        refined by successive halving shows its mean over all its worlds. A decision with one legal
+        action is not searched and shows no values.
+        """
+        passes: list[tuple[np.ndarray, np.ndarray, int]] = []
+        search = self.action_values
+
+        def recording(observations: np.ndarray, masks: np.ndarray, worlds: int | None = None) -> np.ndarray:
+            values = search(observations, masks, worlds)
+            passes.append((masks[0].copy(), values[0].copy(), worlds or self.config.worlds))
+            return values
+
+        self.action_values = recording
+        try:
+            action = self.act(observation, info)
+        finally:
+            del self.action_values
+        totals: dict[int, float] = {}
+        weights: dict[int, int] = {}
+        for mask, values, worlds in passes:
+            for a in np.flatnonzero(mask):
+                totals[int(a)] = totals.get(int(a), 0.0) + float(values[a]) * worlds
+                weights[int(a)] = weights.get(int(a), 0) + worlds
+        values = {a: totals[a] / weights[a] for a in totals}
+        return {"action": action, "measure": "mean points", "values": values}
 
     def action_values(self, observations: np.ndarray, masks: np.ndarray, worlds: int | None = None) -> np.ndarray:
         """``(D, A) float64``: mean points of each action of ``masks`` over ``worlds`` sampled worlds.

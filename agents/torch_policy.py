@@ -146,6 +146,15 @@ class TorchPolicyAgent(Agent):
             return np.where(masks, logits, -np.inf).argmax(axis=1).astype(np.int64)
         return sample_masked(logits.astype(np.float64), masks, self.rng)
 
+    def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
+        """The decision and the policy's probability of every legal action."""
+        mask = np.asarray(observation["action_mask"]).astype(bool)
+        logits = self.policy_logits(np.asarray(observation["observation"], np.float32)[None])[0].astype(np.float64)
+        legal = np.flatnonzero(mask)
+        weights = np.exp(logits[legal] - logits[legal].max())
+        values = {int(a): float(w) for a, w in zip(legal, weights / weights.sum())}
+        return {"action": self.act(observation, info), "measure": "probability", "values": values}
+
     def policy_logits(self, observations: np.ndarray) -> np.ndarray:
         """``(B, A) float32`` unmasked logits, computed in NumPy from a copy of the network's weights.
 

@@ -31,22 +31,50 @@ def num_actions(rules: Rules) -> int:
     return rules.num_actions
 
 
-def encode_play(rules: Rules, rank: str | int, count: int) -> int:
-    """Action index of playing ``count`` cards of ``rank`` (``"7"``, ``"10"``, ``"JK"`` ...)."""
+def _rank_of_name(rules: Rules, rank: str) -> int:
+    """Index of a rank name in ``rules``' deck; anything but a rank name raises ``ValueError``.
+
+    An int is refused rather than read as a rank index: ``rank=7`` would otherwise silently mean a 10
+    (index 7 of ``3 4 5 6 7 8 9 10 ...``). Pass ``RANK_NAMES[i]`` for an index ``i``.
+    """
+    if not isinstance(rank, str):
+        raise ValueError(
+            f"rank must be a rank name ({', '.join(RANK_NAMES)}; T for 10), got {rank!r} of type "
+            f"{type(rank).__name__}; for a rank index i pass president_env.cards.RANK_NAMES[i]"
+        )
     r = rank_index(rank)
     if r >= rules.n_ranks:
         raise ValueError(f"rank {RANK_NAMES[r]} is not in this deck (jokers=0)")
+    return r
+
+
+def encode_play(rules: Rules, rank: str, count: int) -> int:
+    """Action index of playing ``count`` cards of ``rank``, a rank name (``"7"``, ``"10"`` or ``"T"``, ``"JK"`` ...)."""
+    r = _rank_of_name(rules, rank)
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 1 <= count <= rules.max_count:
         raise ValueError(f"count must be an integer from 1 to {rules.max_count}, got {count!r}")
     return 1 + r * rules.max_count + int(count) - 1
 
 
-def encode_give(rules: Rules, rank: str | int) -> int:
-    """Action index of giving back one card of ``rank`` in the exchange phase."""
-    r = rank_index(rank)
-    if r >= rules.n_ranks:
-        raise ValueError(f"rank {RANK_NAMES[r]} is not in this deck (jokers=0)")
+def encode_give(rules: Rules, rank: str) -> int:
+    """Action index of giving back one card of ``rank`` (a rank name, as for :func:`encode_play`) in the exchange."""
+    r = _rank_of_name(rules, rank)
     return 1 + rules.n_ranks * rules.max_count + r
+
+
+def as_action(action, num_actions: int) -> int:
+    """``action`` as a plain int: a Python int, a NumPy integer scalar of any dtype, or an integer array of shape
+    ``()`` or ``(1,)``. Booleans, floats, strings and other shapes raise ``ValueError``; the range is not checked
+    here (the engine says why an out-of-range or illegal action is refused)."""
+    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and action.dtype.kind in "iu":
+        return int(action.reshape(()).item())
+    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+        return int(action)
+    shape = f" of shape {action.shape} and dtype {action.dtype}" if isinstance(action, np.ndarray) else ""
+    raise ValueError(
+        f"action must be an integer in 0..{num_actions - 1} (an int, a NumPy integer or an integer array of shape "
+        f"(1,)), got {action!r}{shape}"
+    )
 
 
 def decode(rules: Rules, action: int) -> tuple:

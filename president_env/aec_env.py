@@ -18,9 +18,10 @@ Vice-Trou, Trou du cul) and a forced card exchange. Every rule variant of
 `shared/RULES.md` is a field of `president_env.Rules`; `docs/semantics.md`
 says how open points are read.
 
-This environment is a thin view of one slot of the batched engine
-(`VecGame(rules, batch_size=1)`): the rules, masks, observations and rewards
-are the engine's.
+This environment runs one game on `president_env.single.SingleGame`, the
+one-slot fast path of the batched engine: the same rules, masks, observations
+(bit for bit) and rewards as `VecGame(rules, batch_size=1)`, and for a given
+seed the same games.
 
 ### Arguments
 
@@ -33,6 +34,8 @@ are the engine's.
   `president_vice`: Président 2, Vice-Président 1).
 - `render_mode`: `None`, `"ansi"` (`render()` returns the text) or `"human"`
   (prints it, also after every step).
+- `info_schema`: `"rich"` (default) or `"numeric"` (fixed keys, numbers only);
+  see Infos.
 
 ### Observation space
 
@@ -92,22 +95,50 @@ same game. `options` may hold:
 - `"roles"`: `{"player_0": "president", ...}` (`president`, `vice_president`,
   `neutre`, `vice_trou`, `trou_du_cul`): the first manche starts from these
   roles, with its exchange;
-- `"dealer"`: the seat of the first dealer.
+- `"dealer"`: the seat of the first dealer, for a first manche without roles
+  (a manche with roles, drawn or supplied, is dealt by its Trou du cul: a
+  dealer given with roles raises `ValueError`).
 Invalid options raise `ValueError` and leave the environment as it was.
 
 ### Infos
 
-`infos[agent]`: `role` (role name in the current manche, or `None`),
-`seat`, `manche` (0-based index), `decisive`, `scores` (game totals by agent),
-`finish_position` (0 = out first, in the last finished manche, once one
-finished), and at the end of the game `winner` (agent name).
+`infos[agent]` (default `info_schema="rich"`): `role` (role name in the
+current manche, or `None`), `seat`, `manche` (0-based index), `decisive`,
+`scores` (game totals by agent), `finish_position` (0 = out first) with
+`finish_manche` (the manche it belongs to) once known, and at the end of the
+game `winner` (agent name). A place appears as soon as it is final and is never
+revised: on going out (every going out under `finish_on_two: allowed`; under
+`penalty` one without a 2 or a joker in its last play), otherwise when the manche
+ends (the last holder; under `penalty` a player who went out on a 2 or a joker,
+whose place depends on how many finish normally and on later offenders). Until
+then it still holds the agent's place in the previous manche.
+
+`info_schema="numeric"` gives the same facts as numbers under the same keys at
+every step, as TorchRL's `PettingZooWrapper` needs: `role` (code 0..4 in
+`engine.ROLE_NAMES` order, -1 none), `seat`, `manche`, `decisive` (0/1),
+`scores` (`(n,) int64` by player), `finish_position`, `finish_manche` and
+`winner` (player index), each -1 until known.
+
+### Copies
+
+`copy.deepcopy(env)` and `pickle` copy the game in progress: the copy continues
+the same game (same observations, masks, rewards, and the same random draws).
+
+### Stepping at the wrong time
+
+`step` before `reset` raises `RuntimeError`. After the game ends each agent
+steps `None` once to leave (PettingZoo's dead step); another action for a
+terminated agent raises `ValueError`, and any `step` after every agent left
+raises `RuntimeError` (`env()`'s order wrapper too, where PettingZoo's only
+warns). Actions are ints, NumPy integers of any dtype or integer arrays of
+shape `(1,)`; booleans, floats and strings raise `ValueError`.
 """
 
 from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 import numpy as np
@@ -115,24 +146,61 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
-from .actions import KIND_GIVE, KIND_PLAY, action_tables
+from .actions import KIND_GIVE, KIND_PLAY, action_tables, as_action
 from .cards import N_NATURAL_RANKS, RANK_NAMES, deck, hand_counts, parse_card, validate_deal
-from .engine import ROLE_NAMES, GameState, tables
-from .observation import layout, observe
+from .engine import ROLE_NAMES, parse_roles, tables
+from .observation import layout
 from .presets import resolve_rules
 from .render import pretty_cards, render_for_mode, render_result, render_table, sort_cards
 from .rules import Rules
-from .vector_env import VecGame
+from .single import SingleGame
 
 OPTION_KEYS = ("deal", "roles", "dealer")
+INFO_SCHEMAS = ("rich", "numeric")
+
+
+_AFTER_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"})
+
+
+class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's call-order checks, with two changes.
+
+    - A ``step`` after every agent left raises ``RuntimeError`` (PettingZoo's wrapper logs a warning and
+      ignores the call: a silent no-op hides a missing ``reset()``).
+    - Attribute reads (``agents``, ``terminations``, ...) and ``last()`` go to the raw env in one hop instead
+      of through every wrapper's ``__getattr__``; the wrappers below define no attributes of their own, so the
+      values are the same, only cheaper (PettingZoo's loop reads six of them per step).
+    """
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw = env.unwrapped
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") and name != "_cumulative_rewards":
+            raise AttributeError(f"accessing private attribute '{name}' is prohibited")
+        if name in _AFTER_RESET and not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self._raw, name)
+
+    def last(self, observe: bool = True) -> tuple:
+        if observe and not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self._raw.last(observe)
+
+    def step(self, action) -> None:
+        if self._has_reset and not self._raw.agents:
+            raise RuntimeError("step() after the game ended and every agent left: call reset() to play again")
+        super().step(action)
 
 
 def env(**kwargs) -> AECEnv:
     """The Président AEC env with PettingZoo's standard wrappers (out-of-bounds assert, call order)."""
     aec = raw_env(**kwargs)
     aec = wrappers.AssertOutOfBoundsWrapper(aec)
-    return wrappers.OrderEnforcingWrapper(aec)
+    return OrderEnforcingWrapper(aec)
 
 
 def observation_high(rules: Rules) -> float:
@@ -192,6 +260,15 @@ class LegalActionSpace(spaces.Discrete):
         state["_legal_mask"] = None
         return state
 
+    def contains(self, x) -> bool:
+        """In range and an integer as the env accepts it (:func:`~president_env.actions.as_action`): also NumPy
+        integers of any dtype (``uint64`` included) and integer arrays of shape ``(1,)``."""
+        try:
+            value = as_action(x, int(self.n))
+        except ValueError:
+            return False
+        return int(self.start) <= value < int(self.start + self.n)
+
     def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
         if mask is None and probability is None and self._legal_mask is not None:
             legal = self._legal_mask()
@@ -205,15 +282,24 @@ class raw_env(AECEnv, EzPickle):
 
     metadata = {"name": "president_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1}
 
-    def __init__(self, rules: Rules | str | None = None, reward_mode: str = "zero_sum", render_mode: str | None = None):
-        EzPickle.__init__(self, rules=rules, reward_mode=reward_mode, render_mode=render_mode)
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        reward_mode: str = "zero_sum",
+        render_mode: str | None = None,
+        info_schema: str = "rich",
+    ):
+        EzPickle.__init__(self, rules=rules, reward_mode=reward_mode, render_mode=render_mode, info_schema=info_schema)
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {', '.join(self.metadata['render_modes'])}")
+        if info_schema not in INFO_SCHEMAS:
+            raise ValueError(f"info_schema must be one of {', '.join(INFO_SCHEMAS)}, got {info_schema!r}")
+        self.info_schema = info_schema
         self.rules = resolve_rules(rules)
         self.render_mode = render_mode
         self.reward_mode = reward_mode
-        self.game = VecGame(self.rules, batch_size=1, reward_mode=reward_mode)
+        self.game = SingleGame(self.rules, reward_mode=reward_mode)
         n = self.rules.n_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
@@ -236,6 +322,17 @@ class raw_env(AECEnv, EzPickle):
         self._kind, _, self._count = action_tables(self.rules)
         self._deck = deck(self.rules.decks, self.rules.jokers)
 
+    # ---- copies ---------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        # EzPickle would rebuild a new, un-reset env from the constructor's arguments; a copy (pickle or
+        # deepcopy) must instead continue the same game, so the whole state travels.
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        for agent, space in self.action_spaces.items():  # their link to the game is dropped when pickled
+            space._legal_mask = functools.partial(self._sampling_mask, agent)
+
     # ---- spaces ---------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -244,21 +341,36 @@ class raw_env(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     # ---- reset ----------------------------------------------------------------
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+    def check_options(self, options: dict | None, warn: bool = True) -> tuple:
+        """Validate reset ``options`` without touching the env: ``(deal, roles, dealer)``, each ``None`` if not given.
+
+        Raises ``ValueError`` naming the bad option; unknown keys only warn (when ``warn``).
+        """
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict with keys among {', '.join(OPTION_KEYS)}, got {options!r}")
         options = dict(options or {})
         unknown = sorted(str(k) for k in options if k not in OPTION_KEYS)
-        if unknown:
+        if unknown and warn:
             warnings.warn(
                 f"president_v0.reset: ignoring unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_KEYS)}",
-                stacklevel=2,
+                stacklevel=3,
             )
+        rules = self.rules
         deal, roles, dealer = options.get("deal"), options.get("roles"), options.get("dealer")
         if deal is not None:
-            rules = self.rules
             deal = validate_deal(deal, rules.n_players, rules.decks, rules.jokers)
-        if dealer is not None and (isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer))):
-            raise ValueError(f"dealer must be a seat number in 0..{self.rules.n_players - 1}, got {dealer!r}")
-        # VecGame.reset validates everything before it touches the game; our view changes only after it.
+        if roles is not None:
+            parse_roles(rules, roles)
+        if dealer is not None:
+            is_int = isinstance(dealer, (int, np.integer)) and not isinstance(dealer, bool)
+            if not is_int or not 0 <= dealer < rules.n_players:
+                raise ValueError(f"dealer must be a seat number in 0..{rules.n_players - 1}, got {dealer!r}")
+            dealer = int(dealer)
+        return deal, roles, dealer
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        deal, roles, dealer = self.check_options(options)
+        # Everything is validated: the env changes only from here on.
         self.game.reset(
             seed=seed,
             deals=None if deal is None else [deal],
@@ -271,20 +383,22 @@ class raw_env(AECEnv, EzPickle):
         self.terminations = {agent: False for agent in self.agents}
         self.truncations = {agent: False for agent in self.agents}
         self.infos = {agent: {} for agent in self.agents}
-        self._final_state: GameState | None = None
+        self._final: SingleGame | None = None  # after the game ended: its table before the last play
+        self._rewarded = False  # rewards hold a manche's result (cleared at the next step)
         self._result: dict | None = None
-        self._positions: list[int] | None = None
+        self._positions: list[int] | None = None  # the last finished manche's, by player (for the render)
+        self._finish: list[tuple[int, int] | None] = [None] * self.rules.n_players  # (position, manche) once known
         self._trick_cards: list[str] = []
         self.last_action: str | None = None
         self.cards: list[list[str]] | None = None
         self._track_new_manche()
         self._refresh_infos()
-        self.agent_selection = self.possible_agents[int(self.game.current_player[0])]
+        self.agent_selection = self.possible_agents[self.game.current_player]
 
     def _counts(self) -> np.ndarray:
-        """``(P, R) int64`` cards held by each player (slot 0)."""
-        state = self.game.state
-        return state.hands[0][state.seat_of_player[0]].astype(np.int64)
+        """``(P, R) int64`` cards held by each player."""
+        game = self.game
+        return np.array([game.hands[seat] for seat in game.seat_of_player], np.int64)
 
     def _track_new_manche(self) -> None:
         """Cards with their real suits, for rendering: the deal of the manche, then the automatic exchange.
@@ -293,7 +407,7 @@ class raw_env(AECEnv, EzPickle):
         """
         if self.render_mode is None:
             return
-        state = self.game.state
+        state = self.game.to_state()
         player_at_seat = state.player_at_seat[0]
         dealt: list[list[str]] = [[] for _ in self.possible_agents]
         for card_id, seat in enumerate(state.dealt_to[0]):
@@ -315,21 +429,16 @@ class raw_env(AECEnv, EzPickle):
     # ---- observation ------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         mask = self.action_mask(agent)
-        player = self.agent_name_mapping[agent]
-        if self._final_state is not None:
-            state = self._final_state
-            observation = observe(self.rules, state, state.seat_of_player[:, player].astype(np.int64))[0]
-        else:
-            observation = self.game.observe(players=np.array([player]))[0]
+        game = self.game if self._final is None else self._final
+        observation = game.observe(game.seat_of_player[self.agent_name_mapping[agent]])
         return {"observation": observation, "action_mask": mask}
 
     def action_mask(self, agent: str) -> np.ndarray:
         """``(num_actions,) int8``: the agent's legal actions now (all zero when it is not to act)."""
         self._require_reset("observe")
-        mask = np.zeros(self.rules.num_actions, np.int8)
-        if self._final_state is None and agent == self.agent_selection:
-            mask[:] = self.game.legal_mask()[0]
-        return mask
+        if self._final is None and agent == self.agent_selection:
+            return np.frombuffer(bytearray(self.game.mask_bytes()), np.int8)
+        return np.zeros(self.rules.num_actions, np.int8)
 
     def _sampling_mask(self, agent: str) -> np.ndarray:
         return self.action_mask(agent) if hasattr(self, "agent_selection") else np.zeros(0, np.int8)
@@ -342,71 +451,61 @@ class raw_env(AECEnv, EzPickle):
     # ---- step -------------------------------------------------------------------
     def step(self, action) -> None:
         self._require_reset("step")
+        if not self.agents:
+            raise RuntimeError("step() after the game ended and every agent left: call reset() to play again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise ValueError(f"the game is over: {agent} is terminated and may only step None (to leave)")
             return self._was_dead_step(action)
-        action = self._as_action(action)
-        state = self.game.state
-        player = self.agent_name_mapping[agent]
+        action = as_action(action, self.rules.num_actions)
+        game = self.game
+        player, seat, manche_before = self.agent_name_mapping[agent], game.current, game.manche
         tracking = self.cards is not None
         before = self._counts() if tracking else None
-        manche_before = int(state.manche[0])
-        # Only a play that empties the hand can end the game; keep the table it ends on.
-        goes_out = (
-            0 <= action < self.rules.num_actions  # else the engine refuses it below
-            and self._kind[action] == KIND_PLAY
-            and self._count[action] == state.n_held[0, state.current[0]]
-        )
-        snapshot = state.copy() if goes_out else None
 
-        rewards, done = self.game.step(np.array([action], dtype=np.int64))  # raises before any change
+        rewards, done = game.step(action)  # raises before any change
 
         self._cumulative_rewards[agent] = 0.0
-        self._clear_rewards()
-        state = self.game.state
-        manche_over = bool(done[0]) or int(state.manche[0]) != manche_before
+        if self._rewarded:
+            self._clear_rewards()
+            self._rewarded = False
+        manche_over = rewards is not None
         if tracking:
             self.last_action = self._describe(player, action, before)
         if manche_over:
-            for i, name in enumerate(self.possible_agents):
-                self.rewards[name] = float(rewards[0, i])
-            self._positions = [int(x) for x in self.game.last_positions[0]]
+            for name, reward in zip(self.possible_agents, rewards):
+                self.rewards[name] = reward
+            self._rewarded = True
+            self._positions = list(game.last_positions)
+            self._finish = [(position, manche_before) for position in self._positions]
             if tracking:
                 order = sorted(range(len(self._positions)), key=self._positions.__getitem__)
                 self.last_action += "; manche over: " + ", ".join(self.possible_agents[i] for i in order)
-        if done[0]:
-            self._result = {
-                "scores": [int(x) for x in state.last_scores[0]],
-                "winner": int(self.game.last_winner[0]),
-                "manches": manche_before + 1,
-            }
-            self._final_state = snapshot
+        if done:
+            self._result = {"scores": list(game.last_scores), "winner": game.last_winner, "manches": manche_before + 1}
+            self._final = game.ended
             self.terminations = {name: True for name in self.agents}
             self._refresh_infos()
         else:
             if manche_over:
                 self._track_new_manche()
                 self._refresh_infos()
-            elif tracking:
+            elif game.n_held[seat] == 0 and not game.penalized[seat]:
+                # Out, and not on a 2 under "penalty": the place is final now (later finishers come after).
+                self._finish[player] = (game.out_rank[seat], manche_before)
+                self._refresh_infos()
+            if not manche_over and tracking:
                 self.cards, played = move_cards(self.cards, before, self._counts())
-                if state.trick_rank[0] < 0:
+                if game.trick_rank < 0:
                     self._trick_cards = []
                 elif played:
                     self._trick_cards = played
-            self.agent_selection = self.possible_agents[int(self.game.current_player[0])]
-        self._accumulate_rewards()
+            self.agent_selection = self.possible_agents[game.current_player]
+        if manche_over:
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
-
-    def _as_action(self, action) -> int:
-        if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
-            action = action.reshape(()).item() if np.issubdtype(action.dtype, np.integer) else action
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise ValueError(
-                f"action must be an integer in 0..{self.rules.num_actions - 1} for {self.agent_selection}, "
-                f"got {action!r}"
-            )
-        return int(action)
 
     def _describe(self, player: int, action: int, before: np.ndarray) -> str:
         """One line for the render: what ``player`` just did (a give does not show the card)."""
@@ -425,22 +524,35 @@ class raw_env(AECEnv, EzPickle):
 
     def _refresh_infos(self) -> None:
         """Infos change only at a reset and at the end of a manche."""
-        state = self._final_state if self._final_state is not None else self.game.state
-        seat_of = state.seat_of_player[0].astype(np.int64)
-        roles = state.roles[0][seat_of]
-        scores = self._result["scores"] if self._result else [int(s) for s in self.game.state.scores[0]]
+        game = self.game if self._final is None else self._final
+        seat_of = game.seat_of_player
+        roles = [game.roles[seat] for seat in seat_of]
+        scores = self._result["scores"] if self._result else list(game.scores)
         for i, agent in enumerate(self.possible_agents):
             if agent not in self.infos:
                 continue
+            finish = self._finish[i]
+            if self.info_schema == "numeric":
+                self.infos[agent] = {
+                    "role": roles[i],
+                    "seat": seat_of[i],
+                    "manche": game.manche,
+                    "decisive": int(game.decisive),
+                    "scores": np.array(scores, np.int64),
+                    "finish_position": -1 if finish is None else finish[0],
+                    "finish_manche": -1 if finish is None else finish[1],
+                    "winner": -1 if self._result is None else self._result["winner"],
+                }
+                continue
             info = {
-                "role": ROLE_NAMES[int(roles[i])] if roles[i] >= 0 else None,
-                "seat": int(seat_of[i]),
-                "manche": int(state.manche[0]),
-                "decisive": bool(state.decisive[0]),
+                "role": ROLE_NAMES[roles[i]] if roles[i] >= 0 else None,
+                "seat": seat_of[i],
+                "manche": game.manche,
+                "decisive": game.decisive,
                 "scores": dict(zip(self.possible_agents, scores)),
             }
-            if self._positions is not None:
-                info["finish_position"] = self._positions[i]
+            if finish is not None:
+                info["finish_position"], info["finish_manche"] = finish
             if self._result is not None:
                 info["winner"] = self.possible_agents[self._result["winner"]]
             self.infos[agent] = info
@@ -457,7 +569,13 @@ class raw_env(AECEnv, EzPickle):
             )
             return f"Last: {self.last_action}\n{text}"
         return render_table(
-            self.rules, self.game, 0, viewer, self.cards, trick_cards=self._trick_cards, last_action=self.last_action
+            self.rules,
+            self.game.to_state(),
+            0,
+            viewer,
+            self.cards,
+            trick_cards=self._trick_cards,
+            last_action=self.last_action,
         )
 
     def close(self) -> None:

@@ -157,17 +157,12 @@ def bench_gym_single(rules: Rules, opponents: str, seconds: float, seed: int = 0
 
 def bench_reference(rules: Rules, seconds: float, seed: int = 0) -> float:
     """Steps per second of the pure-Python reference implementation (random legal play, whole games)."""
-    from .reference import ReferenceGame, deal_cards
+    from .reference import deal_cards, start_random_game
 
     rng = np.random.default_rng(seed)
-    n = rules.n_players
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        dealer = int(rng.integers(n))
-        positions = list(rng.permutation(n)) if rules.initial_roles == "draw" else None
-        game = ReferenceGame(
-            rules, deal_cards(rules, rng, dealer, list(range(n))), dealer, previous_positions=positions
-        )
+        game = start_random_game(rules, rng)
         while not game.done:
             if game.phase == "needs_deal":
                 game.deal(deal_cards(rules, rng, game.next_dealer, game.seat_of_player))

@@ -412,8 +412,11 @@ def new_games(
     """Start new games in slots ``index``: scores cleared, first manche dealt and set up.
 
     deals: optional list (one per slot of ``index``) of hands, one list of card strings per player.
-    dealers: optional seat of each first dealer (else uniformly random).
+    dealers: optional seat of each first dealer (else uniformly random); only for first manches without
+        roles: a manche with roles (drawn or supplied) is dealt by its Trou du cul, so a dealer given for a
+        slot that starts with roles raises ``ValueError``.
     roles: optional list (one per slot, ``None`` allowed) of role assignments to start from.
+    A first manche with roles is seated by role with ``reseat_by_role`` (see :func:`_seat_for_roles`).
     Everything is validated before the state is touched.
     """
     index = np.asarray(index, dtype=np.int64).reshape(-1)
@@ -422,15 +425,7 @@ def new_games(
     if deals is not None:
         if len(deals) != n:
             raise ValueError(f"deals: expected {n} deals (one per slot), got {len(deals)}")
-        dealt_to = _parse_deals(rules, deals)
-    if dealers is not None:
-        dealers = np.asarray(dealers)
-        if (
-            dealers.shape != (n,)
-            or not np.issubdtype(dealers.dtype, np.integer)
-            or not np.all((dealers >= 0) & (dealers < p))
-        ):
-            raise ValueError(f"dealers must be {n} seat numbers in 0..{p - 1}, got {dealers.tolist()}")
+        dealt_to = _parse_deals(rules, deals)  # by player for now: seat i = player i
     start_pos = None
     if roles is not None:
         if len(roles) != n:
@@ -439,10 +434,36 @@ def new_games(
         for i, assignment in enumerate(roles):
             if assignment is not None:
                 start_pos[i] = parse_roles(rules, assignment)
+    has_roles = np.full(n, rules.initial_roles == "draw")
+    if start_pos is not None:
+        has_roles |= start_pos[:, 0] >= 0
+    if dealers is not None:
+        dealers = np.asarray(dealers)
+        if (
+            dealers.shape != (n,)
+            or not np.issubdtype(dealers.dtype, np.integer)
+            or not np.all((dealers >= 0) & (dealers < p))
+        ):
+            raise ValueError(f"dealers must be {n} seat numbers in 0..{p - 1}, got {dealers.tolist()}")
+        if has_roles.any():
+            i = int(np.flatnonzero(has_roles)[0])
+            why = "supplied roles" if start_pos is not None and start_pos[i, 0] >= 0 else "initial_roles='draw'"
+            raise ValueError(
+                f"a dealer was given for slot {int(index[i])}, which starts with roles ({why}): a manche with "
+                "roles is dealt by its Trou du cul, so no dealer may be given for it"
+            )
     if n == 0:
         return
-    # Nothing below raises: the state changes only now.
     dealer = rng.integers(0, p, size=n) if dealers is None else dealers.astype(np.int64)
+    prev_pos = np.full((n, p), -1, np.int8)  # by player
+    if rules.initial_roles == "draw":
+        prev_pos[:] = np.argsort(rng.random((n, p)), axis=1)
+    if start_pos is not None:
+        given = start_pos[:, 0] >= 0
+        prev_pos[given] = start_pos[given]
+    if dealt_to is not None and has_roles.any():
+        _check_exchange_fits(rules, index, dealt_to, prev_pos, has_roles)
+    # Nothing below raises: the state changes only now.
     state.scores[index] = 0
     state.manche[index] = 0
     state.decisive[index] = False
@@ -450,16 +471,54 @@ def new_games(
     seats = np.arange(p, dtype=np.int8)
     state.player_at_seat[index] = seats
     state.seat_of_player[index] = seats
-    prev_pos = np.full((n, p), -1, np.int8)
-    if rules.initial_roles == "draw":
-        prev_pos[:] = np.argsort(rng.random((n, p)), axis=1)
-    if start_pos is not None:
-        given = start_pos[:, 0] >= 0
-        prev_pos[given] = start_pos[given]
+    if has_roles.any():
+        prev_pos[has_roles], dealer[has_roles] = _seat_for_roles(rules, state, index[has_roles], prev_pos[has_roles])
     if dealt_to is None:
         _deal_and_start(rules, state, index, rng, dealer, prev_pos)
     else:
-        _start_manche(rules, state, index, dealt_to, dealer, prev_pos)
+        dealt_to = np.take_along_axis(state.seat_of_player[index], dealt_to.astype(np.int64), axis=1)
+        _start_manche(rules, state, index, dealt_to.astype(np.int8), dealer, prev_pos)
+
+
+def _check_exchange_fits(
+    rules: Rules, index: np.ndarray, dealt_to: np.ndarray, prev_pos: np.ndarray, has_roles: np.ndarray
+) -> None:
+    """A supplied first deal with roles: every lower-ranked player of a pair must hold the k cards he gives."""
+    p = rules.n_players
+    held = (dealt_to[:, :, None] == np.arange(p)).sum(axis=1)  # (n,P) cards of each player
+    for _, low_pos, k in rules.exchange_pairs:
+        low = np.argmax(prev_pos == low_pos, axis=1)
+        short = has_roles & (held[np.arange(index.size), low] < k)
+        if short.any():
+            i = int(np.flatnonzero(short)[0])
+            role = ROLE_NAMES[tables(rules).role_by_pos[low_pos]]
+            raise ValueError(
+                f"deal for slot {int(index[i])}: player_{int(low[i])} ({role}) must give {k} cards in the "
+                f"exchange but holds only {int(held[i, low[i]])}"
+            )
+
+
+def _seat_for_roles(
+    rules: Rules, state: GameState, index: np.ndarray, prev_by_player: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Seat slots ``index`` for a manche with roles, from the previous finishing positions by player ``(n,P)``.
+
+    With ``reseat_by_role`` players sit by role (seat 0 Président, seat 1 Trou du cul, ..., seat P-1
+    Vice-Président); otherwise the seats stay. Returns the previous positions by seat ``(n,P) int8`` and the
+    dealer ``(n,) int64``: the Trou du cul's seat.
+    """
+    p = rules.n_players
+    rows = np.arange(index.size)[:, None]
+    if rules.reseat_by_role:
+        new_seat = tables(rules).seat_by_pos[prev_by_player]  # (n,P) by player
+        state.seat_of_player[index] = new_seat
+        player_at = np.empty_like(new_seat)
+        player_at[rows, new_seat] = np.arange(p)
+        state.player_at_seat[index] = player_at
+    seat_of = state.seat_of_player[index].astype(np.int64)
+    prev_by_seat = np.empty_like(prev_by_player)
+    prev_by_seat[rows, seat_of] = prev_by_player
+    return prev_by_seat, _first_seat_with(prev_by_seat, p - 1)
 
 
 def deal_sizes(rules: Rules, first_seat: np.ndarray) -> np.ndarray:
@@ -552,7 +611,8 @@ def _start_manche(rules, state, index, dealt_to, dealer, prev_pos) -> None:
     state.n_held[index] = hands.sum(axis=2, dtype=np.int16)
     state.played[index] = 0
     state.passed_bits[index] = 0
-    state.holding_bits[index] = np.packbits(hands.any(axis=2), axis=1, bitorder="little")[:, 0]
+    # Every seat is dealt cards; one whose whole hand went in the exchange gets as many back before the lead.
+    state.holding_bits[index] = (1 << p) - 1
     state.out_order[index] = -1
     state.out_rank[index] = -1
     state.penalized[index] = False
@@ -890,18 +950,7 @@ def _end_manche(rules, state, index, local, rng, result: StepResult, reward_mode
     going_on = ~over
     if going_on.any():
         cont = index[going_on]
-        prev_by_player = pos_by_player[going_on]
-        if rules.reseat_by_role:
-            new_seat = tab.seat_by_pos[prev_by_player]  # (n,P) by player
-            state.seat_of_player[cont] = new_seat
-            rows = np.arange(cont.size)[:, None]
-            player_at = np.empty_like(new_seat)
-            player_at[rows, new_seat] = np.arange(p)
-            state.player_at_seat[cont] = player_at
-        seat_of = state.seat_of_player[cont].astype(np.int64)
-        prev_by_seat = np.empty_like(prev_by_player)
-        prev_by_seat[np.arange(cont.size)[:, None], seat_of] = prev_by_player
-        dealer = _first_seat_with(prev_by_seat, p - 1)  # the Trou du cul deals
+        prev_by_seat, dealer = _seat_for_roles(rules, state, cont, pos_by_player[going_on])  # the Trou du cul deals
         _deal_and_start(rules, state, cont, rng, dealer, prev_by_seat)
     state.phase[index[over]] = PHASE_OVER
 

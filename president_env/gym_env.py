@@ -42,6 +42,7 @@ from typing import Any, Protocol, runtime_checkable
 import gymnasium
 import numpy as np
 
+from .actions import as_action
 from .aec_env import LegalActionSpace, raw_env
 from .engine import sample_legal
 from .observation import layout
@@ -252,6 +253,7 @@ class PresidentGymEnv(gymnasium.Env):
 
     # ---- gymnasium API -----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        self.aec.check_options(options, warn=False)  # bad options raise here, before the seat, seeds or game change
         super().reset(seed=seed)
         rng = self.np_random
         self.learner = int(rng.integers(self.rules.n_players)) if self.seat is None else self.seat
@@ -280,12 +282,17 @@ class PresidentGymEnv(gymnasium.Env):
 
     def step(self, action) -> tuple[np.ndarray, float, bool, bool, dict]:
         aec, learner = self.aec, self.learner_agent
+        if not hasattr(aec, "agent_selection"):
+            raise RuntimeError("step() before reset(): call env.reset() first")
         if aec.terminations[learner]:
             raise RuntimeError("the game is over: call reset() before step()")
         illegal = False
         if self.illegal_action == "random":
             mask = self.action_masks()
-            a = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else -1
+            try:
+                a = as_action(action, mask.size)
+            except ValueError:
+                a = -1
             if not 0 <= a < mask.size or not mask[a]:
                 if not self._warned_illegal:
                     warnings.warn(
@@ -294,7 +301,8 @@ class PresidentGymEnv(gymnasium.Env):
                         stacklevel=2,
                     )
                     self._warned_illegal = True
-                action, illegal = int(sample_legal(mask[None], self.np_random)[0]), True
+                a, illegal = int(sample_legal(mask[None], self.np_random)[0]), True
+            action = a
         aec.step(action)
         reward = self._carried_reward + aec.rewards[learner] + self._play_opponents()
         self._carried_reward = 0.0

@@ -1,7 +1,7 @@
 """Named rule presets: the YAML files of ``configs/rules/`` as ready ``Rules`` objects.
 
-Each preset models one table described by a seed document in ``shared/seeds/``;
-the YAML files say which and why. They ship inside the package
+Each preset models one table of a source document of ``docs/RULES.md`` (seed 000, 001,
+003 or 004); the YAML files say which and why. They ship inside the package
 (``president_env/configs/rules/`` once installed) and are read from the
 repository's ``configs/rules/`` when running from a checkout.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .rules import Rules
+from .user_input import short_repr
 
 PRESETS: tuple[str, ...] = ("standard", "quebec", "big_table", "family", "party", "or_nothing")
 """Names accepted by :func:`load_preset`."""
@@ -27,7 +28,7 @@ _SEARCH_DIRS: tuple[Path, ...] = (
 def preset_path(name: str) -> Path:
     """Path of the YAML file of preset ``name``; ``ValueError`` listing the valid names if unknown."""
     if name not in PRESETS:
-        raise ValueError(f"unknown rules preset {name!r}; valid presets: {', '.join(PRESETS)}")
+        raise ValueError(f"unknown rules preset {short_repr(name)}; valid presets: {', '.join(PRESETS)}")
     for directory in _SEARCH_DIRS:
         path = directory / f"{name}.yaml"
         if path.is_file():

@@ -1,7 +1,7 @@
 """The independent reference implementation of Président: one game, plain Python.
 
 This module exists only to be checked against. It plays a single game of
-``shared/RULES.md`` as ``docs/semantics.md`` reads it, with plain lists and
+``docs/RULES.md`` as ``docs/semantics.md`` reads it, with plain lists and
 ints and a turn pointer that walks clockwise over the seats, so that a reader
 can hold it against the rules line by line. It was written without looking at
 the batched engine (``engine.py``); the differential tests run both on the same
@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from .actions import KIND_GIVE, KIND_PASS, PASS, action_name, action_tables, encode_give, encode_play
-from .cards import JOKER, THREE, TWO, card_name, deck, parse_card, validate_deal
+from .cards import JOKER, RANK_NAMES, THREE, TWO, card_name, deck, parse_card, validate_deal
 from .rules import Rules
 
 ROLE_NAMES: tuple[str, ...] = ("president", "vice_president", "neutre", "vice_trou", "trou_du_cul")
@@ -68,6 +68,21 @@ def positions_from_roles(roles: list[str], n_players: int) -> list[int]:
     return positions
 
 
+def table_for_roles(rules: Rules, positions: list[int]) -> tuple[list[int], int]:
+    """Seating and dealer of a manche with roles, from the previous finishing positions by player.
+
+    With ``reseat_by_role`` players sit by role: Président at seat 0, then clockwise Trou du cul, Vice-Trou,
+    ..., Vice-Président (position ``pos`` >= 1 at seat ``n - pos``); otherwise player i sits at seat i. The
+    Trou du cul deals. Returns ``(seat_of_player, dealer_seat)``.
+    """
+    n = rules.n_players
+    if rules.reseat_by_role:
+        seat_of_player = [0 if pos == 0 else n - pos for pos in positions]
+    else:
+        seat_of_player = list(range(n))
+    return seat_of_player, seat_of_player[positions.index(n - 1)]
+
+
 def points_of_positions(rules: Rules, positions: list[int]) -> list[int]:
     """Points of a manche from its final positions (RULES.md "Scoring and game")."""
     n = rules.n_players
@@ -84,7 +99,7 @@ class ReferenceGame:
         self,
         rules: Rules,
         hands: list[list[str]],
-        dealer: int,
+        dealer: int | None = None,
         roles: list[str] | None = None,
         *,
         previous_positions: list[int] | None = None,
@@ -92,7 +107,9 @@ class ReferenceGame:
         """Start a game at its first manche.
 
         hands: one list of card strings per player (validated with ``cards.validate_deal``; any sizes).
-        dealer: the seat that dealt (for ``first_lead`` and the 2-deck 3C lookup).
+        dealer: the seat that dealt a first manche without roles (for ``first_lead`` and the 2-deck 3C
+            lookup); required then. A first manche with roles is dealt by its Trou du cul, and players sit by
+            role with ``reseat_by_role`` (:func:`table_for_roles`): passing a dealer then raises ValueError.
         roles: optional role name per player that the first manche starts from; then it has an exchange.
             Several Neutres are ordered by player index (RULES.md "Roles").
         previous_positions: instead of ``roles``, the full previous finishing order as a position per player
@@ -103,7 +120,15 @@ class ReferenceGame:
             raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
         self.rules = rules
         n = rules.n_players
-        if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n:
+        with_roles = roles is not None or previous_positions is not None
+        if with_roles and dealer is not None:
+            raise ValueError(
+                f"dealer={dealer!r} given for a first manche with roles: a manche with roles is dealt by its "
+                "Trou du cul, so no dealer may be given"
+            )
+        if not with_roles and (
+            isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n
+        ):
             raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer!r}")
         if roles is not None and previous_positions is not None:
             raise ValueError("pass roles or previous_positions, not both")
@@ -120,7 +145,7 @@ class ReferenceGame:
         self.phase = "play"
         self.current_player = -1
         self.revolution = False
-        # Seating of the first manche: player i at seat i (reseating only happens "after the first").
+        # Seating of the first manche: player i at seat i, unless it starts with roles (below).
         self.seat_of_player: list[int] = list(range(n))
         self._tied: list[int] | None = None  # players tied for the decisive manche, once it is due
         # Positions of the previous manche (or derived from supplied roles): they define this manche's roles.
@@ -134,6 +159,8 @@ class ReferenceGame:
             self._previous_positions = positions_from_roles(list(roles), n)
         if self._previous_positions is not None:
             self.roles = [role_of_position(pos, n) for pos in self._previous_positions]
+            # A manche with roles: seated by role (reseat_by_role), dealt by its Trou du cul.
+            self.seat_of_player, dealer = table_for_roles(rules, self._previous_positions)
         self.next_dealer = int(dealer)
         self._start_manche(hands, int(dealer), check_sizes=False)
 
@@ -319,7 +346,7 @@ class ReferenceGame:
         if self.phase == "exchange":
             for rank in range(self.rules.n_ranks):
                 if self.hands[player][rank] > 0:
-                    mask[encode_give(self.rules, rank)] = True
+                    mask[encode_give(self.rules, RANK_NAMES[rank])] = True
         elif self.phase == "play":
             mask[PASS] = self._trick_count is not None  # the leader may not pass
             for rank in range(self.rules.n_ranks):
@@ -327,7 +354,7 @@ class ReferenceGame:
                     continue  # every play needs at least one natural card of its rank
                 for count in range(1, self.rules.max_count + 1):
                     if self._play_allowed(player, rank, count):
-                        mask[encode_play(self.rules, rank, count)] = True
+                        mask[encode_play(self.rules, RANK_NAMES[rank], count)] = True
         return mask
 
     def step(self, action: int) -> list[float] | None:
@@ -458,11 +485,8 @@ class ReferenceGame:
         self.manche_index += 1
         self._previous_positions = positions
         self.roles = [role_of_position(pos, n) for pos in positions]
-        if rules.reseat_by_role:
-            # Président at seat 0, then clockwise Trou du cul, Vice-Trou, ..., Vice-Président.
-            self.seat_of_player = [0 if pos == 0 else n - pos for pos in positions]
-        # The previous Trou du cul deals.
-        self.next_dealer = self.seat_of_player[positions.index(n - 1)]
+        # Seated by role (reseat_by_role); the previous Trou du cul deals.
+        self.seat_of_player, self.next_dealer = table_for_roles(rules, positions)
         self.phase = "needs_deal"
         self.current_player = -1
         return [float(p) for p in points]
@@ -487,16 +511,29 @@ def deal_cards(rules: Rules, rng: np.random.Generator, dealer: int, seat_of_play
     return hands
 
 
-def play_random_game(rules: Rules, rng: np.random.Generator, dealer: int | None = None) -> ReferenceGame:
-    """Play one whole game with uniformly random legal actions; returns the finished game."""
+def start_random_game(rules: Rules, rng: np.random.Generator, dealer: int | None = None) -> ReferenceGame:
+    """A new game whose first manche is shuffled with ``rng`` and dealt regularly.
+
+    With ``initial_roles: draw`` each player draws a card of a different value (a uniformly random previous
+    finishing order); the players then sit by role (``reseat_by_role``) and the drawn Trou du cul deals, so
+    ``dealer`` must be ``None``. Otherwise ``dealer`` is the first dealer's seat (random when ``None``).
+    """
     n = rules.n_players
+    if rules.initial_roles == "draw":
+        if dealer is not None:
+            raise ValueError("initial_roles='draw': the drawn Trou du cul deals the first manche; pass no dealer")
+        positions = [int(p) for p in rng.permutation(n)]
+        seat_of_player, first_dealer = table_for_roles(rules, positions)
+        hands = deal_cards(rules, rng, first_dealer, seat_of_player)
+        return ReferenceGame(rules, hands, previous_positions=positions)
     if dealer is None:
         dealer = int(rng.integers(n))
-    positions = None
-    if rules.initial_roles == "draw":
-        # Each player draws a card of a different value: a uniformly random previous finishing order.
-        positions = [int(p) for p in rng.permutation(n)]
-    game = ReferenceGame(rules, deal_cards(rules, rng, dealer, list(range(n))), dealer, previous_positions=positions)
+    return ReferenceGame(rules, deal_cards(rules, rng, dealer, list(range(n))), dealer)
+
+
+def play_random_game(rules: Rules, rng: np.random.Generator, dealer: int | None = None) -> ReferenceGame:
+    """Play one whole game (:func:`start_random_game`) with uniformly random legal actions; the finished game."""
+    game = start_random_game(rules, rng, dealer)
     while not game.done:
         if game.phase == "needs_deal":
             game.deal(deal_cards(rules, rng, game.next_dealer, game.seat_of_player))
@@ -514,4 +551,6 @@ __all__ = [
     "points_of_positions",
     "positions_from_roles",
     "role_of_position",
+    "start_random_game",
+    "table_for_roles",
 ]

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 
 from .cards import JOKER, N_NATURAL_RANKS
+from .user_input import load_yaml, read_text, short_repr
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "deal_start": ("dealer_left", "dealer"),
@@ -35,7 +36,7 @@ _BOOLS = ("reseat_by_role", "top_rank_ends_trick", "revolution", "twos_wild")
 class Rules:
     """One table's rules. Defaults give the standard 4-player game of RULES.md.
 
-    Every field is documented in ``shared/RULES.md`` under the same name;
+    Every field is documented in ``docs/RULES.md`` under the same name;
     ``docs/semantics.md`` states how open points are read.
     """
 
@@ -46,7 +47,8 @@ class Rules:
     jokers: int = 0
     """Jokers added, at most 2 per deck; a joker ranks above the 2."""
     reseat_by_role: bool = False
-    """Before each manche after the first, players sit by role."""
+    """Before each manche that starts with roles (every manche after the first, and the first when roles are
+    drawn or supplied), players sit by role: Président at seat 0, Trou du cul at seat 1, Vice-Président last."""
     deal_start: Literal["dealer_left", "dealer"] = "dealer_left"
     """Who receives the first card of the deal."""
     initial_roles: Literal["none", "draw"] = "none"
@@ -125,11 +127,11 @@ class Rules:
         if not isinstance(data, dict):
             raise ValueError(f"rules must be a mapping of field names to values, got {type(data).__name__}")
         names = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(data) - set(names), key=str)
+        unknown = sorted((short_repr(key, 40) for key in set(data) - set(names)), key=str)
         if unknown:
-            raise ValueError(
-                f"unknown rules field(s) {', '.join(map(str, unknown))}; allowed fields: {', '.join(names)}"
-            )
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            listed = ", ".join(unknown[:5]) + more
+            raise ValueError(f"unknown rules field(s) {listed}; allowed fields: {', '.join(names)}")
         return cls(**data)
 
     def to_yaml(self, path: str | Path | None = None) -> str:
@@ -144,18 +146,15 @@ class Rules:
         """Rules from a YAML file (a ``Path``, or a string naming a file) or from YAML text.
 
         A string holding a newline, ``:`` or ``{`` is read as YAML text; any other string names a file.
-        Unknown keys are an error; an empty document gives the defaults.
+        Unknown keys are an error; an empty document gives the defaults. Any bad input (a missing, binary
+        or oversized file, invalid YAML, a YAML alias bomb) is a short ``ValueError`` (see ``user_input``).
         """
         text = str(source)
+        what = "rules YAML text"
         if isinstance(source, Path) or not any(ch in text for ch in "\n:{"):
-            path = Path(text)
-            if not path.is_file():
-                raise ValueError(f"rules file {text!r} does not exist or is not a file")
-            text = path.read_text(encoding="utf-8")
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            raise ValueError(f"rules YAML {source} is not valid YAML: {err}") from None
+            what = f"rules file {short_repr(text, 200)}"
+            text = read_text(text, "rules file")
+        data = load_yaml(text, what)
         if data is None:
             data = {}
         return cls.from_dict(data)
@@ -170,29 +169,31 @@ def _is_int(value: Any) -> bool:
 
 def _validate(rules: Rules) -> None:
     if not _is_int(rules.n_players) or not 3 <= rules.n_players <= 8:
-        raise ValueError(f"n_players must be an integer from 3 to 8, got {rules.n_players!r}")
+        raise ValueError(f"n_players must be an integer from 3 to 8, got {short_repr(rules.n_players)}")
     if not _is_int(rules.decks) or rules.decks not in (1, 2):
-        raise ValueError(f"decks must be 1 or 2, got {rules.decks!r}")
+        raise ValueError(f"decks must be 1 or 2, got {short_repr(rules.decks)}")
     if not _is_int(rules.jokers) or not 0 <= rules.jokers <= 2 * rules.decks:
         raise ValueError(
             f"jokers must be an integer from 0 to {2 * rules.decks} (at most 2 per deck) with decks={rules.decks}, "
-            f"got {rules.jokers!r}"
+            f"got {short_repr(rules.jokers)}"
         )
     for name in _BOOLS:
         value = getattr(rules, name)
         if not isinstance(value, bool):
-            raise ValueError(f"{name} must be true or false, got {value!r}")
+            raise ValueError(f"{name} must be true or false, got {short_repr(value)}")
     for name, allowed in _CHOICES.items():
         value = getattr(rules, name)
         if value not in allowed:
-            raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+            raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {short_repr(value)}")
     if not isinstance(rules.exchange, tuple) or not all(_is_int(k) and 1 <= k <= 4 for k in rules.exchange):
-        raise ValueError(f"exchange must be a list of card counts, each an integer from 1 to 4, got {rules.exchange!r}")
+        raise ValueError(
+            f"exchange must be a list of card counts, each an integer from 1 to 4, got {short_repr(rules.exchange)}"
+        )
     if len(rules.exchange) > 4:
         raise ValueError(f"exchange has {len(rules.exchange)} entries; at most 4 pairs exist (8 players)")
     # Hands hold at least 6 cards (52 cards, 8 players) and an entry at most 4: every exchange fits.
     if not _is_int(rules.manches) or rules.manches < 1:
-        raise ValueError(f"manches must be an integer >= 1, got {rules.manches!r}")
+        raise ValueError(f"manches must be an integer >= 1, got {short_repr(rules.manches)}")
 
 
 RULE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Rules))

@@ -89,7 +89,8 @@ class VecGame:
         Args:
             seed: reseeds the generator when given.
             deals: optional list of deals, one per reset slot, each one list of card strings per player.
-            dealers: optional list of first dealers (seats), one per reset slot; else random.
+            dealers: optional list of first dealers (seats), one per reset slot; else random. Only for games whose
+                first manche has no roles: with drawn or supplied roles the Trou du cul deals (else ``ValueError``).
             roles: optional list of role assignments (``None`` or per-player role names), one per reset slot.
             slots: the slots to reset (default: all).
         Invalid input raises ``ValueError`` and leaves the games as they were.

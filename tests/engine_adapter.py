@@ -15,12 +15,14 @@ from president_env.vector_env import VecGame
 
 
 class EngineGame:
-    def __init__(self, rules: Rules, hands: list[list[str]], dealer: int = 0, roles: list[str] | None = None):
+    def __init__(self, rules: Rules, hands: list[list[str]], dealer: int | None = None, roles: list[str] | None = None):
         if roles is None and rules.initial_roles == "draw":
             raise ValueError("initial_roles='draw': the caller must pass the drawn roles (roles=...)")
+        if dealer is None and roles is None:
+            dealer = 0
         self.rules = rules
         self.game = VecGame(rules, batch_size=1, seed=0, reward_mode="points")
-        self.game.reset(deals=[hands], dealers=[dealer], roles=[roles])
+        self.game.reset(deals=[hands], dealers=None if dealer is None else [dealer], roles=[roles])
         self.finish_positions: list[int] | None = None
         self.done = False
         self.winner: int | None = None

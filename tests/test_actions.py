@@ -69,7 +69,7 @@ def test_every_play_and_give_has_its_own_index(rules):
     assert sorted(plays + gives) == list(range(1, rules.num_actions))
     for r in range(rules.n_ranks):
         for k in range(1, rules.max_count + 1):
-            assert pe.decode(rules, pe.encode_play(rules, rank=r, count=k)) == ("play", RANK_NAMES[r], k)
+            assert pe.decode(rules, pe.encode_play(rules, rank=RANK_NAMES[r], count=k)) == ("play", RANK_NAMES[r], k)
 
 
 @pytest.mark.parametrize("rules", RULES_UNDER_TEST, ids=IDS)
@@ -88,11 +88,20 @@ def test_action_tables_agree_with_decode_and_are_read_only(rules):
         kind[0] = 1
 
 
-def test_rank_may_be_given_as_t_or_an_index():
+def test_rank_may_be_given_as_t_or_in_lower_case():
     rules = Rules()
     assert pe.encode_play(rules, rank="T", count=3) == pe.encode_play(rules, rank="10", count=3)
-    assert pe.encode_play(rules, rank=7, count=3) == pe.encode_play(rules, rank="10", count=3)
     assert pe.encode_give(rules, rank="t") == pe.encode_give(rules, rank="10")
+    assert pe.encode_play(rules, rank="j", count=1) == pe.encode_play(rules, rank="J", count=1)
+
+
+@pytest.mark.parametrize("rank", [7, np.int64(7), 7.0, None, True, b"7"])
+def test_encode_refuses_a_rank_that_is_not_a_name(rank):
+    """``rank=7`` once meant rank index 7 (a 10): only rank names are accepted now, with a clear error."""
+    with pytest.raises(ValueError, match="rank must be a rank name"):
+        pe.encode_play(Rules(), rank=rank, count=1)
+    with pytest.raises(ValueError, match="rank must be a rank name"):
+        pe.encode_give(Rules(), rank=rank)
 
 
 def test_action_name_is_short_human_text():

@@ -13,7 +13,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 import president_env as pe
 from president_env.aec_env import move_cards, raw_env
 from president_env.cards import deck
-from president_env.engine import reward_table, sample_legal
+from president_env.engine import ROLE_NAMES, reward_table, sample_legal
 from president_env.observation import layout
 from president_env.rules import RULE_CHOICES, Rules
 
@@ -203,12 +203,12 @@ def test_bad_options_raise_and_change_nothing(options):
     aec.reset(seed=5)
     aec.step(int(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])[-1]))
     before = snapshot(aec)
-    state_before = aec.game.state.copy()
+    state_before = aec.game.to_state()
     with pytest.raises(ValueError):
         aec.reset(seed=9, options=options)
     assert_same(before, snapshot(aec))
     for name in ("hands", "current", "scores", "dealer"):
-        np.testing.assert_array_equal(getattr(aec.game.state, name), getattr(state_before, name))
+        np.testing.assert_array_equal(getattr(aec.game.to_state(), name), getattr(state_before, name))
 
 
 def test_unknown_option_warns():
@@ -423,3 +423,245 @@ def test_action_space_sample_is_legal_for_the_agent_to_act():
         assert env.observe(agent)["action_mask"][action] == 1
         env.step(action)
     assert all(env.terminations.values())
+
+
+# ----------------------------------------------------------------------------- clients: copies, TorchRL, action types
+def play_steps(aec, rng, n):
+    """``n`` random legal decisions (or fewer if the game ends)."""
+    for _ in range(n):
+        obs, _, terminated, _, _ = aec.last()
+        if terminated:
+            return
+        aec.step(int(sample_legal(obs["action_mask"][None].astype(bool), rng)[0]))
+
+
+@pytest.mark.parametrize("copier", ["deepcopy", "pickle"])
+@pytest.mark.parametrize("make", [pe.env, raw_env], ids=["wrapped", "raw"])
+def test_a_copy_mid_game_continues_the_same_game(copier, make):
+    import copy
+    import pickle
+
+    rules = Rules(n_players=5, manches=2, revolution=True)
+    aec = make(rules=rules, render_mode="ansi")
+    aec.reset(seed=4)
+    play_steps(aec, np.random.default_rng(0), 60)
+    twin = copy.deepcopy(aec) if copier == "deepcopy" else pickle.loads(pickle.dumps(aec))
+    assert twin.unwrapped is not aec.unwrapped
+    rng = np.random.default_rng(1)
+    steps = 0
+    for agent in aec.agent_iter(10_000):
+        assert twin.agent_selection == agent
+        ours, theirs = aec.last(), twin.last()
+        for key in ("observation", "action_mask"):
+            np.testing.assert_array_equal(ours[0][key], theirs[0][key])
+        assert ours[1:4] == theirs[1:4] and repr(ours[4]) == repr(theirs[4])
+        assert aec.unwrapped.render_text() == twin.unwrapped.render_text()
+        if ours[2]:
+            action = None
+        else:
+            action = int(sample_legal(ours[0]["action_mask"][None].astype(bool), rng)[0])
+            twin.action_space(agent).seed(0)
+            assert twin.observe(agent)["action_mask"][twin.action_space(agent).sample()]  # rebound to the twin
+        aec.step(action)
+        twin.step(action)
+        steps += 1
+    assert not twin.agents and steps > 10
+
+
+def test_numeric_infos_keep_their_keys_and_shapes():
+    """``info_schema="numeric"``: the same keys with numbers of the same shape at every step (TorchRL's need)."""
+    rules = Rules(n_players=4, manches=2, finish_on_two="penalty")
+    aec = raw_env(rules=rules, info_schema="numeric")
+    aec.reset(seed=2)
+    shapes = {key: np.shape(value) for key, value in aec.infos["player_0"].items()}
+    assert set(shapes) == {"role", "seat", "manche", "decisive", "scores", "finish_position", "finish_manche", "winner"}
+    assert shapes["scores"] == (4,)
+
+    def check(aec, *_):
+        for info in aec.infos.values():
+            assert {key: np.shape(value) for key, value in info.items()} == shapes
+            assert all(np.asarray(value).dtype.kind in "iu" for value in info.values())
+
+    play_random(aec, np.random.default_rng(0), on_step=check)
+    rich = raw_env(rules=rules)
+    rich.reset(seed=2)
+    play_random(rich, np.random.default_rng(0))
+    # Same game, same facts: the rich schema's names are the numeric schema's codes.
+    assert aec.infos == {} and rich.infos == {}
+    with pytest.raises(ValueError, match="info_schema"):
+        raw_env(info_schema="tensor")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(pe.env(rules=rules, info_schema="numeric"), num_cycles=300)
+
+
+def test_numeric_infos_hold_the_rich_infos_facts():
+    rules = Rules(manches=2)
+    numeric, rich = raw_env(rules=rules, info_schema="numeric"), raw_env(rules=rules)
+    numeric.reset(seed=6)
+    rich.reset(seed=6)
+    rng = np.random.default_rng(3)
+    while not any(rich.terminations.values()):
+        action = int(sample_legal(rich.observe(rich.agent_selection)["action_mask"][None].astype(bool), rng)[0])
+        rich.step(action)
+        numeric.step(action)
+        for agent in rich.possible_agents:
+            r, n = rich.infos[agent], numeric.infos[agent]
+            assert n["role"] == (-1 if r["role"] is None else ROLE_NAMES.index(r["role"]))
+            assert (n["seat"], n["manche"], n["decisive"]) == (r["seat"], r["manche"], int(r["decisive"]))
+            assert n["scores"].tolist() == [r["scores"][a] for a in rich.possible_agents]
+            assert n["finish_position"] == r.get("finish_position", -1)
+            assert n["finish_manche"] == r.get("finish_manche", -1)
+            assert n["winner"] == (rich.possible_agents.index(r["winner"]) if "winner" in r else -1)
+    assert numeric.infos["player_0"]["winner"] >= 0
+
+
+def test_torchrl_pettingzoo_wrapper_plays_a_game_with_masks():
+    torchrl_envs = pytest.importorskip("torchrl.envs")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TorchRL names the PettingZoo version it was tested with
+        env = torchrl_envs.PettingZooWrapper(env=pe.env(info_schema="numeric"), use_mask=True, seed=0)
+        rollout = env.rollout(3000, break_when_any_done=True)
+    assert bool(rollout["next", "done"][-1]) and not rollout["next", "done"][:-1].any()
+    n_decisions = 0
+    for group in env.group_map:
+        acting = rollout[group, "mask"].squeeze(-1)
+        actions = rollout[group, "action"][acting]
+        masks = rollout[group, "action_mask"][acting]
+        assert masks.gather(-1, actions.long().unsqueeze(-1)).all()  # every sampled action was legal
+        n_decisions += int(acting.sum())
+        info = rollout["next", group, "info"]
+        assert set(info.keys()) >= {"role", "finish_position", "winner"}
+    assert n_decisions == rollout.shape[0] > 20
+    final = {group: rollout["next", group, "info", "winner"][-1].item() for group in env.group_map}
+    assert len(set(final.values())) == 1 and 0 <= next(iter(final.values())) < 4
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64])
+@pytest.mark.parametrize("make", [pe.env, raw_env], ids=["wrapped", "raw"])
+def test_numpy_integer_actions_of_every_dtype_and_shape_one(dtype, make):
+    aec, plain = make(), raw_env()
+    aec.reset(seed=8)
+    plain.reset(seed=8)
+    rng = np.random.default_rng(0)
+    for step in range(40):
+        action = int(sample_legal(plain.observe(plain.agent_selection)["action_mask"][None].astype(bool), rng)[0])
+        aec.step(dtype(action) if step % 2 else np.array([action], dtype=dtype))
+        plain.step(action)
+        np.testing.assert_array_equal(aec.last()[0]["observation"], plain.last()[0]["observation"])
+
+
+@pytest.mark.parametrize(
+    "bad", [1.0, np.float32(1), np.array([1.0]), True, np.bool_(True), np.array([True]), np.array([1, 2]), "1"]
+)
+def test_non_integer_actions_are_refused_clearly(bad):
+    aec = raw_env()
+    aec.reset(seed=0)
+    before = snapshot(aec)
+    with pytest.raises(ValueError, match="action must be an integer"):
+        aec.step(bad)
+    assert_same(before, snapshot(aec))
+    wrapped = pe.env()
+    wrapped.reset(seed=0)
+    with pytest.raises((ValueError, AssertionError), match="action"):  # PettingZoo's bounds check comes first
+        wrapped.step(bad)
+
+
+# ----------------------------------------------------------------------------- stepping at the wrong time
+def test_stepping_after_every_agent_left_is_a_clear_error():
+    aec = pe.env(rules=Rules(manches=1))
+    aec.reset(seed=1)
+    play_random(aec, np.random.default_rng(0))
+    assert not aec.agents
+    for action in (None, 0):
+        with pytest.raises(RuntimeError, match="reset"):
+            aec.step(action)
+    raw = raw_env(rules=Rules(manches=1))
+    raw.reset(seed=1)
+    rng = np.random.default_rng(0)
+    while not any(raw.terminations.values()):
+        raw.step(int(sample_legal(raw.observe(raw.agent_selection)["action_mask"][None].astype(bool), rng)[0]))
+    with pytest.raises(ValueError, match="may only step None"):
+        raw.step(0)
+    while raw.agents:
+        raw.step(None)
+    with pytest.raises(RuntimeError, match="every agent left"):
+        raw.step(None)
+    raw.reset(seed=2)  # and a reset starts again
+    assert raw.agents == raw.possible_agents
+
+
+# ----------------------------------------------------------------------------- finish_position as soon as known
+def _own_flag(aec, agent, segment):
+    return aec.observe(agent)["observation"][layout(aec.rules)[segment]]
+
+
+@pytest.mark.parametrize("finish_on_two", ["allowed", "penalty"])
+def test_finish_position_appears_when_final_and_is_never_revised(finish_on_two):
+    """A player's place appears in ``infos`` the step he goes out, except on a 2 under ``penalty`` (only at the
+    manche end: later offenders and the normal finishers' count decide it); it never changes afterwards."""
+    rules = Rules(n_players=5, manches=3, finish_on_two=finish_on_two)
+    seen_early = seen_penalized = 0
+    for seed in range(6):
+        aec = raw_env(rules=rules)
+        aec.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        early: dict[str, tuple[int, int]] = {}
+        while not any(aec.terminations.values()):
+            agent, manche = aec.agent_selection, aec.infos[aec.agent_selection]["manche"]
+            known_before = aec.infos[agent].get("finish_manche") == manche
+            legal = np.flatnonzero(aec.observe(agent)["action_mask"])
+            keep_twos = [a for a in legal if pe.decode(rules, int(a))[1:2] != ("2",)]  # so some go out on a 2
+            aec.step(int(rng.choice(keep_twos or legal)))
+            info = aec.infos[agent]
+            manche_over = any(aec.rewards.values())
+            if manche_over:
+                finals = {a: aec.infos[a]["finish_position"] for a in aec.possible_agents}
+                assert sorted(finals.values()) == list(range(rules.n_players))
+                assert all(aec.infos[a]["finish_manche"] == manche for a in aec.possible_agents)
+                for a, (position, at) in early.items():
+                    assert at == manche and finals[a] == position  # never revised
+                early = {}
+                continue
+            out = _own_flag(aec, agent, "hand").sum() == 0
+            penalized = bool(_own_flag(aec, agent, "penalized")[0])
+            if out and not known_before:
+                if penalized:
+                    assert info.get("finish_manche") != manche
+                    seen_penalized += 1
+                else:
+                    assert info["finish_manche"] == manche
+                    early[agent] = (info["finish_position"], manche)
+                    seen_early += 1
+    assert seen_early > 10
+    assert seen_penalized > 0 or finish_on_two != "penalty"
+
+
+# ----------------------------------------------------------------------------- one truth with the batched engine
+@pytest.mark.parametrize("rules", ALL_RULES[:8], ids=RULE_IDS[:8])
+def test_the_env_plays_the_engines_game_bit_for_bit(rules):
+    """The AEC env (on its one-game fast path) and ``VecGame(batch_size=1)`` from the same seed: the same player
+    to act, masks, observations of every agent (byte for byte) and manche rewards, to the end of the game."""
+    from president_env.observation import observe
+    from president_env.vector_env import VecGame
+
+    aec = raw_env(rules=rules)
+    aec.reset(seed=17)
+    game = VecGame(rules, batch_size=1, seed=17)
+    rng = np.random.default_rng(0)
+    while True:
+        agent = aec.agent_selection
+        assert agent == f"player_{game.current_player[0]}"
+        np.testing.assert_array_equal(aec.observe(agent)["action_mask"], game.legal_mask()[0].astype(np.int8))
+        for player, name in enumerate(aec.possible_agents):
+            seat = game.state.seat_of_player[:, player].astype(np.int64)
+            assert aec.observe(name)["observation"].tobytes() == observe(rules, game.state, seat)[0].tobytes()
+        action = int(sample_legal(game.legal_mask(), rng)[0])
+        aec.step(action)
+        rewards, done = game.step(np.array([action]))
+        assert [aec.rewards[name] for name in aec.possible_agents] == rewards[0].tolist()
+        if done[0]:
+            assert all(aec.terminations.values())
+            assert aec.infos["player_0"]["winner"] == f"player_{game.last_winner[0]}"
+            break
+        assert not any(aec.terminations.values())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 
 import numpy as np
@@ -48,7 +49,17 @@ def test_unknown_names_and_double_registration_are_clear_errors():
         agents.register("random", lambda rules, seed=None: RandomAgent(rules, seed))
 
 
-def test_checkpoint_paths_go_through_registered_loaders(tmp_path):
+@pytest.fixture
+def checkpoint_loaders():
+    """The process-wide checkpoint-loader registry, restored after the test: loaders a test adds go away."""
+    registry = importlib.import_module("president_env.gym_env")
+    registry._load_plugins()  # the entry-point loaders join once, before the snapshot
+    saved = list(registry._CHECKPOINT_LOADERS)
+    yield registry._CHECKPOINT_LOADERS
+    registry._CHECKPOINT_LOADERS[:] = saved
+
+
+def test_checkpoint_paths_go_through_registered_loaders(tmp_path, checkpoint_loaders):
     path = tmp_path / "always_first.ckpt"
     path.write_text("first-legal-action")
 
@@ -66,6 +77,7 @@ def test_checkpoint_paths_go_through_registered_loaders(tmp_path):
     with pytest.raises(ValueError, match="no checkpoint loader accepts"):
         agents.make(str(other))
     agents.register_checkpoint_loader(loader)
+    assert checkpoint_loaders[-1] is loader
     assert agents.make(str(path)).name == "first-legal"
     env = pe.gym_env(opponents=str(path), seat=0)  # the Gym env uses the same registry
     assert all(o.name == "first-legal" for o in env.unwrapped.opponents)

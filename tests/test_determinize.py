@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import swap_hidden_cards
+from helpers import swap_hidden_cards
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_engine_invariants import rules_strategy

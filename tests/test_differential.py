@@ -2,8 +2,9 @@
 
 Random legal play over many games and rule combinations (every preset plus random
 combinations of every field). At every step: the same player to act and the same
-legal mask; at every manche end: the same points, finishing positions, next dealer
-and seating; at every game end: the same totals and winner. The engine deals; the
+legal mask; at the start of every game: the same seating and dealer (the Trou du cul
+when roles are drawn); at every manche end: the same points, finishing positions, next
+dealer and seating; at every game end: the same totals and winner. The engine deals; the
 reference receives each deal (and checks its hand sizes against dealer and
 ``deal_start``).
 """
@@ -38,8 +39,12 @@ def random_rules(rng: np.random.Generator) -> Rules:
 
 
 def rule_sets(n_random: int, seed: int) -> list[Rules]:
+    """Every preset, ``n_random`` random rule sets, and as many again seated by a draw before the first manche
+    (``initial_roles: draw`` with ``reseat_by_role``)."""
     rng = np.random.default_rng(seed)
-    return [load_preset(name) for name in PRESETS] + [random_rules(rng) for _ in range(n_random)]
+    mixed = [random_rules(rng) for _ in range(n_random)]
+    drawn = [random_rules(rng).replace(initial_roles="draw", reseat_by_role=True) for _ in range(n_random // 2)]
+    return [load_preset(name) for name in PRESETS] + mixed + drawn
 
 
 def _hands_of_manche(game: VecGame, slot: int) -> list[list[str]]:
@@ -52,15 +57,30 @@ def _hands_of_manche(game: VecGame, slot: int) -> list[list[str]]:
     return hands
 
 
+def _regular_sizes(rules: Rules, dealer: int, seat_of_player: list[int]) -> list[int]:
+    """Hand size of each player when the deck is dealt one card at a time from ``dealer`` (per ``deal_start``)."""
+    n = rules.n_players
+    first = dealer + 1 if rules.deal_start == "dealer_left" else dealer
+    base, extra = divmod(rules.n_cards, n)
+    return [base + ((seat - first) % n < extra) for seat in seat_of_player]
+
+
 def _start_reference(game: VecGame, slot: int) -> ReferenceGame:
+    """The reference game of the slot's first manche. With roles it seats the table and picks the dealer itself
+    (the Trou du cul); both must agree with the engine, and the engine's deal must be regular for that dealer."""
     state = game.state
-    positions = None
+    positions, dealer = None, int(state.dealer[slot])
     if state.roles[slot, 0] >= 0:
         # The full drawn order: several Neutres named by role alone would be ordered by player index.
         seats = state.seat_of_player[slot]
         positions = [int(state.prev_pos[slot, seats[p]]) for p in range(game.rules.n_players)]
+        dealer = None
     hands = _hands_of_manche(game, slot)
-    return ReferenceGame(game.rules, hands, int(state.dealer[slot]), previous_positions=positions)
+    ref = ReferenceGame(game.rules, hands, dealer, previous_positions=positions)
+    assert ref.seat_of_player == state.seat_of_player[slot].tolist(), f"slot {slot}: first seating differs"
+    assert ref.next_dealer == state.dealer[slot], f"slot {slot}: first dealer differs"
+    assert [len(h) for h in hands] == _regular_sizes(game.rules, ref.next_dealer, ref.seat_of_player)
+    return ref
 
 
 def play_and_compare(rules: Rules, n_games: int, seed: int, batch_size: int = 16, game: VecGame | None = None) -> int:

@@ -217,17 +217,89 @@ def test_action_masks_before_reset_is_a_clear_error():
         env.action_masks()
 
 
-def test_pickled_env_and_action_space_stay_usable():
-    """A saved SB3 model pickles the action space alone; a pickled env comes back new and must be reset."""
+def test_pickled_action_space_alone_is_a_plain_discrete():
+    """A saved SB3 model pickles the action space alone: it must not drag the env along."""
     import pickle
 
     env = pe.gym_env(opponents="random")
     env.reset(seed=0)
     space = pickle.loads(pickle.dumps(env.action_space))
-    assert space.n == env.action_space.n and space.contains(space.sample())  # a plain Discrete, no env inside
-    copy = pickle.loads(pickle.dumps(env))
-    with pytest.raises(RuntimeError, match="reset"):
-        copy.action_space.sample()
-    copy.reset(seed=1)
-    for _ in range(20):
-        assert copy.action_masks()[copy.action_space.sample()]  # sampling follows the copy's own game again
+    assert space.n == env.action_space.n and space.contains(space.sample())
+
+
+@pytest.mark.parametrize("copier", ["deepcopy", "pickle"])
+@pytest.mark.parametrize("opponents", ["random", "heuristic-3"])
+def test_a_copy_mid_game_continues_the_same_game(copier, opponents):
+    import copy
+    import pickle
+
+    env = pe.gym_env(rules=pe.Rules(manches=2), opponents=opponents, render_mode="ansi")
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        obs, _, _, _, info = env.step(masked_action(info, rng))
+    twin = copy.deepcopy(env) if copier == "deepcopy" else pickle.loads(pickle.dumps(env))
+    assert twin.aec is not env.aec
+    for _ in range(2):
+        terminated = False
+        while not terminated:
+            action = masked_action(info, rng)
+            obs, reward, terminated, _, info = env.step(action)
+            obs2, reward2, terminated2, _, info2 = twin.step(action)
+            np.testing.assert_array_equal(obs, obs2)
+            assert (reward, terminated) == (reward2, terminated2)
+            assert repr(info) == repr(info2) and env.render() == twin.render()
+            assert twin.action_masks()[twin.action_space.sample()] or terminated  # sampling follows the twin
+        obs, info = env.reset()
+        obs2, info2 = twin.reset()  # the env's np_random was copied too
+        np.testing.assert_array_equal(obs, obs2)
+        assert repr(info) == repr(info2)
+
+
+def test_a_failed_reset_leaves_the_env_exactly_as_it_was():
+    env, twin = pe.gym_env(opponents="random"), pe.gym_env(opponents="random")
+    rng = np.random.default_rng(1)
+    for e in (env, twin):
+        e.reset(seed=5)
+    info = twin._observation()[1]
+    for _ in range(3):
+        action = masked_action(info, rng)
+        env.step(action)
+        _, _, _, _, info = twin.step(action)
+    before = (env.learner, env.np_random.bit_generator.state, [o.rng.bit_generator.state for o in env.opponents])
+    for options in ({"deal": [["3C"]]}, {"roles": {"player_0": "king"}}, {"dealer": 9}, "deal"):
+        with pytest.raises(ValueError):
+            env.reset(seed=11, options=options)
+        assert (env.learner, env.np_random.bit_generator.state, [o.rng.bit_generator.state for o in env.opponents]) == (
+            before
+        )
+    terminated = False
+    while not terminated:  # it goes on exactly like the twin that never saw the bad resets
+        action = masked_action(info, rng)
+        obs, reward, terminated, _, info = twin.step(action)
+        obs2, reward2, terminated2, _, _ = env.step(action)
+        np.testing.assert_array_equal(obs, obs2)
+        assert (reward, terminated) == (reward2, terminated2)
+    np.testing.assert_array_equal(env.reset()[0], twin.reset()[0])
+
+
+def test_step_before_reset_is_a_clear_error():
+    env = pe.gym_env()
+    with pytest.raises(RuntimeError, match="before reset"):
+        env.step(0)
+
+
+@pytest.mark.parametrize("make_action", [np.int8, np.uint64, lambda a: np.array([a], np.int16)])
+def test_numpy_integer_actions_are_taken_as_given(make_action):
+    env = pe.gym_env(opponents="random")  # illegal_action="random" would replace an action it cannot read
+    twin = pe.gym_env(opponents="random", illegal_action="raise")
+    _, info = env.reset(seed=3)
+    twin.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        action = masked_action(info, rng)
+        obs, _, terminated, _, info = env.step(make_action(action))
+        np.testing.assert_array_equal(obs, twin.step(action)[0])
+        assert info["illegal_action"] is False
+        if terminated:
+            break

@@ -95,13 +95,15 @@ def test_each_game_is_the_single_env_game(preset, state_seeded_deals):
     n = 5
     seats = [int(s) for s in rng.integers(rules.n_players, size=n)]
     deals = [random_deal(rules, rng) for _ in range(n)]
+    # Starting roles (then the exchange opens the game and the Trou du cul deals) under a drawn first seating,
+    # a first dealer otherwise; later manches of the 3-manche game start from the roles they earned.
+    with_roles = rules.initial_roles == "draw"
     dealers = [int(d) for d in rng.integers(rules.n_players, size=n)]
-    roles = [random_roles(rules, rng) if rules.initial_roles == "draw" or i % 2 else None for i in range(n)]
-    vector = run_vector(rules, seats, {"deals": deals, "dealers": dealers, "roles": roles})
+    roles = [random_roles(rules, rng) for _ in range(n)]
+    options = {"deals": deals, "roles": roles} if with_roles else {"deals": deals, "dealers": dealers}
+    vector = run_vector(rules, seats, options)
     for i in range(n):
-        options = {"deal": deals[i], "dealer": dealers[i]}
-        if roles[i] is not None:
-            options["roles"] = roles[i]
+        options = {"deal": deals[i], "roles": roles[i]} if with_roles else {"deal": deals[i], "dealer": dealers[i]}
         single = run_single(rules, seats[i], options, salt=i)
         assert len(single) == len(vector[i]), f"game {i}: {len(single)} steps alone, {len(vector[i])} batched"
         for t, (one, batched) in enumerate(zip(single, vector[i])):

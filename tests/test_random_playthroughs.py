@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import deal_in_order, legal, snapshot
+from helpers import deal_in_order, legal, snapshot
 
 from president_env import Rules
 from president_env.cards import deck
-from president_env.reference import ROLE_NAMES
+from president_env.reference import ROLE_NAMES, table_for_roles
 
 VARIANTS = [
     {},
@@ -50,11 +50,13 @@ def test_random_games_keep_invariants(make_game, overrides):
     for _ in range(4):
         dealer = int(rng.integers(n))
         cards = [deck(rules.decks, rules.jokers)[i] for i in rng.permutation(rules.n_cards)]
-        roles = None
+        roles, seat_of_player = None, list(range(n))
         if rules.initial_roles == "draw":
-            order = [int(p) for p in rng.permutation(n)]
-            roles = [["president", "vice_president", "vice_trou", "trou_du_cul"][order.index(p)] for p in range(n)]
-        game = make_game(rules, deal_in_order(rules, cards, dealer, list(range(n))), dealer=dealer, roles=roles)
+            positions = [int(p) for p in rng.permutation(n)]
+            roles = [["president", "vice_president", "vice_trou", "trou_du_cul"][pos] for pos in positions]
+            seat_of_player, dealer = table_for_roles(rules, positions)  # the drawn Trou du cul deals
+        hands = deal_in_order(rules, cards, dealer, seat_of_player)
+        game = make_game(rules, hands, dealer=None if roles else dealer, roles=roles)
         totals = [0] * n
         manches_played = 0
         while not game.done:

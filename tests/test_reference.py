@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import counts, make_deal, run
+from helpers import counts, make_deal, run
 
 from president_env import Rules
 from president_env.reference import ReferenceGame, play_random_game
@@ -15,16 +15,16 @@ def test_previous_positions_order_the_neutres():
     rules = Rules(n_players=6, exchange=[2, 1, 1], initial_roles="draw")
     hands = make_deal(rules, rest=4, p0="3C 4C", p1="3D 4D", p2="3H 4H", p3="3S 4S", p5="5C KC")
     by_name = ReferenceGame(
-        rules, hands, 0, ["neutre", "president", "vice_president", "vice_trou", "trou_du_cul", "neutre"]
+        rules, hands, roles=["neutre", "president", "vice_president", "vice_trou", "trou_du_cul", "neutre"]
     )
-    drawn = ReferenceGame(rules, hands, 0, previous_positions=[3, 0, 1, 4, 5, 2])
+    drawn = ReferenceGame(rules, hands, previous_positions=[3, 0, 1, 4, 5, 2])
     assert by_name.roles == drawn.roles
     assert by_name.hands[0] == counts(rules, "3 4 K") and by_name.hands[5] == counts(rules, "5")
     assert drawn.hands[5] == counts(rules, "4 5 K") and drawn.hands[0] == counts(rules, "3")  # player 0 gives his 4
     run(drawn, rules, "1:g3 1:g4 2:g3")
     assert drawn.current_player == 5
     with pytest.raises(ValueError):
-        ReferenceGame(rules, hands, 0, previous_positions=[0, 0, 1, 2, 3, 4])
+        ReferenceGame(rules, hands, previous_positions=[0, 0, 1, 2, 3, 4])
     with pytest.raises(ValueError):
         ReferenceGame(rules, hands, 0)
 

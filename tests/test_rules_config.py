@@ -17,7 +17,7 @@ from president_env.rules import RULE_CHOICES, RULE_FIELDS, Rules
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RULES_DIR = REPO_ROOT / "configs" / "rules"
 
-# The defaults as shared/RULES.md states them, field by field.
+# The defaults as docs/RULES.md states them, field by field.
 RULES_MD_DEFAULTS = {
     "n_players": 4,
     "decks": 1,

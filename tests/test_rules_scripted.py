@@ -8,7 +8,7 @@ exact outcomes. Deals are whole decks with most cards in one "rest" hand, so the
 from __future__ import annotations
 
 import pytest
-from conftest import H, act, acts, counts, deal_in_order, legal, make_deal, run, snapshot
+from helpers import H, act, acts, counts, deal_in_order, legal, make_deal, run, snapshot
 
 from president_env import PASS, Rules
 from president_env.cards import deck
@@ -197,7 +197,7 @@ def test_jokers_rank_above_two_and_are_given_first(make_game):
     assert game.current_player == 3 and legal(game) == acts(rules, "2 JK")
     # the exchange: the Trou du cul's best cards are the jokers
     hands = make_deal(rules, rest=1, p0="JK JK 3D 4D", p2="5D", p3="6D")
-    game = make_game(rules, hands, dealer=0, roles=["trou_du_cul", "vice_president", "president", "vice_trou"])
+    game = make_game(rules, hands, roles=["trou_du_cul", "vice_president", "president", "vice_trou"])
     assert game.current_player == 2
     assert game.hands[2] == counts(rules, "5 JK JK")
     assert game.hands[0] == counts(rules, "3 4")
@@ -220,7 +220,7 @@ ROLES4 = ["trou_du_cul", "president", "vice_president", "vice_trou"]
 def test_exchange_two_one_and_lead(make_game, lead, leader):
     rules = Rules(lead=lead)
     hands = make_deal(rules, rest=0, p1="3C 4D 5H", p2="3D 6S", p3="7C KD 9H")
-    game = make_game(rules, hands, dealer=0, roles=ROLES4)
+    game = make_game(rules, hands, roles=ROLES4)
     assert game.roles == ROLES4 and game.phase == "exchange"
     # automatic: the Trou du cul gives his two best (two 2s), the Vice-Trou his best (K)
     assert game.hands[1] == counts(rules, "3 4 5 2 2")
@@ -243,7 +243,7 @@ def test_exchange_two_one_and_lead(make_game, lead, leader):
 def test_exchange_one_pair_only(make_game):
     rules = Rules(exchange=[1])
     hands = make_deal(rules, rest=0, p1="3C 4D 5H", p2="3D 6S", p3="7C KD 9H")
-    game = make_game(rules, hands, dealer=0, roles=ROLES4)
+    game = make_game(rules, hands, roles=ROLES4)
     assert game.hands[1] == counts(rules, "3 4 5 2") and game.hands[3] == counts(rules, "7 9 K")
     assert game.current_player == 1
     run(game, rules, "1:g5")
@@ -254,7 +254,7 @@ def test_exchange_one_pair_only(make_game):
 def test_three_players_use_only_the_first_exchange_entry(make_game):
     rules = Rules(n_players=3, exchange=[2, 1])
     hands = make_deal(rules, rest=0, p1="3C 4D", p2="5D 6S")
-    game = make_game(rules, hands, dealer=0, roles=["trou_du_cul", "president", "neutre"])
+    game = make_game(rules, hands, roles=["trou_du_cul", "president", "neutre"])
     assert game.hands[1] == counts(rules, "3 4 2 2") and game.hands[2] == counts(rules, "5 6")
     run(game, rules, "1:g4 1:g2")
     assert game.phase == "play" and game.current_player == 0
@@ -266,7 +266,7 @@ def test_supplied_neutres_are_ordered_by_player_index(make_game):
     rules = Rules(n_players=6, exchange=[2, 1, 1])
     roles = ["neutre", "president", "vice_president", "vice_trou", "trou_du_cul", "neutre"]
     hands = make_deal(rules, rest=4, p0="3C 4C", p1="3D 4D", p2="3H 4H", p3="3S 4S", p5="5C KC")
-    game = make_game(rules, hands, dealer=0, roles=roles)
+    game = make_game(rules, hands, roles=roles)
     assert game.hands[0] == counts(rules, "3 4 K")  # player 0 is position 2, player 5 position 3
     assert game.hands[5] == counts(rules, "5")
     assert game.hands[2] == counts(rules, "3 4 4")  # the Vice-Trou's best: a 4
@@ -283,7 +283,7 @@ def test_initial_roles_draw_needs_roles(make_game):
     hands = make_deal(rules, rest=0, p1="3C 4D 5H", p2="3D 6S", p3="7C KD 9H")
     with pytest.raises(ValueError):
         make_game(rules, hands, dealer=0)
-    game = make_game(rules, hands, dealer=0, roles=ROLES4)
+    game = make_game(rules, hands, roles=ROLES4)
     assert game.phase == "exchange" and game.current_player == 1
 
 
@@ -298,7 +298,7 @@ def test_initial_roles_draw_needs_roles(make_game):
 def test_invalid_roles_raise(make_game, roles):
     rules = Rules()
     with pytest.raises(ValueError):
-        make_game(rules, make_deal(rules, rest=0, p1="3C", p2="4C", p3="5C"), dealer=0, roles=roles)
+        make_game(rules, make_deal(rules, rest=0, p1="3C", p2="4C", p3="5C"), roles=roles)
 
 
 @pytest.mark.parametrize("dealer, leader", [(0, 1), (2, 3), (3, 0)])
@@ -725,7 +725,7 @@ def test_illegal_actions_raise_and_change_nothing(make_game):
         with pytest.raises(ValueError):
             game.step(action)
         assert snapshot(game) == before
-    game = make_game(rules, make_deal(rules, rest=0, p1="3C 4D 5H", p2="3D 6S", p3="7C KD 9H"), dealer=0, roles=ROLES4)
+    game = make_game(rules, make_deal(rules, rest=0, p1="3C 4D 5H", p2="3D 6S", p3="7C KD 9H"), roles=ROLES4)
     before = snapshot(game)
     for action in [PASS, act(rules, "3"), act(rules, "gK")]:
         with pytest.raises(ValueError):
@@ -757,5 +757,5 @@ def test_finish_on_two_penalty_whatever_the_revolution(make_game):
 
 def test_empty_exchange_list_means_roles_without_exchange(make_game):
     rules = Rules(exchange=[])
-    game = make_game(rules, make_deal(rules, rest=0, p1="3C 4D 5H", p2="3D 6S", p3="7C KD 9H"), dealer=0, roles=ROLES4)
+    game = make_game(rules, make_deal(rules, rest=0, p1="3C 4D 5H", p2="3D 6S", p3="7C KD 9H"), roles=ROLES4)
     assert game.phase == "play" and game.current_player == 0 and game.hands[1] == counts(rules, "3 4 5")

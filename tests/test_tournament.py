@@ -195,13 +195,26 @@ def test_result_does_not_depend_on_the_number_of_workers():
 def test_mean_ci_on_a_hand_made_example():
     estimate = mean_ci([1.0, 2.0, 3.0, 4.0])
     assert estimate.mean == 2.5 and estimate.n == 4
-    assert estimate.ci == pytest.approx(3.182 * np.std([1, 2, 3, 4], ddof=1) / 2)
+    assert estimate.ci == pytest.approx(3.182446 * np.std([1, 2, 3, 4], ddof=1) / 2, rel=1e-6)
     assert mean_ci([5.0, 5.0, 5.0]).ci == 0
     assert math.isnan(mean_ci([2.0]).ci) and mean_ci([2.0]).mean == 2
-    assert t_quantile_975(1) == 12.706 and t_quantile_975(30) == 2.042
-    assert t_quantile_975(40) == pytest.approx(2.0211, abs=2e-4)
-    assert t_quantile_975(100) == pytest.approx(1.9840, abs=2e-4)
-    assert t_quantile_975(10**6) == pytest.approx(1.95996, abs=1e-4)
+
+
+# Two-sided 95 % quantiles t(0.975, df) of Student's t as published (NIST/SEMATECH e-Handbook of Statistical
+# Methods, table 1.3.6.7.2, to 3 decimals; df -> infinity: the normal quantile 1.959964).
+PUBLISHED_T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 5: 2.571, 10: 2.228, 20: 2.086, 30: 2.042, 50: 2.009, 100: 1.984}
+
+
+@pytest.mark.parametrize("df, expected", PUBLISHED_T_975.items())
+def test_t_quantile_matches_published_values(df, expected):
+    assert t_quantile_975(df) == pytest.approx(expected, abs=5e-4)
+
+
+def test_t_quantile_tends_to_the_normal_quantile_and_refuses_no_degrees_of_freedom():
+    assert t_quantile_975(10**9) == pytest.approx(1.959964, abs=1e-6)
+    assert 1.959964 < t_quantile_975(1000) < t_quantile_975(999) < t_quantile_975(100)
+    with pytest.raises(ValueError, match="degrees of freedom must be >= 1"):
+        t_quantile_975(0)
 
 
 def test_bradley_terry_on_hand_made_examples():

@@ -1,1 +1,3 @@
-"""Training code (algorithms, opponent pool, evaluation, command-line entry points): added by a later issue."""
+"""Everything above the agents: masked PPO self-play (``ppo_selfplay``, ``config``), duplicate-deal
+tournaments and the ladder (``evaluate``, ``ladder``), the terminal game (``play``), and their
+command-line entry points ``president-train``, ``president-eval`` and ``president-play``."""

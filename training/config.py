@@ -7,12 +7,15 @@
 A file sets any subset of the fields; unknown keys and values of the wrong type are errors that
 name the key and what was allowed (a typo must never be silently ignored). Overrides are
 ``section.field=value`` strings whose value is parsed as YAML (``ppo.update_epochs=4``,
-``opponents.baselines={heuristic-3: 1.0}``). YAML is read with ``safe_load`` only.
+``opponents.baselines={heuristic-3: 1.0}``). YAML is read by ``president_env.user_input.load_yaml``
+(``safe_load`` semantics, bounded in size).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
 import types
 import typing
 from dataclasses import dataclass, field
@@ -21,11 +24,24 @@ from typing import Any
 
 import yaml
 
+from president_env import agents
 from president_env.presets import PRESETS, preset_path
 from president_env.rules import Rules
+from president_env.user_input import load_yaml, read_text, short_repr
 
 TRAIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 """The shipped training configs (``configs/train/*.yaml``; installed as ``president_env/configs/train``)."""
+
+# Upper bounds of :func:`validate` (sensible, far above the shipped configs: a typo, not a choice, goes past them).
+MAX_THREADS = 1024
+MAX_NUM_ENVS = 1 << 20
+MAX_NUM_STEPS = 1 << 16
+MAX_UPDATE_EPOCHS = 1000
+MAX_POOL_SIZE = 1000
+MAX_EVAL_DEALS = 1_000_000
+MAX_HIDDEN = 1 << 16
+ACTIVATIONS = ("relu", "tanh")
+_BOUND_NOTES = {"rollout.shards": " (ppo.num_envs)"}
 
 
 @dataclass
@@ -123,8 +139,10 @@ class TrainConfig:
         if self.rules in PRESETS:
             return Rules.from_yaml(preset_path(self.rules))
         path = Path(self.rules)
-        if not path.is_file():
-            raise ValueError(f"rules: {self.rules!r} is neither a preset ({', '.join(PRESETS)}) nor a YAML file")
+        if not os.path.isfile(path):  # False, not OSError, for a name too long for the file system
+            raise ValueError(
+                f"rules: {short_repr(self.rules, 200)} is neither a preset ({', '.join(PRESETS)}) nor a YAML file"
+            )
         return Rules.from_yaml(path)
 
     def to_dict(self) -> dict[str, Any]:
@@ -139,47 +157,85 @@ class TrainConfig:
 
 
 def validate(config: TrainConfig) -> TrainConfig:
-    """Check values beyond their types; raises ``ValueError`` naming the field."""
-    p, o, b = config.ppo, config.opponents, config.budget
-    positive = {
-        "ppo.num_envs": p.num_envs,
-        "ppo.num_steps": p.num_steps,
-        "ppo.num_minibatches": p.num_minibatches,
-        "ppo.update_epochs": p.update_epochs,
-        "opponents.snapshot_every": o.snapshot_every,
-        "opponents.pool_size": o.pool_size,
-        "budget.total_steps": b.total_steps,
-        "budget.eval_deals": b.eval_deals,
+    """Check values beyond their types; raises ``ValueError`` naming the field.
+
+    Every integer has a range, every float must be finite and in its range, the agents named must exist
+    and the rules must load: a config that validates can train (see ``docs/training.md``).
+    """
+    p, o, b, r = config.ppo, config.opponents, config.budget, config.rollout
+    # name: (value, low, high) with both bounds inclusive; None: unbounded on that side.
+    ints: dict[str, tuple[int, int, int | None]] = {
+        "seed": (config.seed, 0, None),
+        "threads": (config.threads, 0, MAX_THREADS),
+        "ppo.num_envs": (p.num_envs, 1, MAX_NUM_ENVS),
+        "ppo.num_steps": (p.num_steps, 1, MAX_NUM_STEPS),
+        "ppo.num_minibatches": (p.num_minibatches, 1, None),
+        "ppo.update_epochs": (p.update_epochs, 1, MAX_UPDATE_EPOCHS),
+        "opponents.snapshot_every": (o.snapshot_every, 1, None),
+        "opponents.pool_size": (o.pool_size, 1, MAX_POOL_SIZE),
+        "budget.total_steps": (b.total_steps, 1, None),
+        "budget.eval_every": (b.eval_every, 0, None),
+        "budget.eval_deals": (b.eval_deals, 1, MAX_EVAL_DEALS),
+        "budget.checkpoint_every": (b.checkpoint_every, 0, None),
+        "rollout.shards": (r.shards, 1, p.num_envs),
+        **{f"network.hidden[{i}]": (width, 1, MAX_HIDDEN) for i, width in enumerate(config.network.hidden)},
     }
-    for name, value in positive.items():
-        if value < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
-    for name, value in {"budget.eval_every": b.eval_every, "budget.checkpoint_every": b.checkpoint_every}.items():
-        if value < 0:
-            raise ValueError(f"{name} must be >= 0, got {value}")
-    r = config.rollout
-    if r.shards < 1 or p.num_envs % r.shards:
-        raise ValueError(f"rollout.shards must be >= 1 and divide ppo.num_envs ({p.num_envs}), got {r.shards}")
-    if not r.ray_cpus_per_shard > 0:
-        raise ValueError(f"rollout.ray_cpus_per_shard must be > 0, got {r.ray_cpus_per_shard}")
-    if not 0.0 < p.learning_rate:
-        raise ValueError(f"ppo.learning_rate must be > 0, got {p.learning_rate}")
-    for name in ("gamma", "gae_lambda"):
-        if not 0.0 <= getattr(p, name) <= 1.0:
-            raise ValueError(f"ppo.{name} must be in [0, 1], got {getattr(p, name)}")
-    if b.time_limit_min is not None and b.time_limit_min <= 0:
-        raise ValueError(f"budget.time_limit_min must be > 0 or null, got {b.time_limit_min}")
+    for name, (value, low, high) in ints.items():
+        if value < low or (high is not None and value > high):
+            allowed = f">= {low}" if high is None else f"from {low} to {high}{_BOUND_NOTES.get(name, '')}"
+            raise ValueError(f"{name} must be an integer {allowed}, got {short_repr(value)}")
+    if p.num_envs % r.shards:
+        raise ValueError(f"rollout.shards must divide ppo.num_envs ({p.num_envs}), got {r.shards}")
+    if not config.network.hidden:
+        raise ValueError("network.hidden must list at least one layer width")
+    if config.network.activation not in ACTIVATIONS:
+        raise ValueError(
+            f"network.activation must be one of {', '.join(ACTIVATIONS)}, got {short_repr(config.network.activation)}"
+        )
+    # name: (value, low, high, low_open); None values are allowed where the field is optional.
+    floats: dict[str, tuple[float | None, float, float, bool]] = {
+        "ppo.learning_rate": (p.learning_rate, 0.0, 1.0, True),
+        "ppo.gamma": (p.gamma, 0.0, 1.0, False),
+        "ppo.gae_lambda": (p.gae_lambda, 0.0, 1.0, False),
+        "ppo.clip_coef": (p.clip_coef, 0.0, 10.0, True),
+        "ppo.ent_coef": (p.ent_coef, 0.0, 10.0, False),
+        "ppo.vf_coef": (p.vf_coef, 0.0, 100.0, False),
+        "ppo.max_grad_norm": (p.max_grad_norm, 0.0, 1e6, True),
+        "ppo.target_kl": (p.target_kl, 0.0, 1e6, True),
+        "budget.time_limit_min": (b.time_limit_min, 0.0, 1e9, True),
+        "rollout.ray_cpus_per_shard": (r.ray_cpus_per_shard, 0.0, 1024.0, True),
+        "opponents.self_play": (o.self_play, 0.0, 1.0, False),
+        "opponents.snapshots": (o.snapshots, 0.0, 1.0, False),
+        **{f"opponents.baselines.{_key(k)}": (v, 0.0, 1.0, False) for k, v in o.baselines.items()},
+    }
+    for name, (value, low, high, low_open) in floats.items():
+        if value is None:
+            continue
+        if not (math.isfinite(value) and (value > low if low_open else value >= low) and value <= high):
+            allowed = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+            raise ValueError(f"{name} must be a finite number in {allowed}, got {short_repr(value)}")
     weights = {
         "self_play": o.self_play,
         "snapshots": o.snapshots,
         **{f"baselines.{k}": v for k, v in o.baselines.items()},
     }
-    for name, value in weights.items():
-        if value < 0:
-            raise ValueError(f"opponents.{name} must be >= 0, got {value}")
     total = sum(weights.values())
     if abs(total - 1.0) > 1e-6:
-        raise ValueError(f"opponents: self_play + snapshots + baselines must sum to 1, got {total:g} ({weights})")
+        raise ValueError(
+            f"opponents: self_play + snapshots + baselines must sum to 1, got {total:g} ({short_repr(weights, 200)})"
+        )
+    for name in o.baselines:
+        if name not in agents.names():
+            raise ValueError(
+                f"opponents.baselines: unknown agent {short_repr(name)}; known: {', '.join(agents.names())}"
+            )
+    if b.eval_opponent not in agents.names() and not os.path.isfile(b.eval_opponent):
+        raise ValueError(
+            f"budget.eval_opponent: unknown agent {short_repr(b.eval_opponent)}; known: "
+            f"{', '.join(agents.names())} (or a checkpoint file path)"
+        )
+    if not config.out_dir.strip():
+        raise ValueError("out_dir must not be empty")
     config.resolve_rules()
     return config
 
@@ -197,17 +253,15 @@ def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str
     data: dict[str, Any] = {}
     if path is not None:
         path = Path(path)
-        if not path.is_file() and (TRAIN_CONFIGS / f"{path}.yaml").is_file():
+        if not os.path.isfile(path) and os.path.isfile(TRAIN_CONFIGS / f"{path}.yaml"):
             path = TRAIN_CONFIGS / f"{path}.yaml"  # a shipped config by name: "quick", "standard_4p"
-        if not path.is_file():
+        name = short_repr(str(path), 200)
+        if not os.path.isfile(path):  # False, not OSError, for a name too long for the file system
             shipped = ", ".join(sorted(p.stem for p in TRAIN_CONFIGS.glob("*.yaml")))
-            raise ValueError(f"config file {str(path)!r} does not exist (shipped configs by name: {shipped})")
-        try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as err:
-            raise ValueError(f"config file {str(path)!r} is not valid YAML: {err}") from None
+            raise ValueError(f"config file {name} does not exist (shipped configs by name: {shipped})")
+        data = load_yaml(read_text(path, "config file"), f"config file {name}") or {}
         if not isinstance(data, dict):
-            raise ValueError(f"config file {str(path)!r} must hold a mapping, got {type(data).__name__}")
+            raise ValueError(f"config file {name} must hold a mapping, got {type(data).__name__}")
     for item in overrides:
         apply_override(data, item)
     return from_dict(data)
@@ -216,18 +270,16 @@ def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str
 def apply_override(data: dict[str, Any], item: str) -> None:
     """Set ``data[section][field]`` from ``"section.field=value"`` (value parsed as YAML)."""
     key, sep, text = item.partition("=")
+    shown = short_repr(item)
     if not sep or not key.strip():
-        raise ValueError(f"override {item!r} must look like section.field=value (e.g. ppo.learning_rate=3e-4)")
-    try:
-        value = yaml.safe_load(text) if text.strip() else None
-    except yaml.YAMLError as err:
-        raise ValueError(f"override {item!r}: value is not valid YAML: {err}") from None
+        raise ValueError(f"override {shown} must look like section.field=value (e.g. ppo.learning_rate=3e-4)")
+    value = load_yaml(text, f"override {shown}") if text.strip() else None
     parts = key.strip().split(".")
     node = data
     for part in parts[:-1]:
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ValueError(f"override {item!r}: {part!r} is not a section")
+            raise ValueError(f"override {shown}: {short_repr(part)} is not a section")
         node = child
     node[parts[-1]] = value
 
@@ -238,13 +290,18 @@ def _build(cls: type, data: Any, prefix: str) -> Any:
         raise ValueError(f"{where} must be a mapping, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - set(fields))
+    unknown = sorted(set(data) - set(fields), key=str)
     if unknown:
-        raise ValueError(f"unknown key {prefix + unknown[0]!r} in {where}; allowed: {', '.join(fields)}")
+        raise ValueError(f"unknown key {short_repr(prefix + str(unknown[0]))} in {where}; allowed: {', '.join(fields)}")
     values = {}
     for name, value in data.items():
         values[name] = _coerce(hints[name], value, f"{prefix}{name}")
     return cls(**values)
+
+
+def _key(key: str) -> str:
+    """A mapping key as part of a field name in a message, cut to 40 characters."""
+    return key if len(key) <= 40 else key[:37] + "..."
 
 
 def _coerce(hint: Any, value: Any, name: str) -> Any:
@@ -258,19 +315,19 @@ def _coerce(hint: Any, value: Any, name: str) -> Any:
         return _coerce(inner, value, name)
     if origin is list:
         if not isinstance(value, list):
-            raise ValueError(f"{name} must be a list, got {value!r}")
+            raise ValueError(f"{name} must be a list, got {short_repr(value)}")
         return [_coerce(args[0], v, f"{name}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):
-            raise ValueError(f"{name} must be a mapping, got {value!r}")
-        return {_coerce(args[0], k, f"{name} key"): _coerce(args[1], v, f"{name}.{k}") for k, v in value.items()}
+            raise ValueError(f"{name} must be a mapping, got {short_repr(value)}")
+        return {_coerce(args[0], k, f"{name} key"): _coerce(args[1], v, f"{name}.{_key(k)}") for k, v in value.items()}
     if hint is bool:
         if not isinstance(value, bool):
-            raise ValueError(f"{name} must be true or false, got {value!r}")
+            raise ValueError(f"{name} must be true or false, got {short_repr(value)}")
         return value
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
+            raise ValueError(f"{name} must be an integer, got {short_repr(value)}")
         return value
     if hint is float:
         if isinstance(value, str):  # YAML 1.1 reads "3e-4" (no dot) as a string
@@ -279,10 +336,13 @@ def _coerce(hint: Any, value: Any, name: str) -> Any:
             except ValueError:
                 pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{name} must be a number, got {value!r}")
-        return float(value)
+            raise ValueError(f"{name} must be a number, got {short_repr(value)}")
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond the float range
+            raise ValueError(f"{name} must be a finite number, got {short_repr(value)}") from None
     if hint is str:
         if not isinstance(value, str):
-            raise ValueError(f"{name} must be a string, got {value!r}")
+            raise ValueError(f"{name} must be a string, got {short_repr(value)}")
         return value
     raise TypeError(f"unsupported config type {hint!r} for {name}")

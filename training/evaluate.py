@@ -58,12 +58,15 @@ import numpy as np
 from president_env import agents as agent_registry
 from president_env import engine
 from president_env.presets import PRESETS, load_preset, resolve_rules
-from president_env.reference import deal_cards
+from president_env.reference import deal_cards, positions_from_roles, table_for_roles
 from president_env.rules import Rules
+from president_env.user_input import check_writable_dir, short_repr
 from president_env.vector_env import VecGame
 
 DEFAULT_DEALS = 200
 DEFAULT_CHUNK_DEALS = 50
+MAX_DEALS = 10_000_000
+"""Most deal groups one tournament plays (days of play on one machine; its task list must fit in memory)."""
 RATING_MEAN = 1500.0
 """Ratings are anchored so that their mean over the agents of a tournament is this value."""
 
@@ -71,27 +74,15 @@ RATING_MEAN = 1500.0
 # --------------------------------------------------------------------------------------
 # Confidence intervals and ratings
 # --------------------------------------------------------------------------------------
-# Two-sided 95 % quantiles t(0.975, df) of Student's t for df = 1..30.
-_T_975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
-_Z_975 = 1.959963984540054
-
-
 def t_quantile_975(df: int) -> float:
-    """Student's t quantile t(0.975, df): a table for df <= 30, the Cornish–Fisher expansion above.
-
-    Beyond 30 degrees of freedom the two-term expansion around the normal quantile is exact to 1e-4,
-    so scipy is not needed.
-    """
+    """Student's t quantile t(0.975, df), from ``scipy.stats.t`` (scipy comes with the ``eval`` extra)."""
     if df < 1:
         raise ValueError(f"degrees of freedom must be >= 1, got {df}")
-    if df <= len(_T_975):
-        return _T_975[df - 1]
-    z = _Z_975
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+    try:
+        from scipy.stats import t
+    except ImportError as err:
+        raise ImportError("confidence intervals need scipy: pip install 'president-env[eval]'") from err
+    return float(t.ppf(0.975, df))
 
 
 @dataclass(frozen=True)
@@ -161,9 +152,9 @@ def load_rules(spec: Rules | str | os.PathLike | None) -> Rules:
     text = os.fspath(spec)
     if text in PRESETS:
         return load_preset(text)
-    if Path(text).is_file():
+    if os.path.isfile(text):  # False, not OSError, for a name too long for the file system
         return Rules.from_yaml(Path(text))
-    raise ValueError(f"rules {text!r} is neither a preset ({', '.join(PRESETS)}) nor a YAML file")
+    raise ValueError(f"rules {short_repr(text, 200)} is neither a preset ({', '.join(PRESETS)}) nor a YAML file")
 
 
 def agent_name(spec: Any) -> str:
@@ -177,7 +168,8 @@ def check_agent_name(name: str) -> None:
     """``ValueError`` listing the known agents unless ``name`` is registered or an existing checkpoint file."""
     if name not in agent_registry.names() and not os.path.isfile(name):
         raise ValueError(
-            f"unknown agent {name!r}; known agents: {', '.join(agent_registry.names())} (or a checkpoint file path)"
+            f"unknown agent {short_repr(name)}; known agents: {', '.join(agent_registry.names())} "
+            "(or a checkpoint file path)"
         )
 
 
@@ -269,9 +261,10 @@ def _make_agents(task: _ChunkTask) -> list[Any]:
     return made
 
 
-def _group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple[np.ndarray, list, list | None]:
+def _group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple[np.ndarray | None, list, list | None]:
     """Per group: the first dealer ``(G,)``, the deals by player (one per manche + one for a decisive manche),
-    and with ``initial_roles: draw`` the drawn roles by player (else ``None``)."""
+    and with ``initial_roles: draw`` the drawn roles by player (else ``None``; with them the first dealer is
+    ``None``: the drawn Trou du cul deals the first manche)."""
     p = rules.n_players
     dealers = rng.integers(0, p, size=n_groups)
     identity = list(range(p))
@@ -281,6 +274,11 @@ def _group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple
         # The draw is part of the deal group: every rotation starts from the same roles by player.
         role_by_pos = engine.tables(rules).role_by_pos
         roles = [[engine.ROLE_NAMES[role_by_pos[pos]] for pos in rng.permutation(p)] for _ in range(n_groups)]
+        for group_deals, names in zip(deals, roles):
+            # The table seated by the draw (reseat_by_role); its Trou du cul deals the first manche.
+            seat_of_player, dealer = table_for_roles(rules, positions_from_roles(names, p))
+            group_deals[0] = deal_cards(rules, rng, dealer, seat_of_player)
+        dealers = None
     return dealers, deals, roles
 
 
@@ -361,7 +359,7 @@ def _play_chunk(task: _ChunkTask, report: Callable[[int], Any] | None = None) ->
     game = VecGame(rules, batch_size=n_slots, seed=np.random.default_rng(game_seed), reward_mode="points")
     game.reset(
         deals=[deals[g][0] for g in group_of_slot],
-        dealers=dealers[group_of_slot],
+        dealers=None if dealers is None else dealers[group_of_slot],
         roles=None if roles is None else [roles[g] for g in group_of_slot],
     )
     live = np.ones(n_slots, bool)
@@ -646,6 +644,7 @@ def evaluate(
     rules = load_rules(rules)
     entries = seat_lineup(lineup, rules.n_players)
     _check_counts(n_deals=n_deals, chunk_deals=chunk_deals, workers=workers)
+    _check_seeds(seed=seed, agent_seed=agent_seed)
     specs, entry_agent = _distinct(entries)
     if workers > 1 or ray_address is not None:
         for spec in specs:
@@ -678,7 +677,15 @@ def evaluate(
 def _check_counts(**counts: Any) -> None:
     for name, value in counts.items():
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            raise ValueError(f"{name} must be a positive integer, got {short_repr(value)}")
+        if name in ("n_deals", "deals") and value > MAX_DEALS:
+            raise ValueError(f"{name} must be at most {MAX_DEALS:,}, got {short_repr(value)}")
+
+
+def _check_seeds(**seeds: Any) -> None:
+    for name, value in seeds.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0):
+            raise ValueError(f"{name} must be a non-negative integer or None, got {short_repr(value)}")
 
 
 def _chunk_seeds(
@@ -726,22 +733,13 @@ def _run_tasks(
         bar.close()
 
 
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def _progress_bar(total: int, enabled: bool) -> Any:
-    if not enabled:
-        return _NoBar()
+    """A tqdm bar over deals; ``disable`` makes it a no-op (tqdm comes with the ``eval`` extra)."""
     try:
         from tqdm.auto import tqdm
-    except ImportError:  # tqdm is an optional extra: no bar rather than no tournament
-        return _NoBar()
-    return tqdm(total=total, unit="deal", desc="tournament")
+    except ImportError as err:
+        raise ImportError("tournaments need tqdm: pip install 'president-env[eval]'") from err
+    return tqdm(total=total, unit="deal", desc="tournament", disable=not enabled)
 
 
 # --------------------------------------------------------------------------------------
@@ -779,6 +777,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", default="results/eval", help="output folder (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--save-replays",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also play N games of the lineup (with --against: the agent against the first opponent) one at a time "
+        "and save them as JSON replays in OUT/replays/ (docs/replay.md)",
+    )
     return parser
 
 
@@ -862,18 +868,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     lineup = [name.strip() for name in args.agents.split(",") if name.strip()]
     against = [name.strip() for name in (args.against or "").split(",") if name.strip()]
+    if args.against is not None and (len(lineup) != 1 or not against):
+        parser.error("--against needs exactly one agent in --agents and at least one opponent")
+    if args.save_replays < 0:
+        parser.error(f"--save-replays must be >= 0, got {args.save_replays}")
+    # Everything the user named is checked before the tournament runs: a typo must not cost its whole time.
     try:
         rules = load_rules(args.rules)
         seat_lineup(lineup, rules.n_players)
+        for name in dict.fromkeys(lineup + against):
+            check_agent_name(name)
+            if name not in agent_registry.names():  # a checkpoint file: load it once, to refuse a bad one now
+                agent_registry.make(name, rules)
         _check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
+        _check_seeds(seed=args.seed, agent_seed=args.agent_seed)
         if args.ray is not None:
             from .distributed import require_ray
 
             require_ray()
+        check_writable_dir(args.out, "--out")
     except (ValueError, ImportError) as err:
         parser.error(str(err))
-    if args.against is not None and (len(lineup) != 1 or not against):
-        parser.error("--against needs exactly one agent in --agents and at least one opponent")
     started = time.perf_counter()
     options = dict(
         n_deals=args.deals,
@@ -890,6 +905,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         result = evaluate(lineup, rules=rules, **options)
         folder, table = write_outputs(result, args.out), result.to_markdown()
+    if args.save_replays:
+        from .replays import save_games
+
+        games = seat_lineup(lineup if not against else lineup + against[:1] * (rules.n_players - 1), rules.n_players)
+        save_games(games, rules, args.save_replays, Path(folder) / "replays", args.seed, source="president-eval")
     print(table)
     print(f"\n{time.perf_counter() - started:.1f} s; results in {folder}/", file=sys.stderr)
     return 0

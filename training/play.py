@@ -18,11 +18,13 @@
   overrides it (default: the rules' own value, 1 in every preset). A tie for the best total adds
   one decisive manche, whose points are not added (RULES.md).
 - ``--seat S``: you are ``player_S`` and sit at seat ``S`` at the start (with ``reseat_by_role``
-  the seats follow the roles later). Default: drawn from the seed, so a replay with the same
-  ``--seed`` puts you in the same seat.
+  the seats follow the roles, from the first manche on when roles are drawn). Default: drawn from
+  the seed, so a replay with the same ``--seed`` puts you in the same seat.
 - ``--seed N``: one ``numpy.random.SeedSequence`` whose children drive the deals, your seat and
   each AI's own generator: the same seed and the same inputs replay the same game. Without it a
   fresh seed is drawn and printed.
+- ``--save-replay PATH``: write the game as a JSON replay (``docs/replay.md``) when it ends or is
+  abandoned; ``president-web`` plays it back.
 - ``--name NAME`` (default ``You``), ``--ascii`` (suit letters C D H S and plain ASCII instead of
   ♣ ♦ ♥ ♠; chosen automatically when the output cannot encode the symbols).
 
@@ -37,7 +39,8 @@
   plays one 7, as the list writes it) and a move number otherwise (``1``, ``11``).
 - ``hand``, ``table``, ``moves``, ``help``, ``quit``.
 
-Invalid input is answered with the reason and a new prompt. **Exit codes**: 0 the game was played
+Invalid input (anything else, numbers in digits other than ASCII 0-9 such as ``²`` or ``①``
+included) is answered with the reason and a new prompt. **Exit codes**: 0 the game was played
 to its end (the standings are printed); 1 it was abandoned (``quit`` or end of input); 2 bad
 arguments (an unknown agent, a wrong number of opponents, bad rules); 130 interrupted (Ctrl-C).
 
@@ -68,8 +71,10 @@ from president_env.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
 from president_env.cards import RANK_NAMES, SUIT_SYMBOLS, TWO, format_cards, parse_card, rank_index
 from president_env.engine import ROLE_NAMES, tables
 from president_env.render import ROLE_LABELS, ordinal, pretty_cards
+from president_env.replay import ReplayRecorder
 from president_env.rules import Rules
 from president_env.training.evaluate import check_agent_name, load_rules
+from president_env.user_input import short_repr
 
 EXIT_DONE, EXIT_ABANDONED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_OPPONENT = "heuristic-3"
@@ -86,7 +91,7 @@ _ASCII = str.maketrans(
     }
 )
 _RED_CARD = re.compile(r"(?:10|[2-9JQKA])[♥♦]")
-_RANK_TOKEN = re.compile(r"(10|[2-9TJQKA]|JK)(?:X(\d+))?")
+_RANK_TOKEN = re.compile(r"(10|[2-9TJQKA]|JK)(?:X([0-9]+))?")  # ASCII digits only: int() reads "²" too
 
 HELP = """\
 Moves:  7 7 | 7x2     play two 7s (10 or T, J, Q, K, A, 2, JK; "play" in front is allowed)
@@ -133,7 +138,11 @@ def parse_ranks(tokens: list[str]) -> list[int]:
             if _is_card(token):
                 rank = RANK_NAMES[parse_card(token)[0]]
                 raise InputError(f"type ranks without suits ({rank}, not {token}): suits do not matter")
-            raise InputError(f"{token!r} is not a rank; ranks are 3 4 5 6 7 8 9 10 J Q K A 2 (T for 10) and JK")
+            raise InputError(
+                f"{short_repr(token, 40)} is not a rank; ranks are 3 4 5 6 7 8 9 10 J Q K A 2 (T for 10) and JK"
+            )
+        if match[2] is not None and len(match[2].lstrip("0")) > 2:
+            raise InputError(f"{short_repr(token, 40)}: a play holds at most 8 cards of one rank")
         count = int(match[2]) if match[2] else 1
         if count < 1:
             raise InputError(f"{token}: the number after x counts cards and must be at least 1")
@@ -157,7 +166,7 @@ def parse_command(line: str) -> tuple:
     """One typed line as a command tuple: ``("play", ranks)``, ``("give", ranks)``, ``("pass",)``,
     ``("pick", n)``, ``("number", n)`` (a bare number), ``("help",)``, ``("hand",)``, ``("table",)``,
     ``("moves",)``, ``("quit",)`` or ``("empty",)``. ``InputError`` for text that is none of them."""
-    text = re.sub(r"\s*[x×*]\s*(?=\d)", "x", line.strip().lower().replace(",", " "))
+    text = re.sub(r"\s*[x×*]\s*(?=[0-9])", "x", line.strip().lower().replace(",", " "))
     words = text.split()
     if not words:
         return ("empty",)
@@ -171,18 +180,30 @@ def parse_command(line: str) -> tuple:
             raise InputError("give what? e.g. give 3")
         return ("give", parse_ranks(rest))
     if head.startswith("#"):
-        if rest or not head[1:].isdigit():
-            raise InputError(f"{text!r}: a move number is # and digits, e.g. #2")
-        return ("pick", int(head[1:]))
+        if rest or _DIGITS.fullmatch(head[1:]) is None:
+            raise InputError(f"{short_repr(text, 40)}: a move number is # and digits, e.g. #2")
+        return ("pick", _move_number(head[1:]))
     if head == "play":
         if not rest:
             raise InputError("play what? e.g. play 7 7")
         return ("play", parse_ranks(rest))
-    if head.isdigit() and not rest:
-        return ("number", int(head))
+    if _DIGITS.fullmatch(head) and not rest:
+        return ("number", _move_number(head))
     if _RANK_TOKEN.fullmatch(head.upper()) is None and not _is_card(head):
-        raise InputError(f"unknown command {line.strip()!r}; type a move such as 7 7, 7x2, pass or #1 (help lists all)")
+        raise InputError(
+            f"unknown command {short_repr(line.strip(), 40)}; type a move such as 7 7, 7x2, pass or #1 (help lists all)"
+        )
     return ("play", parse_ranks(words))
+
+
+_DIGITS = re.compile("[0-9]+")
+
+
+def _move_number(digits: str) -> int:
+    """A number typed in ASCII digits; one past any list of moves stays an ``InputError``, not a huge ``int``."""
+    if len(digits.lstrip("0")) > 6:
+        raise InputError(f"{short_repr(digits, 20)} is not a move number: the list is much shorter")
+    return int(digits)
 
 
 def _is_card(token: str) -> bool:
@@ -245,6 +266,8 @@ class TerminalGame:
         self.winner: int | None = None
         self._kind, _, _ = action_tables(rules)
         self._trick_taker: int | None = None
+        self.replay_path: str | None = None
+        self.recorder: ReplayRecorder | None = None
 
     # ---- output -----------------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -303,6 +326,8 @@ class TerminalGame:
         """Play the game to its end; returns the exit code."""
         try:
             self.env.reset(seed=self.env_seed)
+            players = [agent or "human" for agent in self.lineup]
+            self.recorder = ReplayRecorder(self.raw.game, self.env_seed, players, source="president-play")
             self.introduce()
             self.start_manche()
             for agent in self.env.agent_iter():
@@ -319,6 +344,7 @@ class TerminalGame:
                     self.step(player, action)
             self.say()
             self.standings(final=True)
+            self.save_replay()
             return EXIT_DONE
         except EndOfInput:
             return self.abandon("End of input: the game is abandoned.", EXIT_ABANDONED)
@@ -327,7 +353,18 @@ class TerminalGame:
         except KeyboardInterrupt:
             return self.abandon("Interrupted: the game is abandoned.", EXIT_INTERRUPTED)
 
+    def save_replay(self) -> None:
+        """Write the game so far to ``--save-replay``'s path, if one was given."""
+        if self.replay_path and self.recorder is not None:
+            try:
+                path = self.recorder.replay().save(self.replay_path)
+            except OSError as err:
+                self.say(f"Could not save the replay: {err}")
+                return
+            self.say(f"Replay saved to {path}.")
+
     def abandon(self, message: str, code: int) -> int:
+        self.save_replay()
         self.say()
         self.say(message)
         if self.results:
@@ -340,9 +377,10 @@ class TerminalGame:
         for note in self.notes:
             self.say(f"Note: {note}")
         seats = []
-        for player in range(rules.n_players):
+        seat_of = [self.raw.infos[self.agent_names[player]]["seat"] for player in range(rules.n_players)]
+        for player in sorted(range(rules.n_players), key=seat_of.__getitem__):  # seated by a draw: not player i
             agent = self.lineup[player]
-            seats.append(f"seat {player} {self.label(player)}" + (f" [{agent}]" if agent else " (you)"))
+            seats.append(f"seat {seat_of[player]} {self.label(player)}" + (f" [{agent}]" if agent else " (you)"))
         self.say("At the table, clockwise: " + ", ".join(seats) + ".")
         self.say('Type "help" at your turn for the moves you can type.')
 
@@ -392,6 +430,7 @@ class TerminalGame:
         manche, decisive = info["manche"], info["decisive"]
         actor = self.who(player)
         self.env.step(action)
+        self.recorder.record(player, action, done=any(self.raw.terminations.values()))
         what = (self.raw.last_action or "").split("; manche over")[0].split(" ", 1)[-1]
         if self._kind[action] == KIND_GIVE and player == self.human:
             what = f"gave back a {pe.decode(self.rules, action)[1]}"
@@ -645,6 +684,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, help="seed of the deals, your seat and the AIs (default: a fresh one)")
     parser.add_argument("--name", default="You", help="your name at the table (default: %(default)s)")
     parser.add_argument("--ascii", action="store_true", help="plain ASCII: suit letters C D H S instead of symbols")
+    parser.add_argument("--save-replay", metavar="PATH", help="write the game as a JSON replay to PATH when it ends")
     return parser
 
 
@@ -659,7 +699,7 @@ def build_game(argv: list[str] | None, stdin: TextIO, stdout: TextIO) -> Termina
     n = rules.n_players
     names = [name.strip() for name in args.opponents.split(",")]
     if any(not name for name in names):
-        raise ValueError(f"--opponents {args.opponents!r} has an empty name")
+        raise ValueError(f"--opponents {short_repr(args.opponents)} has an empty name")
     if len(names) not in (1, n - 1):
         raise ValueError(
             f"--opponents lists {len(names)} agents; these rules seat {n} players, so give {n - 1} names "
@@ -680,6 +720,7 @@ def build_game(argv: list[str] | None, stdin: TextIO, stdout: TextIO) -> Termina
     for offset in range(1, n):
         lineup[(human + offset) % n] = names[(offset - 1) % len(names)]
     game = TerminalGame(rules, lineup, human, game_seed, stdin, stdout, name=args.name.strip(), ascii_only=args.ascii)
+    game.replay_path = args.save_replay
     if args.seed is None:
         game.say(f"Seed {root.entropy} (replay this game with --seed {root.entropy}).")
     return game
@@ -692,6 +733,8 @@ def main(
     stderr: TextIO | None = None,
 ) -> int:
     """``president-play``: play one game; returns the exit code (see the module docstring)."""
+    if stdin is None and callable(getattr(sys.stdin, "reconfigure", None)):
+        sys.stdin.reconfigure(errors="replace")  # bytes that are not UTF-8 become an unknown command, not a crash
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     stderr = sys.stderr if stderr is None else stderr

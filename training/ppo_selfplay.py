@@ -47,6 +47,7 @@ import copy
 import dataclasses
 import json
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ from president_env.agents.checkpoint import CheckpointError, export_policy, load
 from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent, masked_entropy
 from president_env.observation import obs_dim as observation_size
 from president_env.rules import Rules
+from president_env.user_input import check_writable_dir, short_repr
 from president_env.vector_env import VecGame
 
 from .config import OpponentConfig, TrainConfig, apply_override, from_dict, load_config
@@ -673,14 +675,17 @@ class Trainer:
                     stats["entropy"].append(entropy.item())
                     stats["approx_kl"].append(((ratio - 1) - log_ratio).mean().item())
                     stats["clipfrac"].append(((ratio - 1).abs() > p.clip_coef).float().mean().item())
-            if p.target_kl is not None and np.mean(stats["approx_kl"][-p.num_minibatches :]) > p.target_kl:
+            if p.target_kl is not None and n and np.mean(stats["approx_kl"][-p.num_minibatches :]) > p.target_kl:
                 break
         with torch.no_grad():
             returns, values = batch["return"], batch["value"]
             var = returns.var().item() if n > 1 else 0.0
-            explained = float("nan") if var == 0 else 1 - (returns - values).var().item() / var
-        out = {f"losses/{k}": float(np.mean(v)) for k, v in stats.items()}
-        out["losses/explained_variance"] = explained
+            explained = 1 - (returns - values).var().item() / var if var > 0 else None
+        # A rollout with no learner decision has no losses, one with constant returns no explained variance:
+        # such metrics are left out of the record rather than written as NaN.
+        out = {f"losses/{k}": float(np.mean(v)) for k, v in stats.items() if v}
+        if explained is not None:
+            out["losses/explained_variance"] = explained
         out["charts/learning_rate"] = self.optimizer.param_groups[0]["lr"]
         return out
 
@@ -813,27 +818,28 @@ class Trainer:
                     stats["charts/eval_seconds"] = time.perf_counter() - t0
                     self.elapsed += stats["charts/eval_seconds"]
                 record = {"update": self.update, "global_step": self.global_step, "elapsed_s": self.elapsed, **stats}
-                log.write(json.dumps(record) + "\n")
+                log.write(_json_line(record) + "\n")
                 log.flush()
                 if writer is not None:
                     for key, value in stats.items():
-                        writer.add_scalar(key, value, self.global_step)
-                if bar is not None:
-                    bar.update(self.config.ppo.num_envs * self.config.ppo.num_steps)
-                    postfix = {"sps": f"{stats['charts/steps_per_s']:,.0f}", "ent": f"{stats['losses/entropy']:.2f}"}
-                    if self.last_eval:
-                        postfix["vs " + budget.eval_opponent] = f"{self.last_eval['eval/advantage']:+.2f}"
-                    bar.set_postfix(postfix)
+                        if math.isfinite(value):
+                            writer.add_scalar(key, value, self.global_step)
+                bar.update(self.config.ppo.num_envs * self.config.ppo.num_steps)
+                postfix = {"sps": f"{stats['charts/steps_per_s']:,.0f}"}
+                if "losses/entropy" in stats:
+                    postfix["ent"] = f"{stats['losses/entropy']:.2f}"
+                if self.last_eval:
+                    postfix["vs " + budget.eval_opponent] = f"{self.last_eval['eval/advantage']:+.2f}"
+                bar.set_postfix(postfix)
                 if budget.checkpoint_every and self.update % budget.checkpoint_every == 0:
                     self.save(self.out_dir / "checkpoint.pt")
-        if bar is not None:
-            bar.close()
+        bar.close()
         if budget.eval_every and (not self.last_eval or self.update % budget.eval_every != 0):
             self.last_eval = self.evaluate()
             # the final evaluation is the learning curve's last point
             record = {"update": self.update, "global_step": self.global_step, "elapsed_s": self.elapsed}
             with open(self.out_dir / "metrics.jsonl", "a") as log:
-                log.write(json.dumps({**record, **self.last_eval}) + "\n")
+                log.write(_json_line({**record, **self.last_eval}) + "\n")
         self.save(self.out_dir / "checkpoint.pt")
         export_policy(self.out_dir / "checkpoint.pt", self.out_dir / "policy.pt")
         if writer is not None:
@@ -848,6 +854,12 @@ class Trainer:
         return self.last_eval
 
 
+def _json_line(record: dict[str, Any], indent: int | None = None) -> str:
+    """``record`` as strict JSON: an undefined value (NaN, such as the CI of a single deal group) is ``null``."""
+    clean = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in record.items()}
+    return json.dumps(clean, allow_nan=False, indent=indent)
+
+
 def _summary_writer(out_dir: Path) -> Any:
     try:
         from torch.utils.tensorboard import SummaryWriter
@@ -858,11 +870,9 @@ def _summary_writer(out_dir: Path) -> Any:
 
 
 def _progress_bar(total: int, done: int, enabled: bool) -> Any:
-    if not enabled:
-        return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=done, unit="step", unit_scale=True, dynamic_ncols=True)
+    return tqdm(total=total, initial=done, unit="step", unit_scale=True, dynamic_ncols=True, disable=not enabled)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -886,18 +896,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.ray is not None:
         args.set.append(f"rollout.ray_address={args.ray}")
+    if args.resume and args.config:
+        parser.error("--resume takes the config stored in the checkpoint; drop --config")
     try:
         if args.resume:
-            if args.config:
-                parser.error("--resume takes the config stored in the checkpoint; drop --config")
+            if not os.path.isfile(args.resume):
+                raise ValueError(f"--resume {short_repr(args.resume, 200)}: no such checkpoint file")
             trainer = Trainer.resume(args.resume, progress=not args.no_progress, overrides=args.set)
-            if args.out_dir:
-                trainer.out_dir = Path(args.out_dir)
-            else:
-                trainer.out_dir = Path(args.resume).parent
+            try:
+                trainer.out_dir = check_writable_dir(args.out_dir or Path(args.resume).parent, "--out-dir")
+            except ValueError:
+                trainer.close()
+                raise
         else:
             overrides = list(args.set) + ([f"out_dir={args.out_dir}"] if args.out_dir else [])
-            trainer = Trainer(load_config(args.config, overrides), progress=not args.no_progress)
+            config = load_config(args.config, overrides)
+            check_writable_dir(config.out_dir, "--out-dir" if args.out_dir else "out_dir")
+            trainer = Trainer(config, progress=not args.no_progress)
     except (ValueError, CheckpointError, ImportError) as err:
         print(f"president-train: error: {err}", file=sys.stderr)
         return 2
@@ -907,7 +922,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         trainer.close()
-    print(json.dumps({"update": trainer.update, "global_step": trainer.global_step, **result}, indent=2))
+    print(_json_line({"update": trainer.update, "global_step": trainer.global_step, **result}, indent=2))
     print(f"checkpoint: {trainer.out_dir / 'checkpoint.pt'}\npolicy: {trainer.out_dir / 'policy.pt'}")
     return 0
 

@@ -1,0 +1,1 @@
+"""president-web: Président in the browser (play, watch, replay)."""

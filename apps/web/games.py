@@ -1,0 +1,539 @@
+"""The games of ``president-web``: one :class:`Session` per game id, the views sent to clients, and the store.
+
+Modes:
+
+- ``play``: one human seat, agents at the others. The client's view (:func:`player_view`) is built
+  from the human's own observation, the human's own cards and the public events only; the
+  agents' cards never leave the server until they are played (a give is shown to its two partners).
+- ``watch``: agents at every seat; the client gets spectator frames (every hand, and what each
+  agent weighed at its decision) and steps through them.
+- ``replay``: frames of a recorded game (:mod:`president_env.replay`), checked move by move.
+
+Every mutation happens on the server's event loop; agents decide in a worker thread pool
+(:class:`Store`), from a copy of their observation, so a Monte-Carlo agent never blocks the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from president_env import agents as agent_registry
+from president_env import engine
+from president_env.actions import action_name, action_tables, encode_give, encode_play
+from president_env.cards import RANK_NAMES, TWO, parse_card
+from president_env.engine import ROLE_NAMES
+from president_env.render import ROLE_LABELS, sort_cards
+from president_env.replay import Event, RecordedGame, Replay, replay_steps
+from president_env.rules import Rules
+
+HUMAN = "human"
+MODES = ("play", "watch", "replay")
+MAX_PACE = 10.0
+UNWATCHED = 120.0
+"""Seconds without a request after which a game's agents stop playing (they resume on the next one)."""
+MAX_REPLAY_ACTIONS = 10_000
+"""Longest replay the web app plays back (its frames stay in memory while it is open)."""
+
+
+class RequestError(ValueError):
+    """A request that cannot be served; ``status`` is the HTTP code (4xx)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Session:
+    """One game and what its clients are shown."""
+
+    id: str
+    mode: str
+    rules: Rules
+    game: RecordedGame
+    lineup: list[str]
+    """Agent name by player (``"human"`` at the human's seat)."""
+    human: int | None
+    agents: dict[int, Any]
+    pace: float
+    created: float
+    touched: float
+    frames: list[dict] = field(default_factory=list)
+    """Spectator frames (watch and replay)."""
+    log: list[dict] = field(default_factory=list)
+    """Play mode: the events as the human may see them."""
+    results: list[dict] = field(default_factory=list)
+    """Finished manches: positions, roles earned and points by player."""
+    error: str | None = None
+    runner: asyncio.Task | None = None
+    paused: bool = False
+    closed: bool = False
+
+    @property
+    def over(self) -> bool:
+        return self.game.done or self.error is not None
+
+    @property
+    def version(self) -> int:
+        """Number of actions played so far."""
+        return len(self.game.events)
+
+
+# --------------------------------------------------------------------------------------
+# Views
+# --------------------------------------------------------------------------------------
+def _role(code: int) -> dict | None:
+    return None if code < 0 else {"name": ROLE_NAMES[code], "label": ROLE_LABELS[code]}
+
+
+def public_table(session: Session, viewer: int) -> dict[str, Any]:
+    """The public part of the table, read from ``viewer``'s observation (no hidden card in it)."""
+    game, rules = session.game, session.rules
+    view = agent_registry.decode(rules, game.observe(viewer)["observation"])
+    seating = game.state.player_at_seat[0]  # who sits where is public
+    my_seat = int(game.state.seat_of_player[0, viewer])
+    players = []
+    for rel in range(rules.n_players):
+        player = int(seating[(my_seat + rel) % rules.n_players])
+        players.append(
+            {
+                "player": player,
+                "seat": (my_seat + rel) % rules.n_players,
+                "agent": session.lineup[player],
+                "held": int(view.held[0, rel]),
+                "role": _role(int(view.roles[0, rel])),
+                "passed": bool(view.passed[0, rel]),
+                "out": int(view.out_order[0, rel]),
+                "penalized": bool(view.penalized[0, rel]),
+                "score": int(view.scores[0, rel]),
+                "to_act": not game.done and game.current_player == player,
+            }
+        )
+    players.sort(key=lambda p: p["seat"])
+    rank = int(view.trick_rank[0])
+    return {
+        "players": players,
+        "trick": {
+            "rank": RANK_NAMES[rank] if rank >= 0 else None,
+            "count": int(view.trick_count[0]),
+            "cards": list(game.trick_cards) if rank >= 0 or game.done else [],
+            "player": game.trick_player if rank >= 0 or game.done else None,
+        },
+        "revolution": bool(view.revolution[0]),
+        "or_nothing": bool(view.constrained[0]),
+        "phase": "exchange" if view.exchange[0] else "play",
+        "manche": game.manche,
+        "decisive": bool(view.decisive[0]),
+        "to_act": game.current_player,
+    }
+
+
+def game_header(session: Session) -> dict[str, Any]:
+    game = session.game
+    result = game.replay().result if game.done else None
+    return {
+        "id": session.id,
+        "mode": session.mode,
+        "version": session.version,
+        "over": session.over,
+        "error": session.error,
+        "pace": session.pace,
+        "paused": session.paused,
+        "rules": session.rules.to_dict(),
+        "lineup": session.lineup,
+        "human": session.human,
+        "scores": game.scores,
+        "results": session.results,
+        "winner": None if result is None else result["winner"],
+    }
+
+
+def player_view(session: Session, since: int = 0) -> dict[str, Any]:
+    """What the human of a play session sees: the public table, the own hand, the own legal moves, the log."""
+    game, rules, me = session.game, session.rules, session.human
+    assert me is not None
+    view = agent_registry.decode(rules, game.observe(me)["observation"])
+    out = game_header(session)
+    out["table"] = public_table(session, me)
+    out["hand"] = sort_cards(game.cards[me])
+    partner = int(view.partner[0])
+    seating = game.state.player_at_seat[0]
+    my_seat = int(game.state.seat_of_player[0, me])
+    out["exchange"] = {
+        "partner": None if partner < 0 else int(seating[(my_seat + partner) % rules.n_players]),
+        "gives_left": int(view.gives_left[0]),
+        "gave": _ranks(view.gave[0]),
+        "received": _ranks(view.received[0]),
+    }
+    legal = []
+    if game.current_player == me and not session.over:
+        kinds, ranks, counts = action_tables(rules)
+        for a in np.flatnonzero(game.legal_mask()):
+            legal.append(
+                {
+                    "action": int(a),
+                    "move": action_name(rules, int(a)),
+                    "kind": ("pass", "play", "give")[int(kinds[a])],
+                    "rank": RANK_NAMES[int(ranks[a])] if kinds[a] else None,
+                    "count": int(counts[a]),
+                }
+            )
+    out["legal"] = legal
+    out["log"] = session.log[since:]
+    out["log_start"] = min(since, len(session.log))
+    return out
+
+
+def _ranks(counts: np.ndarray) -> list[str]:
+    return [RANK_NAMES[r] for r, n in enumerate(counts) for _ in range(int(n))]
+
+
+def spectator_frame(session: Session, event: Event | None, weighed: dict | None) -> dict[str, Any]:
+    """Everything at the table after ``event`` (every hand visible): one frame of watch and replay modes."""
+    game = session.game
+    table = public_table(session, 0)
+    for entry in table["players"]:
+        entry["cards"] = sort_cards(game.cards[entry["player"]])
+    return {
+        "index": len(session.frames),
+        "table": table,
+        "event": None if event is None else _event_dict(session, event),
+        "weighed": weighed,
+        "scores": game.scores,
+        "results": list(session.results),
+        "over": game.done,
+    }
+
+
+def _event_dict(session: Session, event: Event, viewer: int | None = None, partner: int | None = None) -> dict:
+    """An event for a client; ``viewer`` set: a give's card shown only to the two partners."""
+    data = {
+        "index": event.index,
+        "player": event.player,
+        "kind": event.kind,
+        "action": event.action,
+        "move": event.move,
+        "cards": list(event.cards),
+        "manche": event.manche,
+        "decisive": event.decisive,
+        "manche_over": event.manche_over,
+        "game_over": event.game_over,
+    }
+    if event.kind == "give" and viewer is not None and viewer not in (event.player, partner):
+        data["cards"] = []
+        data["move"] = "give"
+        data["action"] = None
+    if event.manche_over:
+        data["points"] = event.points
+        data["positions"] = event.positions
+    return data
+
+
+def _manche_result(session: Session, event: Event) -> dict[str, Any]:
+    role_by_pos = engine.tables(session.rules).role_by_pos
+    positions = event.positions or []
+    order = sorted(range(len(positions)), key=positions.__getitem__)
+    return {
+        "manche": event.manche,
+        "decisive": event.decisive,
+        "order": order,
+        "positions": positions,
+        "roles": [_role(int(role_by_pos[p])) for p in positions],
+        "points": event.points,
+        "scores": session.game.scores,
+    }
+
+
+# --------------------------------------------------------------------------------------
+# Moves
+# --------------------------------------------------------------------------------------
+def human_action(session: Session, body: Any) -> tuple[int, list[str] | None]:
+    """The action a play request asks for and the cards it names, or :class:`RequestError` (4xx) saying why
+    it cannot be played."""
+    game, rules, me = session.game, session.rules, session.human
+    if not isinstance(body, dict):
+        raise RequestError("the body must be a JSON object")
+    version = body.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise RequestError('"version" (the number of moves the client has seen) must be an integer')
+    if session.over:
+        raise RequestError("the game is over", 409)
+    if version != session.version:
+        raise RequestError(f"the game has moved on (version {session.version}, the request was for {version})", 409)
+    if game.current_player != me:
+        raise RequestError("it is not your turn", 409)
+    kind = body.get("move")
+    mask = game.legal_mask()
+    cards = None
+    if kind == "pass":
+        action = 0
+    elif kind in ("play", "give"):
+        cards = body.get("cards")
+        if not isinstance(cards, list) or not cards or not all(isinstance(c, str) for c in cards):
+            raise RequestError(f"{kind}: select one or more cards of your hand")
+        if len(cards) > rules.max_count + 4 * rules.decks:
+            raise RequestError(f"{kind}: too many cards selected")
+        action = _cards_action(rules, game.cards[me], kind, cards)
+    else:
+        raise RequestError('"move" must be "play", "pass" or "give"')
+    if not mask[action]:
+        raise RequestError(_why_illegal(session, action))
+    return action, cards
+
+
+def _cards_action(rules: Rules, hand: Sequence[str], kind: str, cards: list[str]) -> int:
+    try:
+        parsed = [parse_card(c) for c in cards]
+    except ValueError as err:
+        raise RequestError(str(err)) from None
+    have = Counter(hand)
+    for card, n in Counter(c.strip().upper() for c in cards).items():
+        if have[card] < n:
+            raise RequestError(f"you do not hold {card}" if not have[card] else f"you hold only {have[card]} × {card}")
+    ranks = [r for r, _ in parsed]
+    if kind == "give":
+        if len(cards) != 1:
+            raise RequestError("give back one card at a time")
+        return encode_give(rules, RANK_NAMES[ranks[0]])
+    others = sorted(set(ranks) - {TWO})
+    if not others:
+        rank = TWO
+    elif len(others) == 1 and (rules.twos_wild or TWO not in ranks):
+        rank = others[0]
+    else:
+        names = " ".join(RANK_NAMES[r] for r in sorted(set(ranks)))
+        wild = "" if rules.twos_wild else " (2s are not wild in these rules)"
+        raise RequestError(f"a play is cards of one rank, not {names}{wild}")
+    if len(cards) > rules.max_count:
+        raise RequestError(f"a play holds at most {rules.max_count} cards")
+    return encode_play(rules, RANK_NAMES[rank], len(cards))
+
+
+def _why_illegal(session: Session, action: int) -> str:
+    """The engine's reason, in the player's terms (it names only the player's own cards and the table)."""
+    game = session.game
+    reason = engine.describe_illegal(session.rules, game.state, 0, action)
+    return reason.replace(f"player_{session.human}", "you")
+
+
+# --------------------------------------------------------------------------------------
+# The store
+# --------------------------------------------------------------------------------------
+def make_lineup(rules: Rules, seats: Sequence[str], human: int | None) -> list[str]:
+    """Validate the agent names (one per player; ``"human"`` only at ``human``)."""
+    names = set(agent_registry.names())
+    if len(seats) != rules.n_players:
+        raise RequestError(f"give one agent per player ({rules.n_players}), got {len(seats)}")
+    lineup = []
+    for player, name in enumerate(seats):
+        if player == human:
+            lineup.append(HUMAN)
+            continue
+        if not isinstance(name, str) or name not in names:
+            raise RequestError(f"player {player}: unknown agent {name!r}; known agents: {', '.join(sorted(names))}")
+        lineup.append(name)
+    return lineup
+
+
+class Store:
+    """Every live game by id; expires idle and finished games and bounds their number.
+
+    Args:
+        executor: where agents decide (a thread pool).
+        idle_ttl: seconds after which a game nobody looked at is dropped.
+        finished_ttl: seconds a finished game stays readable.
+        max_games: games held at once; a new game past it first evicts the stalest, else 503.
+        clock: ``time.monotonic`` (tests pass a fake one).
+    """
+
+    def __init__(
+        self,
+        executor: Executor,
+        idle_ttl: float = 1800.0,
+        finished_ttl: float = 600.0,
+        max_games: int = 200,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.executor = executor
+        self.idle_ttl, self.finished_ttl, self.max_games = idle_ttl, finished_ttl, max_games
+        self.clock = clock
+        self.sessions: dict[str, Session] = {}
+
+    def get(self, game_id: str) -> Session:
+        self.expire()
+        session = self.sessions.get(game_id)
+        if session is None:
+            raise RequestError("no such game (it never existed or it expired)", 404)
+        session.touched = self.clock()
+        return session
+
+    def expire(self) -> int:
+        """Drop expired games; returns how many."""
+        now = self.clock()
+        dead = [
+            s.id
+            for s in self.sessions.values()
+            if now - s.touched > self.idle_ttl or (s.over and now - s.touched > self.finished_ttl)
+        ]
+        for game_id in dead:
+            self.close(game_id)
+        return len(dead)
+
+    def close(self, game_id: str) -> None:
+        session = self.sessions.pop(game_id, None)
+        if session is not None:
+            session.closed = True
+            if session.runner is not None and not session.runner.done():
+                session.runner.cancel()
+
+    def _new_id(self) -> str:
+        self.expire()
+        if len(self.sessions) >= self.max_games:
+            stalest = min(self.sessions.values(), key=lambda s: (not s.over, s.touched))
+            if not stalest.over and self.clock() - stalest.touched < 60:
+                raise RequestError("the server holds too many games; try again later", 503)
+            self.close(stalest.id)
+        return secrets.token_urlsafe(24)
+
+    def create(
+        self,
+        mode: str,
+        rules: Rules,
+        seats: Sequence[str],
+        human: int | None = None,
+        seed: int | None = None,
+        pace: float = 0.6,
+    ) -> Session:
+        """A new play or watch game (``human`` is the human's player in play mode)."""
+        lineup = make_lineup(rules, seats, human)
+        game = RecordedGame(rules, seed=seed, players=lineup, source="president-web")
+        root = np.random.SeedSequence(game.recorder.seed)
+        seeds = root.spawn(rules.n_players)
+        agents = {}
+        for player, name in enumerate(lineup):
+            if name != HUMAN:
+                try:
+                    agents[player] = agent_registry.make(name, rules, seed=seeds[player])
+                except (ValueError, OSError) as err:
+                    raise RequestError(f"player {player}: {err}") from None
+        now = self.clock()
+        session = Session(self._new_id(), mode, rules, game, lineup, human, agents, pace, now, now)
+        if mode == "watch":
+            session.frames.append(spectator_frame(session, None, None))
+        self.sessions[session.id] = session
+        return session
+
+    def build_replay(self, replay: Replay) -> Session:
+        """A replay session, not yet stored: every frame built now, the moves checked by the engine.
+
+        ``ValueError`` if a move or a deal does not fit. Touches nothing shared (runs in a worker thread).
+        """
+        if len(replay.actions) > MAX_REPLAY_ACTIONS:
+            raise RequestError(f"the web app shows replays of at most {MAX_REPLAY_ACTIONS} moves", 413)
+        first = RecordedGame(
+            replay.rules, seed=replay.seed, deal=replay.deals[0], dealer=replay.dealer, roles=replay.roles
+        )
+        now = self.clock()
+        session = Session("", "replay", replay.rules, first, list(replay.players), None, {}, 0.0, now, now)
+        session.frames.append(spectator_frame(session, None, None))
+        for game, event in replay_steps(replay):
+            session.game = game
+            if event.manche_over:
+                session.results.append(_manche_result(session, event))
+            note = replay.notes[event.index] if replay.notes is not None else None
+            session.frames.append(spectator_frame(session, event, note if isinstance(note, dict) else None))
+        return session
+
+    def add(self, session: Session) -> Session:
+        """Store a session built by :meth:`build_replay` under a new id."""
+        session.id = self._new_id()
+        session.touched = self.clock()
+        self.sessions[session.id] = session
+        return session
+
+    # ---- playing ----------------------------------------------------------------
+    def apply(
+        self, session: Session, action: int, weighed: dict | None = None, cards: list[str] | None = None
+    ) -> Event:
+        """Play ``action`` (with ``cards``, the suits chosen) for the player to act; update what clients see.
+
+        ``RequestError`` (nothing changed) when the cards are not those the action takes.
+        """
+        game = session.game
+        player = game.current_player
+        seat = int(game.state.seat_of_player[0, player])
+        partner_seat = int(game.state.partner[0, seat])
+        partner = int(game.state.player_at_seat[0, partner_seat]) if partner_seat >= 0 else None
+        note = None if weighed is None else _json_weighed(session.rules, weighed)
+        try:
+            event = game.step(action, note, cards)
+        except ValueError as err:
+            message = str(err).replace(f"player_{session.human}", "you")
+            if "not the cards this action takes" in message:
+                message += " (wild 2s complete a play only after every natural card of its rank)"
+            raise RequestError(message) from None
+        if event.manche_over:
+            session.results.append(_manche_result(session, event))
+        if session.mode == "play":
+            session.log.append(_event_dict(session, event, viewer=session.human, partner=partner))
+        else:
+            session.frames.append(spectator_frame(session, event, note))
+        return event
+
+    def start_agents(self, session: Session) -> None:
+        """Let the agents play until the human is to act or the game ends (a task on the event loop)."""
+        if session.over or session.mode == "replay":
+            return
+        if session.runner is None or session.runner.done():
+            session.runner = asyncio.get_running_loop().create_task(self._run_agents(session))
+
+    async def _run_agents(self, session: Session) -> None:
+        loop = asyncio.get_running_loop()
+        while not session.closed and not session.over:
+            player = session.game.current_player
+            if player == session.human or session.paused:
+                return
+            if self.clock() - session.touched > UNWATCHED:
+                return  # nobody is looking: the agents wait until the next request for the game
+            if session.pace > 0:
+                await asyncio.sleep(session.pace)
+                if session.closed or session.paused or session.game.current_player != player:
+                    continue
+            agent = session.agents[player]
+            observation = session.game.observe(player)
+            explain = session.mode == "watch"
+            try:
+                decision = await loop.run_in_executor(self.executor, _decide, agent, observation, explain)
+                if session.closed:
+                    return
+                self.apply(session, int(decision["action"]), decision if explain else None)
+            except Exception as err:  # an agent that fails ends its game, not the server
+                session.error = f"{session.lineup[player]} (player {player}) failed: {type(err).__name__}: {err}"
+                return
+
+
+def _decide(agent: Any, observation: dict, explain: bool) -> dict:
+    if explain and hasattr(agent, "explain"):
+        return agent.explain(observation, {})
+    return {"action": int(agent.act(observation, {}))}
+
+
+def _json_weighed(rules: Rules, decision: dict) -> dict:
+    """What an agent weighed, for JSON: moves by name, numbers rounded, best first."""
+    values = decision.get("values") or {}
+    moves = [
+        {"action": int(a), "move": action_name(rules, int(a)), "value": round(float(v), 4)}
+        for a, v in values.items()
+        if np.isfinite(v)
+    ]
+    moves.sort(key=lambda m: m["value"], reverse="cost" not in str(decision.get("measure")))
+    return {"action": int(decision["action"]), "measure": decision.get("measure"), "moves": moves}

@@ -1,0 +1,331 @@
+"""``president-web``: the browser table, a Starlette app served by uvicorn.
+
+    president-web                      # http://127.0.0.1:8000
+    president-web --port 8080 --host 0.0.0.0
+
+The page (``static/``: plain HTML, CSS and JavaScript, no build step) talks to a small JSON API;
+the client polls it (see ``docs/web.md`` for the API and why polling):
+
+==========================================  ====================================================
+``GET  /api/options``                       presets (with their YAML), agent names, limits
+``POST /api/rules``                         check rules: ``{"preset"}`` or ``{"yaml"}`` -> the rules or 400
+``POST /api/games``                         new play or watch game -> ``{"id", ...view}``
+``GET  /api/games/{id}?since=N``            the view (play: the human's; watch/replay: frames from N)
+``POST /api/games/{id}/move``               play mode: ``{"version", "move": "play"|"pass"|"give", "cards"}``
+``POST /api/games/{id}/pace``               ``{"pace": seconds, "paused": bool}``
+``GET  /api/games/{id}/replay``             the game as a replay (play mode: once the game is over)
+``DELETE /api/games/{id}``                  drop the game
+``POST /api/replays``                       a replay file -> a replay game to step through
+==========================================  ====================================================
+
+Every bad request is answered 4xx with ``{"error": reason}`` and changes nothing. Game ids are
+``secrets.token_urlsafe(24)``: knowing the id is the right to read and play the game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from president_env import agents as agent_registry
+from president_env.presets import PRESETS, preset_path
+from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
+from president_env.replay import MAX_SEED, Replay
+from president_env.rules import Rules
+from president_env.user_input import load_yaml
+
+from .games import HUMAN, MAX_PACE, MODES, RequestError, Session, Store, game_header, human_action, player_view
+
+try:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import FileResponse, JSONResponse, Response
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+except ImportError:  # pragma: no cover - reported by main()
+    Starlette = None  # type: ignore[assignment,misc]
+
+STATIC = Path(__file__).resolve().parent / "static"
+MAX_BODY = 64_000
+MAX_YAML = 20_000
+MAX_MANCHES = 20
+
+
+def load_rules_text(text: Any) -> Rules:
+    """Rules from pasted YAML text (never a file path), with the messages of the command-line programs."""
+    if not isinstance(text, str):
+        raise RequestError('"yaml" must be a string of YAML')
+    if len(text) > MAX_YAML:
+        raise RequestError(f"the rules YAML is {len(text)} characters; at most {MAX_YAML}")
+    try:
+        data = load_yaml(text, "rules YAML")  # bounded: an alias bomb is refused, not expanded
+        return Rules.from_dict({} if data is None else data)
+    except (TypeError, ValueError) as err:
+        raise RequestError(str(err)) from None
+
+
+def rules_of(body: dict) -> Rules:
+    """The rules a setup asks for: ``{"preset": name}`` or ``{"yaml": text}``, then ``"manches"`` overrides."""
+    if body.get("yaml") not in (None, ""):
+        rules = load_rules_text(body["yaml"])
+    else:
+        preset = body.get("preset", "standard")
+        if preset not in PRESETS:
+            raise RequestError(f"unknown rules preset {preset!r}; valid presets: {', '.join(PRESETS)}")
+        rules = Rules.from_yaml(preset_path(preset))
+    manches = body.get("manches")
+    if manches is not None:
+        if not isinstance(manches, int) or isinstance(manches, bool) or not 1 <= manches <= MAX_MANCHES:
+            raise RequestError(f"manches must be an integer from 1 to {MAX_MANCHES}, got {manches!r}")
+        rules = rules.replace(manches=manches)
+    return rules
+
+
+async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
+    """The request's JSON body, at most ``limit`` bytes (413 past it, 400 if it is not JSON)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and not declared.isdigit():
+        raise RequestError("bad Content-Length header")
+    if declared is not None and int(declared) > limit:
+        raise RequestError(f"the request body is larger than {limit} bytes", 413)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise RequestError(f"the request body is larger than {limit} bytes", 413)
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        raise RequestError("the request body is not valid JSON") from None
+
+
+def _int(body: dict, key: str, low: int, high: int, default: Any = None) -> Any:
+    value = body.get(key, default)
+    if value is default:
+        return value
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise RequestError(f"{key} must be an integer from {low} to {high}, got {value!r}")
+    return value
+
+
+def _pace(body: dict, default: float) -> float:
+    pace = body.get("pace", default)
+    if isinstance(pace, bool) or not isinstance(pace, (int, float)) or not 0 <= pace <= MAX_PACE:
+        raise RequestError(f"pace must be a number of seconds from 0 to {MAX_PACE}, got {pace!r}")
+    return float(pace)
+
+
+def view_of(session: Session, since: int = 0) -> dict[str, Any]:
+    """The view a client of ``session`` gets."""
+    if session.mode == "play":
+        return player_view(session, since)
+    out = game_header(session)
+    out["frames"] = session.frames[since:]
+    out["frames_start"] = min(since, len(session.frames))
+    out["frame_count"] = len(session.frames)
+    return out
+
+
+def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
+    """The ASGI app. ``store``: the game store (default a new one, ``store_options`` passed to it)."""
+    if Starlette is None:
+        raise RuntimeError('president-web needs Starlette and uvicorn: pip install "president-env[web]"')
+    executor = None
+    if store is None:
+        executor = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1), thread_name_prefix="agents")
+        store = Store(executor, **store_options)
+
+    def error(err: RequestError) -> JSONResponse:
+        return JSONResponse({"error": str(err)}, status_code=err.status)
+
+    def handle(function):
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await function(request)
+            except RequestError as err:
+                return error(err)
+
+        return endpoint
+
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    async def options(request: Request) -> Response:
+        presets = {name: preset_path(name).read_text(encoding="utf-8") for name in PRESETS}
+        return JSONResponse(
+            {
+                "presets": presets,
+                "agents": list(agent_registry.names()),
+                "modes": list(MODES),
+                "max_manches": MAX_MANCHES,
+                "max_pace": MAX_PACE,
+            }
+        )
+
+    async def check_rules(request: Request) -> Response:
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise RequestError("the body must be a JSON object")
+        rules = rules_of(body)
+        return JSONResponse({"rules": rules.to_dict(), "yaml": rules.to_yaml()})
+
+    async def new_game(request: Request) -> Response:
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise RequestError("the body must be a JSON object")
+        mode = body.get("mode", "play")
+        if mode not in ("play", "watch"):
+            raise RequestError('mode must be "play" or "watch" (replays are posted to /api/replays)')
+        rules = rules_of(body)
+        seats = body.get("seats")
+        if not isinstance(seats, list):
+            raise RequestError(f'"seats" must be a list of {rules.n_players} agent names, one per player')
+        human = _int(body, "human", 0, rules.n_players - 1) if mode == "play" else None
+        if mode == "play" and human is None:
+            raise RequestError(f'play mode needs "human": your player, 0 to {rules.n_players - 1}')
+        if mode == "watch" and HUMAN in seats:
+            raise RequestError("watch mode has agents at every seat")
+        seed = _int(body, "seed", 0, MAX_SEED)
+        pace = _pace(body, 0.6)
+        session = store.create(mode, rules, seats, human=human, seed=seed, pace=pace)
+        store.start_agents(session)
+        return JSONResponse(view_of(session), status_code=201)
+
+    async def get_game(request: Request) -> Response:
+        session = store.get(request.path_params["game_id"])
+        since = request.query_params.get("since", "0")
+        if not since.isdigit() or len(since) > 9:
+            raise RequestError("since must be a non-negative integer")
+        store.start_agents(session)  # agents that stopped for want of a viewer go on
+        return JSONResponse(view_of(session, int(since)))
+
+    async def move(request: Request) -> Response:
+        session = store.get(request.path_params["game_id"])
+        if session.mode != "play":
+            raise RequestError("only play games take moves", 409)
+        body = await read_json(request)
+        action, cards = human_action(session, body)
+        since = _int(body, "since", 0, 10**9, 0)  # checked before the move is made
+        store.apply(session, action, cards=cards)
+        store.start_agents(session)
+        return JSONResponse(view_of(session, since))
+
+    async def set_pace(request: Request) -> Response:
+        session = store.get(request.path_params["game_id"])
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise RequestError("the body must be a JSON object")
+        pace = _pace(body, session.pace)
+        paused = body.get("paused", session.paused)
+        if not isinstance(paused, bool):
+            raise RequestError("paused must be true or false")
+        session.pace, session.paused = pace, paused
+        store.start_agents(session)
+        return JSONResponse({"pace": session.pace, "paused": session.paused})
+
+    async def get_replay(request: Request) -> Response:
+        session = store.get(request.path_params["game_id"])
+        if session.mode == "play" and not session.over:
+            raise RequestError("the replay of a game you play is available once the game is over", 409)
+        text = session.game.replay().dumps()
+        headers = {"Content-Disposition": f'attachment; filename="president-{session.id[:8]}.json"'}
+        return Response(text, media_type="application/json", headers=headers)
+
+    async def delete_game(request: Request) -> Response:
+        store.get(request.path_params["game_id"])
+        store.close(request.path_params["game_id"])
+        return Response(status_code=204)
+
+    async def post_replay(request: Request) -> Response:
+        data = await read_json(request, MAX_REPLAY_BYTES)
+        loop = asyncio.get_running_loop()
+        try:
+            replay = Replay.from_dict(data)
+            # Playing a long replay back takes a moment: off the event loop.
+            session = await loop.run_in_executor(store.executor, store.build_replay, replay)
+        except RequestError:
+            raise
+        except ValueError as err:
+            raise RequestError(f"bad replay: {err}") from None
+        store.add(session)
+        return JSONResponse(view_of(session), status_code=201)
+
+    async def janitor() -> None:
+        while True:
+            await asyncio.sleep(30)
+            store.expire()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        task = asyncio.get_running_loop().create_task(janitor())
+        try:
+            yield
+        finally:
+            task.cancel()
+            for game_id in list(store.sessions):
+                store.close(game_id)
+            if executor is not None:
+                executor.shutdown(wait=False, cancel_futures=True)
+
+    routes = [
+        Route("/", index),
+        Route("/api/options", handle(options)),
+        Route("/api/rules", handle(check_rules), methods=["POST"]),
+        Route("/api/games", handle(new_game), methods=["POST"]),
+        Route("/api/games/{game_id}", handle(get_game), methods=["GET"]),
+        Route("/api/games/{game_id}", handle(delete_game), methods=["DELETE"]),
+        Route("/api/games/{game_id}/move", handle(move), methods=["POST"]),
+        Route("/api/games/{game_id}/pace", handle(set_pace), methods=["POST"]),
+        Route("/api/games/{game_id}/replay", handle(get_replay), methods=["GET"]),
+        Route("/api/replays", handle(post_replay), methods=["POST"]),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.store = store
+    return app
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="president-web", description="Play, watch and replay Président in a browser.")
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
+    parser.add_argument("--idle-ttl", type=float, default=1800.0, help="seconds before an idle game is dropped")
+    parser.add_argument("--max-games", type=int, default=200, help="games held at once (default: %(default)s)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``president-web``: serve the browser table until interrupted; exit code 2 on bad arguments."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port must be 0..65535, got {args.port}")
+    if args.idle_ttl <= 0 or args.max_games < 1:
+        parser.error("--idle-ttl must be positive and --max-games at least 1")
+    try:
+        import uvicorn
+    except ImportError:
+        print('president-web: error: needs Starlette and uvicorn: pip install "president-env[web]"', file=sys.stderr)
+        return 2
+    if Starlette is None:
+        print('president-web: error: needs Starlette and uvicorn: pip install "president-env[web]"', file=sys.stderr)
+        return 2
+    app = create_app(idle_ttl=args.idle_ttl, max_games=args.max_games)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"president-web: serving on http://{host}:{args.port}/ (Ctrl-C to stop)", flush=True)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,448 @@
+// president-web client: plain JavaScript, no build step. It polls the JSON API of server.py.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
+const RANKS = ["3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2", "JK"];
+const KEY_RANK = { "0": "10", t: "10", j: "J", q: "Q", k: "K", a: "A" };
+
+const ui = {
+  options: null, rules: null, game: null, selected: new Set(), log: [],
+  frames: [], frame: 0, follow: true, timer: null, busy: false,
+};
+
+// ---------------------------------------------------------------- helpers
+async function api(method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let data = {};
+  try { data = text ? JSON.parse(text) : {}; } catch (e) { data = { error: text }; }
+  if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+  return data;
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function rankOf(card) { return card === "JK" ? "JK" : card.slice(0, -1); }
+function suitOf(card) { return card === "JK" ? "" : card.slice(-1); }
+
+function cardNode(card, small = false) {
+  const suit = suitOf(card);
+  const red = suit === "H" || suit === "D";
+  return el("span", { class: `card${red ? " red" : ""}${small ? " small" : ""}`, "data-card": card,
+    title: card, "aria-label": card },
+    el("span", { class: "rank" }, rankOf(card)), el("span", { class: "suit" }, SUITS[suit] || "★"));
+}
+
+function playerName(p) {
+  const g = ui.game;
+  if (g && g.human === p) return "You";
+  const agent = g ? g.lineup[p] : "";
+  return `player ${p}${agent ? " · " + agent : ""}`;
+}
+
+function ordinal(n) {
+  const s = ["th", "st", "nd", "rd"], v = n % 100;
+  return n + (s[(v - 20) % 10] || s[v] || s[0]);
+}
+
+function setError(id, message) { $(id).textContent = message || ""; }
+
+// ---------------------------------------------------------------- setup
+async function init() {
+  ui.options = await api("GET", "/api/options");
+  const preset = $("preset");
+  for (const name of Object.keys(ui.options.presets)) preset.append(el("option", { value: name }, name));
+  preset.addEventListener("change", () => { $("yaml").value = ""; loadRules(); });
+  $("check-yaml").addEventListener("click", loadRules);
+  for (const radio of document.querySelectorAll("input[name=mode]")) radio.addEventListener("change", drawSeats);
+  $("seat").addEventListener("change", drawSeats);
+  $("pace-setup").addEventListener("input", () => { $("pace-setup-value").textContent = `${$("pace-setup").value} s`; });
+  $("setup-form").addEventListener("submit", (e) => { e.preventDefault(); startGame(); });
+  $("nav-setup").addEventListener("click", showSetup);
+  $("replay-file").addEventListener("change", loadReplayFile);
+  $("play").addEventListener("click", () => sendMove("play"));
+  $("pass").addEventListener("click", () => sendMove("pass"));
+  $("clear").addEventListener("click", () => { ui.selected.clear(); renderHand(); });
+  $("pace").addEventListener("change", setPace);
+  $("paused").addEventListener("change", setPace);
+  $("first").addEventListener("click", () => stepTo(0));
+  $("back").addEventListener("click", () => stepTo(ui.frame - 1));
+  $("forward").addEventListener("click", () => stepTo(ui.frame + 1));
+  $("last").addEventListener("click", () => stepTo(ui.frames.length - 1));
+  $("follow").addEventListener("change", () => { ui.follow = $("follow").checked; if (ui.follow) stepTo(ui.frames.length - 1); });
+  document.addEventListener("keydown", onKey);
+  await loadRules();
+}
+
+async function loadRules() {
+  const yaml = $("yaml").value.trim();
+  const body = yaml ? { yaml } : { preset: $("preset").value };
+  try {
+    const data = await api("POST", "/api/rules", body);
+    ui.rules = data.rules;
+    $("manches").value = data.rules.manches;
+    $("rules-summary").textContent = `${data.rules.n_players} players, ${data.rules.decks} deck(s), ${data.rules.jokers} joker(s), ` +
+      `exchange ${data.rules.exchange.join("/")}, revolution ${data.rules.revolution ? "on" : "off"}, equal rank: ${data.rules.equal_rank}`;
+    setError("setup-error", "");
+    drawSeats();
+  } catch (err) {
+    setError("setup-error", err.message);
+  }
+}
+
+function mode() { return document.querySelector("input[name=mode]:checked").value; }
+
+function drawSeats() {
+  if (!ui.rules) return;
+  const n = ui.rules.n_players;
+  const seat = $("seat");
+  const chosen = Math.min(Number(seat.value || 0), n - 1);
+  seat.replaceChildren(...Array.from({ length: n }, (_, i) => el("option", { value: i }, `player ${i}`)));
+  seat.value = chosen;
+  $("seat-label").classList.toggle("hidden", mode() !== "play");
+  const box = $("seats");
+  const previous = Array.from(box.querySelectorAll("select")).map((s) => s.value);
+  box.replaceChildren();
+  for (let i = 0; i < n; i++) {
+    if (mode() === "play" && i === chosen) { box.append(el("label", {}, `player ${i}: you`)); continue; }
+    const select = el("select", { id: `agent-${i}`, "aria-label": `agent of player ${i}` });
+    for (const name of ui.options.agents) select.append(el("option", { value: name }, name));
+    select.value = previous[i] && ui.options.agents.includes(previous[i]) ? previous[i] : "heuristic-3";
+    box.append(el("label", {}, `player ${i}: `, select));
+  }
+}
+
+async function startGame() {
+  const n = ui.rules.n_players;
+  const m = mode();
+  const human = Number($("seat").value);
+  const seats = Array.from({ length: n }, (_, i) => (m === "play" && i === human ? "human" : $(`agent-${i}`).value));
+  const body = { mode: m, seats, manches: Number($("manches").value), pace: Number($("pace-setup").value) };
+  const yaml = $("yaml").value.trim();
+  if (yaml) body.yaml = yaml; else body.preset = $("preset").value;
+  if (m === "play") body.human = human;
+  if ($("seed").value !== "") body.seed = Number($("seed").value);
+  try {
+    const data = await api("POST", "/api/games", body);
+    openGame(data);
+  } catch (err) {
+    setError("setup-error", err.message);
+  }
+}
+
+function showSetup() {
+  clearTimeout(ui.timer);
+  ui.game = null;
+  $("setup").classList.remove("hidden");
+  $("game").classList.add("hidden");
+}
+
+async function loadReplayFile(event) {
+  const file = event.target.files[0];
+  event.target.value = "";
+  if (!file) return;
+  try {
+    const data = await api("POST", "/api/replays", await file.text());
+    openGame(data);
+  } catch (err) {
+    showSetup();
+    setError("setup-error", `Replay not loaded: ${err.message}`);
+  }
+}
+
+// ---------------------------------------------------------------- game
+function openGame(data) {
+  clearTimeout(ui.timer);
+  ui.game = data; ui.log = []; ui.frames = []; ui.frame = 0; ui.follow = data.mode === "watch"; ui.selected.clear();
+  $("follow").checked = ui.follow;
+  $("setup").classList.add("hidden");
+  $("game").classList.remove("hidden");
+  $("pace").value = data.pace;
+  $("pace-value").textContent = `${data.pace} s`;
+  const play = data.mode === "play";
+  $("me").classList.toggle("hidden", !play);
+  $("weighed").classList.add("hidden");
+  $("exchange").classList.add("hidden");
+  $("stepper").classList.toggle("hidden", play);
+  $("follow").parentElement.classList.toggle("hidden", data.mode !== "watch");
+  $("pace").parentElement.classList.toggle("hidden", data.mode === "replay");
+  $("paused").parentElement.classList.toggle("hidden", data.mode === "replay");
+  $("paused").checked = Boolean(data.paused);
+  $("download").href = `/api/games/${data.id}/replay`;
+  absorb(data);
+  render();
+  schedule();
+}
+
+function absorb(data) {
+  ui.game = data;
+  if (data.log) {
+    ui.log.length = Math.min(ui.log.length, data.log_start);
+    ui.log.push(...data.log);
+  }
+  if (data.frames) {
+    ui.frames.length = Math.min(ui.frames.length, data.frames_start);
+    ui.frames.push(...data.frames);
+    if (ui.follow || data.mode === "replay" && ui.frames.length === data.frames.length) {
+      ui.frame = ui.follow ? ui.frames.length - 1 : 0;
+    }
+  }
+}
+
+function schedule() {
+  clearTimeout(ui.timer);
+  const g = ui.game;
+  // Nothing changes while the game is over, a replay is shown, or the server waits for your move.
+  if (!g || g.over || g.mode === "replay" || (g.mode === "play" && g.legal.length)) return;
+  ui.timer = setTimeout(poll, 250);
+}
+
+async function poll() {
+  const g = ui.game;
+  if (!g) return;
+  const since = g.mode === "play" ? ui.log.length : ui.frames.length;
+  try {
+    const data = await api("GET", `/api/games/${g.id}?since=${since}`);
+    if (ui.game && ui.game.id === data.id) {
+      const changed = data.version !== ui.game.version || data.over !== ui.game.over || data.error !== ui.game.error;
+      absorb(data);
+      if (changed) render();
+    }
+  } catch (err) {
+    $("status").textContent = `Connection problem: ${err.message}`;
+  }
+  schedule();
+}
+
+async function setPace() {
+  const g = ui.game;
+  const pace = Number($("pace").value);
+  $("pace-value").textContent = `${pace} s`;
+  if (!g || g.mode === "replay") return;
+  try {
+    const paused = $("paused").checked;
+    await api("POST", `/api/games/${g.id}/pace`, { pace, paused });
+    ui.game.paused = paused;
+    schedule();
+  } catch (err) { $("status").textContent = err.message; }
+}
+
+async function sendMove(kind) {
+  const g = ui.game;
+  if (!g || g.mode !== "play" || ui.busy) return;
+  const exchange = g.table.phase === "exchange";
+  const body = { version: g.version, since: ui.log.length };
+  if (kind === "pass") body.move = "pass";
+  else {
+    body.move = exchange ? "give" : "play";
+    body.cards = Array.from(ui.selected).sort((a, b) => a - b).map((i) => g.hand[i]);
+    if (!body.cards.length) { setError("move-error", exchange ? "Select a card to give back." : "Select cards to play, or pass."); return; }
+  }
+  ui.busy = true;
+  try {
+    const data = await api("POST", `/api/games/${g.id}/move`, body);
+    ui.selected.clear();
+    setError("move-error", "");
+    absorb(data);
+    render();
+    schedule();
+  } catch (err) {
+    setError("move-error", `Not playable: ${err.message}`);
+  } finally {
+    ui.busy = false;
+  }
+}
+
+// ---------------------------------------------------------------- drawing
+function render() {
+  const g = ui.game;
+  if (!g) return;
+  if (g.mode === "play") renderPlay(); else renderFrame();
+  renderResults(g.mode === "play" ? g.results : (ui.frames[ui.frame] || {}).results || [], g);
+}
+
+function playerBox(p, showCards) {
+  const role = p.role ? p.role.label : "no role";
+  const state = p.out >= 0 ? `out ${ordinal(p.out + 1)}${p.penalized ? " (penalty)" : ""}` : p.passed ? "passed" : "";
+  const box = el("div", { class: `player${p.to_act ? " turn" : ""}${p.passed ? " passed" : ""}`, "data-player": p.player },
+    el("div", { class: "name" }, playerName(p.player) + (p.to_act ? " ←" : "")),
+    el("div", { class: "meta" }, `${role} · ${p.held} card${p.held === 1 ? "" : "s"} · ${p.score} pt ${state ? "· " + state : ""}`));
+  if (showCards) box.append(el("div", { class: "hand small-hand" }, ...(p.cards || []).map((c) => cardNode(c, true))));
+  return box;
+}
+
+function renderTable(table, showCards) {
+  const others = showCards ? table.players : table.players.filter((p) => p.player !== ui.game.human);
+  $("opponents").replaceChildren(...others.map((p) => playerBox(p, showCards)));
+  const trick = $("trick");
+  if (table.trick.cards.length) {
+    trick.replaceChildren(el("span", {}, `${playerName(table.trick.player)}: `), ...table.trick.cards.map((c) => cardNode(c)));
+  } else trick.replaceChildren(el("span", { class: "note" }, table.phase === "exchange" ? "Exchange phase" : "New trick: lead any cards of one rank"));
+  const flags = [];
+  if (table.revolution) flags.push(el("span", {}, "Revolution: low ranks beat high"));
+  if (table.or_nothing) flags.push(el("span", {}, `${table.trick.rank} or nothing`));
+  flags.push(el("span", { class: "manche" }, `Manche ${table.manche + 1}${table.decisive ? " (decisive)" : ""} of ${ui.game.rules.manches}`));
+  $("flags").replaceChildren(...flags);
+}
+
+function renderPlay() {
+  const g = ui.game;
+  const table = g.table;
+  renderTable(table, false);
+  const me = table.players.find((p) => p.player === g.human);
+  const myTurn = g.legal.length > 0;
+  const exchange = table.phase === "exchange";
+  let status;
+  if (g.over) status = g.winner === g.human ? "Game over: you win!" : `Game over: ${playerName(g.winner)} wins.`;
+  else if (g.error) status = `Stopped: ${g.error}`;
+  else if (myTurn) status = exchange ? `Your turn: give back ${g.exchange.gives_left} card(s) to ${playerName(g.exchange.partner)}` : "Your turn";
+  else status = `Waiting for ${playerName(table.to_act)}…`;
+  $("status").textContent = status;
+  $("me-info").textContent = `You · ${me.role ? me.role.label : "no role"} · ${me.held} cards · ${me.score} pt`;
+  $("play").textContent = exchange ? "Give" : "Play";
+  $("play").disabled = !myTurn;
+  $("pass").disabled = !myTurn || !g.legal.some((m) => m.kind === "pass");
+  const ex = $("exchange");
+  const ranks = (list) => (list.length ? list.join(" ") : "nothing yet");
+  if (g.exchange.partner !== null && (g.exchange.gave.length || g.exchange.received.length || exchange)) {
+    ex.classList.remove("hidden");
+    ex.textContent = `Exchange with ${playerName(g.exchange.partner)}: you received ${ranks(g.exchange.received)}; you gave ${ranks(g.exchange.gave)}` +
+      (g.exchange.gives_left ? `; ${g.exchange.gives_left} left to give back` : "");
+  } else ex.classList.add("hidden");
+  $("download").classList.toggle("hidden", !g.over);
+  renderHand();
+  const log = $("log");
+  log.replaceChildren(...ui.log.slice(-60).map((e) => el("li", {}, describe(e))));
+  log.scrollTop = log.scrollHeight;
+}
+
+function describe(e) {
+  if (!e) return "";
+  const pretty = (cards) => cards.map((c) => rankOf(c) + (SUITS[suitOf(c)] || "")).join(" ");
+  let text = `${playerName(e.player)}: `;
+  if (e.kind === "pass") text += "pass";
+  else if (e.kind === "give") text += e.cards.length ? `gave back ${pretty(e.cards)}` : "gave back a card";
+  else text += `played ${pretty(e.cards)}`;
+  if (e.manche_over) text += " — manche over";
+  return text;
+}
+
+function renderHand() {
+  const g = ui.game;
+  if (!g || g.mode !== "play") return;
+  const playable = new Set(g.legal.filter((m) => m.rank).map((m) => m.rank));
+  const hand = $("hand");
+  const signature = g.hand.join(" ");
+  if (signature !== ui.handSignature) { ui.selected.clear(); ui.handSignature = signature; }
+  hand.replaceChildren(...g.hand.map((card, i) => {
+    const node = cardNode(card);
+    node.tabIndex = 0;
+    node.dataset.index = i;
+    if (ui.selected.has(i)) node.classList.add("selected");
+    if (g.legal.length && !playable.has(rankOf(card)) && !(g.rules.twos_wild && rankOf(card) === "2")) node.classList.add("dim");
+    node.addEventListener("click", () => toggle(i));
+    node.addEventListener("keydown", (ev) => { if (ev.key === " ") { ev.preventDefault(); toggle(i); } });
+    return node;
+  }));
+}
+
+function toggle(index) {
+  if (ui.selected.has(index)) ui.selected.delete(index); else ui.selected.add(index);
+  setError("move-error", "");
+  renderHand();
+}
+
+function renderFrame() {
+  const g = ui.game;
+  const frame = ui.frames[ui.frame];
+  if (!frame) return;
+  renderTable(frame.table, true);
+  $("frame-no").textContent = `move ${ui.frame} / ${ui.frames.length - 1}${g.over ? "" : " (live)"}`;
+  $("back").disabled = ui.frame <= 0; $("first").disabled = ui.frame <= 0;
+  $("forward").disabled = ui.frame >= ui.frames.length - 1; $("last").disabled = $("forward").disabled;
+  let status = frame.event ? describe(frame.event) : "Deal";
+  if (frame.over) {
+    const scores = frame.scores;
+    const best = Math.max(...scores);
+    status += ` — game over, winner ${playerName(g.winner !== null ? g.winner : scores.indexOf(best))}`;
+  }
+  $("status").textContent = (g.mode === "replay" ? "Replay · " : "Watching · ") + status;
+  const w = $("weighed");
+  if (frame.weighed && frame.weighed.moves && frame.weighed.moves.length) {
+    w.classList.remove("hidden");
+    const moves = frame.weighed.moves.slice(0, 10);
+    const top = Math.max(...moves.map((m) => Math.abs(m.value)), 1e-9);
+    w.replaceChildren(el("div", {}, `What ${playerName(frame.event.player)} weighed (${frame.weighed.measure}):`),
+      el("table", {}, ...moves.map((m) => el("tr", { class: m.action === frame.weighed.action ? "chosen" : "" },
+        el("td", {}, m.move), el("td", {}, String(m.value)),
+        el("td", {}, el("span", { class: "bar", style: `width:${Math.round(60 * Math.abs(m.value) / top)}px` }))))));
+  } else if (frame.event) {
+    w.classList.remove("hidden");
+    w.textContent = `${playerName(frame.event.player)} had one possible move, or its agent reports no weights.`;
+  } else w.classList.add("hidden");
+  const log = $("log");
+  log.replaceChildren(...ui.frames.slice(1, ui.frame + 1).slice(-60).map((f) => el("li", {}, describe(f.event))));
+  log.scrollTop = log.scrollHeight;
+}
+
+function stepTo(index) {
+  if (!ui.frames.length) return;
+  ui.frame = Math.max(0, Math.min(ui.frames.length - 1, index));
+  if (ui.game.mode === "watch" && ui.frame < ui.frames.length - 1) { ui.follow = false; $("follow").checked = false; }
+  render();
+}
+
+function renderResults(results, g) {
+  const box = $("results");
+  if (!results.length) { box.replaceChildren(); return; }
+  const n = g.rules.n_players;
+  const header = el("tr", {}, el("th", {}, "Manche"), ...Array.from({ length: n }, (_, p) => el("th", {}, playerName(p))));
+  const rows = results.map((r) => el("tr", {}, el("td", {}, `${r.manche + 1}${r.decisive ? " (decisive)" : ""}`),
+    ...Array.from({ length: n }, (_, p) => el("td", {}, `${ordinal(r.positions[p] + 1)} → ${r.roles[p].label} +${r.points[p]}`))));
+  const last = results[results.length - 1];
+  const totals = el("tr", {}, el("th", {}, "Total"), ...last.scores.map((s) => el("th", {}, String(s))));
+  const children = [el("table", {}, header, ...rows, totals)];
+  if (g.over && g.winner !== null && g.mode === "play") {
+    children.push(el("div", { class: "winner" }, g.winner === g.human ? "You win the game!" : `${playerName(g.winner)} wins the game.`));
+  }
+  box.replaceChildren(...children);
+}
+
+// ---------------------------------------------------------------- keyboard
+function onKey(ev) {
+  if (ev.target.matches("input, textarea, select")) return;
+  const g = ui.game;
+  if (!g || $("game").classList.contains("hidden")) return;
+  if (g.mode !== "play") {
+    if (ev.key === "ArrowLeft") stepTo(ui.frame - 1);
+    else if (ev.key === "ArrowRight") stepTo(ui.frame + 1);
+    else if (ev.key === "Home") stepTo(0);
+    else if (ev.key === "End") stepTo(ui.frames.length - 1);
+    return;
+  }
+  const key = ev.key.toLowerCase();
+  if (key === "enter") { ev.preventDefault(); sendMove("play"); return; }
+  if (key === "p") { sendMove("pass"); return; }
+  if (key === "escape") { ui.selected.clear(); renderHand(); return; }
+  const rank = KEY_RANK[key] || (RANKS.includes(key.toUpperCase()) ? key.toUpperCase() : null);
+  if (!rank) return;
+  const index = g.hand.findIndex((c, i) => rankOf(c) === rank && !ui.selected.has(i));
+  if (index >= 0) toggle(index);
+}
+
+init().catch((err) => { $("setup-error").textContent = `Could not reach the server: ${err.message}`; });

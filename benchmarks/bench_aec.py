@@ -1,0 +1,83 @@
+"""The AEC env against PettingZoo's own ``leduc_holdem_v4`` AEC, in the same run.
+
+    python benchmarks/bench_aec.py [--seconds 2] [--rounds 5] [--rules standard]
+
+Both envs are built by their standard constructors (``president_env.env()``, ``leduc_holdem_v4.env()``, each
+with its PettingZoo wrappers) and played the same way: random legal play, ``last()`` then ``step()``, a
+reset whenever every agent has left. Rounds alternate between the two so that both see the same machine
+load; the rate of each is the median over its rounds, in agent steps per second (the dead steps that end a
+game included, as in PettingZoo's own loop). Prints both rates and the ratio (goal: at least 1.25).
+Needs the ``bench`` extra (``pettingzoo[classic]``: rlcard, pygame).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+
+import numpy as np
+
+import president_env as pe
+from president_env.presets import PRESETS
+
+
+def steps_per_second(env, seconds: float, seed: int) -> float:
+    """Random legal play for about ``seconds``: agent steps (``last()`` + ``step()``) per second."""
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    steps = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        for _ in range(200):
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                action = None
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                action = int(legal[rng.integers(legal.size)])
+            env.step(action)
+            if not env.agents:
+                env.reset()
+        steps += 200
+        if time.perf_counter() >= deadline:
+            return steps / (time.perf_counter() - start)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=2.0, help="length of one round (default 2)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per env, alternating (default 5)")
+    parser.add_argument("--rules", default="standard", choices=sorted(PRESETS), help="preset (default standard)")
+    args = parser.parse_args(argv)
+    if args.seconds <= 0 or args.rounds < 1:
+        parser.error("--seconds must be positive and --rounds at least 1")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from pettingzoo.classic import leduc_holdem_v4
+    except ImportError as error:
+        print(f"bench_aec: the peer needs pettingzoo[classic] (pip install president-env[bench]): {error}")
+        return 2
+    envs = {"president_env.env()": pe.env(rules=args.rules), "leduc_holdem_v4.env()": leduc_holdem_v4.env()}
+    rates: dict[str, list[float]] = {name: [] for name in envs}
+    for env in envs.values():
+        steps_per_second(env, 0.3, seed=0)  # warm-up
+    for round_index in range(args.rounds):
+        for name, env in envs.items():
+            rates[name].append(steps_per_second(env, args.seconds, seed=round_index))
+    median = {name: statistics.median(values) for name, values in rates.items()}
+    ours, peer = median["president_env.env()"], median["leduc_holdem_v4.env()"]
+    print(f"AEC random legal play, last() + step(), median of {args.rounds} rounds of {args.seconds:g} s")
+    for name, value in median.items():
+        spread = ", ".join(f"{v:,.0f}" for v in rates[name])
+        print(f"  {name:<24} {value:>10,.0f} steps/s   (rounds: {spread})")
+    print(f"  ratio president/leduc    {ours / peer:>10.2f}   (goal >= 1.25; rules: {args.rules})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,190 @@
+"""Replays (``president_env.replay``): round trips, playback on the recorded deals, bad files, the CLIs."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+import president_env as pe
+from president_env import agents
+from president_env.presets import PRESETS
+from president_env.replay import MAX_BYTES, RecordedGame, Replay, load_replay, loads, replay_steps
+
+
+def play(rules, seed: int, names=("heuristic-2", "random")) -> RecordedGame:
+    players = [names[i % len(names)] for i in range(rules.n_players)]
+    lineup = [agents.make(name, rules, seed=i) for i, name in enumerate(players)]
+    game = RecordedGame(rules, seed=seed, players=players, source="test")
+    while not game.done:
+        player = game.current_player
+        game.step(lineup[player].act(game.observe(player), {}))
+    return game
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_round_trip_and_playback_on_every_preset(preset, tmp_path):
+    rules = pe.load_preset(preset).replace(manches=2)
+    game = play(rules, seed=3)
+    replay = game.replay()
+    assert replay.result["scores"] == game.scores
+    assert len(replay.deals) == replay.result["manches"] >= 2
+    path = replay.save(tmp_path / "r.json")
+    loaded = load_replay(path)
+    assert loaded.to_dict() == replay.to_dict()
+    assert json.loads(path.read_text())["format"] == "president-replay"
+    # Played back: the same events, cards included, and the same result.
+    events = [event for _, event in replay_steps(loaded)]
+    assert events == game.events
+    assert [e.player for e in events] == replay.movers
+
+
+def test_playback_uses_the_recorded_deals_not_the_seed():
+    rules = pe.Rules(manches=3)
+    replay = play(rules, seed=8).replay()
+    data = replay.to_dict()
+    data["seed"] = 12345  # another seed deals other cards, but the recorded ones are dealt
+    other = Replay.from_dict(data)
+    assert [e for _, e in replay_steps(other)] == [e for _, e in replay_steps(replay)]
+    # A deal that is not the deck is refused, naming the manche.
+    data["deals"][1][0][0], data["deals"][1][1][0] = data["deals"][1][1][0], data["deals"][1][1][0]
+    with pytest.raises(ValueError, match="manche 2"):
+        Replay.from_dict(data).check()
+
+
+def test_cards_follow_the_aec_env():
+    """The suits followed by RecordedGame are the AEC env's (its render mode follows them too)."""
+    rules = pe.Rules(manches=2)
+    env = pe.env(rules=rules, render_mode="ansi", reward_mode="points")
+    env.reset(seed=4)
+    raw = env.unwrapped
+    game = RecordedGame(rules, seed=4)
+    heuristic = agents.make("heuristic-3", rules)
+    steps = 0
+    while not game.done:
+        assert raw.cards == game.cards
+        assert raw.agent_selection == f"player_{game.current_player}"
+        action = heuristic.act(game.observe(game.current_player), {})
+        env.step(action)
+        event = game.step(action)
+        if event.manche_over:
+            assert [raw.rewards[a] for a in raw.possible_agents] == event.points
+        steps += 1
+    assert raw.infos["player_0"]["scores"] == {f"player_{i}": s for i, s in enumerate(game.scores)}
+    assert steps > 60
+
+
+def test_illegal_step_changes_nothing():
+    rules = pe.Rules()
+    game = RecordedGame(rules, seed=1)
+    cards, mask = [list(h) for h in game.cards], game.legal_mask()
+    illegal = int(np.flatnonzero(~mask)[1])
+    with pytest.raises(ValueError):
+        game.step(illegal)
+    with pytest.raises(ValueError, match="integer"):
+        game.step("pass")
+    assert game.cards == cards and not game.events and (game.legal_mask() == mask).all()
+
+
+def test_chosen_suits_are_played_and_kept_in_the_replay():
+    rules = pe.Rules()
+    game = RecordedGame(rules, seed=1)
+    hand = game.cards[game.current_player]
+    ranks = [c[:-1] for c in hand]
+    rank = next(r for r in ranks if ranks.count(r) >= 2)
+    chosen = [c for c in hand if c[:-1] == rank][-1]  # the highest suit of a rank held twice or more
+    action = pe.encode_play(rules, rank, 1)
+    if not game.legal_mask()[action]:
+        pytest.skip("the seed's first player cannot lead that rank")
+    for bad in ([hand[0], chosen], ["ZZ"], [next(c for c in pe.cards.deck() if c not in hand)]):
+        with pytest.raises(ValueError):
+            game.step(action, cards=bad)
+        assert game.cards[game.current_player] == hand and not game.events
+    event = game.step(action, cards=[chosen])
+    assert event.cards == [chosen] and chosen not in game.cards[event.player]
+    data = game.replay().to_dict()
+    assert data["actions"][0]["cards"] == [chosen]
+    assert [e.cards for _, e in replay_steps(Replay.from_dict(data))] == [[chosen]]
+
+
+def _replay_dict() -> dict:
+    return play(pe.Rules(), seed=2).replay().to_dict()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(format="chess"), "not a replay"),
+        (lambda d: d.update(version=2), "version 2 is not supported"),
+        (lambda d: d.pop("deals"), "lacks the field 'deals'"),
+        (lambda d: d["rules"].update(n_players=9), "n_players"),
+        (lambda d: d.update(seed=-1), "seed"),
+        (lambda d: d.update(dealer=7), "dealer"),
+        (lambda d: d.update(players=["a"]), "players"),
+        (lambda d: d["actions"][0].update(action=9999), "action 0"),
+        (lambda d: d["actions"][3].update(player=(d["actions"][3]["player"] + 1) % 4), "action 3: recorded for"),
+        (lambda d: d["actions"].append({"player": 0, "action": 0}), "already over"),
+        (lambda d: d["actions"][1].update(action=int(pe.encode_play(pe.Rules(), "2", 4))), "action 1"),
+        (lambda d: d["deals"][0].pop(), "manche 1"),
+        (lambda d: d["actions"][0].update(cards=["JK"]), "action 0"),
+        (lambda d: d["actions"][0].update(cards="3C"), "cards must be a list"),
+        (lambda d: d["actions"].pop(), "do not finish the game"),
+        (lambda d: d["result"].update(winner=(d["result"]["winner"] + 1) % 4), "differs"),
+    ],
+)
+def test_bad_replays_are_refused_with_the_reason(change, message):
+    data = _replay_dict()
+    change(data)
+    with pytest.raises(ValueError, match=message):
+        loads(json.dumps(data))
+
+
+def test_bad_files(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        load_replay(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_replay(tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        loads("[" * 100_000 + "]" * 100_000)  # too deep: an error, not a crash
+    with pytest.raises(ValueError, match="at most"):
+        loads(" " * (MAX_BYTES + 1))
+    with pytest.raises(ValueError, match="JSON object"):
+        loads("[1, 2]")
+
+
+def test_president_play_saves_a_replay(tmp_path):
+    from president_env.training.play import main
+
+    path = tmp_path / "out" / "game.json"
+    stdin = io.StringIO("#1\n" * 400)
+    stdout = io.StringIO()
+    code = main(["--seed", "3", "--opponents", "heuristic-1", "--seat", "1", "--save-replay", str(path)], stdin, stdout)
+    assert code == 0
+    replay = load_replay(path)
+    assert replay.source == "president-play"
+    assert replay.players == ["heuristic-1", "human", "heuristic-1", "heuristic-1"]
+    winner = f"player_{replay.result['winner']}" if replay.result["winner"] != 1 else "You"
+    assert f"{winner}" in stdout.getvalue().split("Final standings")[1].split("<- winner")[0].splitlines()[-1]
+    # An abandoned game is saved too, unfinished.
+    code = main(["--seed", "3", "--save-replay", str(path)], io.StringIO("#1\n" * 3), io.StringIO())
+    assert code == 1
+    assert load_replay(path).result is None
+
+
+def test_president_eval_saves_replays(tmp_path, capsys):
+    from president_env.training.evaluate import main
+
+    out = tmp_path / "eval"
+    args = ["--agents", "heuristic-3,random", "--deals", "2", "--chunk-deals", "2", "--no-progress", "--out", str(out)]
+    assert main([*args, "--save-replays", "2"]) == 0
+    files = sorted((out / "replays").glob("*.json"))
+    assert [f.name for f in files] == ["game-001.json", "game-002.json"]
+    replays = [load_replay(f) for f in files]
+    assert all(r.players == ["heuristic-3", "random", "heuristic-3", "random"] for r in replays)
+    assert replays[0].deals != replays[1].deals and all(r.result for r in replays)
+    with pytest.raises(SystemExit) as exit_:
+        main([*args, "--save-replays", "-1"])
+    assert exit_.value.code == 2

@@ -1,0 +1,443 @@
+"""``president-web`` server: hidden cards, bad requests, isolation, expiry, concurrency, disconnects."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlparse
+
+import pytest
+
+pytest.importorskip("starlette")
+httpx = pytest.importorskip("httpx")
+from starlette.testclient import TestClient  # noqa: E402
+from web_helpers import live_server  # noqa: E402
+
+from president_env.apps.web.games import Store  # noqa: E402
+from president_env.apps.web.server import create_app, main  # noqa: E402
+from president_env.replay import loads  # noqa: E402
+
+CARD = re.compile(r'"((?:10|[2-9JQKA])[CDHS]|JK)"')
+SETUP = {"mode": "play", "preset": "standard", "human": 0, "seed": 5, "pace": 0}
+OPPONENTS = ["human", "heuristic-1", "heuristic-2", "random"]
+
+
+class Recorder:
+    """Every response body of a client, in order."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.bodies: list[str] = []
+
+    def request(self, method: str, url: str, **kwargs):
+        response = self.client.request(method, url, **kwargs)
+        self.bodies.append(response.text)
+        return response
+
+
+def first_move(view: dict) -> dict:
+    """A legal move for the human, in cards: the first listed play or give, else pass."""
+    moves = [m for m in view["legal"] if m["kind"] != "pass"] or view["legal"]
+    move = moves[0]
+    body = {"version": view["version"], "move": move["kind"]}
+    if move["kind"] != "pass":
+        hand = view["hand"]
+        cards = [c for c in hand if (c[:-1] if c != "JK" else "JK") == move["rank"]][: move["count"]]
+        cards += [c for c in hand if c[:-1] == "2" and c not in cards][: move["count"] - len(cards)]
+        body["cards"] = cards
+    return body
+
+
+def play_game(http, setup: dict, timeout: float = 60) -> tuple[str, dict]:
+    """Play a whole game as the human with :func:`first_move`; returns the id and the final view."""
+    response = http.request("POST", "/api/games", json=setup)
+    assert response.status_code == 201, response.text
+    view = response.json()
+    game_id = view["id"]
+    deadline = time.monotonic() + timeout
+    while not view["over"]:
+        assert time.monotonic() < deadline
+        if view["legal"]:
+            response = http.request("POST", f"/api/games/{game_id}/move", json=first_move(view))
+            assert response.status_code == 200, response.text
+            view = response.json()
+        else:
+            time.sleep(0.005)
+            view = http.request("GET", f"/api/games/{game_id}").json()
+    return game_id, view
+
+
+@pytest.fixture
+def client():
+    with TestClient(create_app()) as test_client:
+        yield test_client
+
+
+def test_play_mode_never_sends_another_hand(client):
+    """Over whole games, no response carries a card of another player's hand before that card is played."""
+    for seed, human in ((5, 0), (6, 2)):
+        recorder = Recorder(client)
+        setup = {**SETUP, "seed": seed, "human": human, "manches": 2, "seats": _rotate(OPPONENTS, human)}
+        game_id, view = play_game(recorder, setup)
+        replay = loads(client.get(f"/api/games/{game_id}/replay").text)  # read after the game: not scanned
+        assert view["winner"] == replay.result["winner"]
+        scan(recorder.bodies, replay, human)
+        # The scan sees a leak: a view naming a card another player still holds is caught.
+        first_view = json.loads(recorder.bodies[0])
+        hidden = next(
+            c for p, hand in enumerate(replay.deals[0]) if p != human for c in hand if c not in first_view["hand"]
+        )
+        leaky = json.dumps({"version": 0, "hand": [hidden]})
+        with pytest.raises(AssertionError, match="other hands"):
+            scan([leaky], replay, human)
+
+
+def scan(bodies: list[str], replay, human: int) -> None:
+    """Replay the game alongside the responses: each response may name only cards the human holds or held,
+    or cards already played (the responses come in game order; a response is checked against the state of
+    the game after the last move it reports)."""
+    from president_env.replay import replay_steps
+
+    states = []  # after each action: (cards allowed to be seen)
+    seen_own: set[str] = set()
+    played: Counter = Counter()
+    games = replay_steps(replay)
+    allowed_at = []
+    # Allowed cards before any action: the human's hand after the automatic exchange.
+    from president_env.replay import RecordedGame
+
+    start = RecordedGame(replay.rules, seed=replay.seed, deal=replay.deals[0], dealer=replay.dealer, roles=replay.roles)
+    seen_own |= set(start.cards[human])
+    allowed_at.append(set(seen_own))
+    for game, event in games:
+        if event.kind == "play":
+            played.update(event.cards)
+        if not event.game_over:
+            seen_own |= set(game.cards[human])
+        if event.kind == "give" and human in (event.player,):
+            seen_own |= set(event.cards)
+        allowed_at.append(seen_own | set(played))
+        states.append(event)
+    assert len(allowed_at) == len(replay.actions) + 1
+    checked = 0
+    for body in bodies:
+        data = json.loads(body)
+        version = data.get("version", 0)
+        allowed = allowed_at[version]
+        cards = set(CARD.findall(body))
+        leaked = cards - allowed
+        assert not leaked, f"response at version {version} names cards of other hands: {sorted(leaked)}"
+        checked += 1
+    assert checked > 10
+
+
+def test_bad_requests_are_4xx_and_change_nothing(client):
+    response = client.post("/api/games", json={**SETUP, "seats": OPPONENTS})
+    view = response.json()
+    game_id = view["id"]
+    while not view["legal"]:
+        time.sleep(0.01)
+        view = client.get(f"/api/games/{game_id}").json()
+    hand = view["hand"]
+    other = next(c for c in [f"{r}{s}" for r in "3456789JQKA" for s in "CDHS"] if c not in hand)
+    bad = [
+        ("not json", 400),
+        (json.dumps([1, 2]), 400),
+        (json.dumps({"move": "play", "cards": hand[:1]}), 400),  # no version
+        (json.dumps({"version": view["version"] + 5, "move": "pass"}), 409),
+        (json.dumps({"version": view["version"], "move": "dance"}), 400),
+        (json.dumps({"version": view["version"], "move": "play", "cards": []}), 400),
+        (json.dumps({"version": view["version"], "move": "play", "cards": [other]}), 400),
+        (json.dumps({"version": view["version"], "move": "play", "cards": ["ZZ"]}), 400),
+        (json.dumps({"version": view["version"], "move": "play", "cards": [1]}), 400),
+        (json.dumps({"version": view["version"], "move": "give", "cards": hand[:1]}), 400),
+        ("x" * 70_000, 413),
+        (json.dumps({**first_move(view), "since": -1}), 400),  # a legal move with a bad field is not played
+    ]
+    ranks = {}
+    for card in hand:
+        ranks.setdefault(card[:-1], card)
+    if len(ranks) >= 2:
+        two_ranks = list(ranks.values())[:2]
+        bad.append((json.dumps({"version": view["version"], "move": "play", "cards": two_ranks}), 400))
+    if view["table"]["trick"]["count"] == 0 and not any(m["kind"] == "pass" for m in view["legal"]):
+        bad.append((json.dumps({"version": view["version"], "move": "pass"}), 400))
+    for body, status in bad:
+        response = client.post(f"/api/games/{game_id}/move", content=body, headers={"content-type": "application/json"})
+        assert response.status_code == status, (body[:80], response.text)
+        assert response.json()["error"]
+        after = client.get(f"/api/games/{game_id}").json()
+        assert after["version"] == view["version"] and after["hand"] == hand
+    for path, payload in [
+        ("/api/games", {**SETUP, "seats": ["human", "nobody", "random", "random"]}),
+        ("/api/games", {**SETUP, "seats": ["human", "random"]}),
+        ("/api/games", {**SETUP, "seats": OPPONENTS, "human": 7}),
+        ("/api/games", {**SETUP, "seats": OPPONENTS, "seed": -1}),
+        ("/api/games", {**SETUP, "seats": OPPONENTS, "manches": 0}),
+        ("/api/games", {**SETUP, "seats": OPPONENTS, "pace": "fast"}),
+        ("/api/games", {**SETUP, "seats": OPPONENTS, "preset": "nope"}),
+        ("/api/games", {**SETUP, "seats": OPPONENTS, "yaml": "n_players: 2"}),
+        ("/api/games", {**SETUP, "mode": "watch", "seats": OPPONENTS}),
+        ("/api/rules", {"yaml": "revolution: maybe"}),
+        ("/api/rules", {"yaml": "colour: red"}),
+        ("/api/rules", {"yaml": "{{"}),
+        ("/api/replays", {"format": "president-replay", "version": 99}),
+        ("/api/replays", {"format": "something"}),
+    ]:
+        before = len(client.app.state.store.sessions)
+        response = client.post(path, json=payload)
+        assert 400 <= response.status_code < 500, (payload, response.text)
+        assert response.json()["error"]
+        assert len(client.app.state.store.sessions) == before
+    assert client.get("/api/games/unknown-id").status_code == 404
+    assert client.get(f"/api/games/{game_id}?since=-1").status_code == 400
+    # The same messages as the command line for bad rules.
+    message = client.post("/api/rules", json={"yaml": "n_players: 2"}).json()["error"]
+    assert message == "n_players must be an integer from 3 to 8, got 2"
+    # A pasted YAML is never read as a file name.
+    assert client.post("/api/rules", json={"yaml": "pyproject.toml"}).status_code == 400
+
+
+def test_game_ids_are_unguessable_and_games_isolated(client):
+    ids = set()
+    for seed in range(5):
+        view = client.post("/api/games", json={**SETUP, "seed": seed, "seats": OPPONENTS}).json()
+        ids.add(view["id"])
+    assert len(ids) == 5
+    assert all(len(game_id) >= 32 and re.fullmatch(r"[A-Za-z0-9_-]+", game_id) for game_id in ids)
+    a, b = sorted(ids)[:2]
+    view_a = client.get(f"/api/games/{a}").json()
+    view_b = client.get(f"/api/games/{b}").json()
+    assert view_a["id"] == a and view_b["id"] == b
+    # A move sent to one game never changes another.
+    while not view_a["legal"]:
+        time.sleep(0.01)
+        view_a = client.get(f"/api/games/{a}").json()
+    before_b = client.get(f"/api/games/{b}").json()
+    assert client.post(f"/api/games/{a}/move", json=first_move(view_a)).status_code == 200
+    assert client.get(f"/api/games/{b}").json()["version"] == before_b["version"] or before_b["legal"] == []
+    # A truncated or altered id is not a game.
+    assert client.get(f"/api/games/{a[:-1]}").status_code == 404
+    # A game being played does not give its replay (it holds every deal) before it is over.
+    assert client.get(f"/api/games/{a}/replay").status_code == 409
+
+
+def test_games_expire():
+    now = [0.0]
+    store_options = {"idle_ttl": 100.0, "finished_ttl": 10.0, "max_games": 3, "clock": lambda: now[0]}
+    with TestClient(create_app(**store_options)) as client:
+        store: Store = client.app.state.store
+        idle = client.post("/api/games", json={**SETUP, "seats": OPPONENTS}).json()["id"]
+        game_id, _ = play_game(client, {**SETUP, "seats": ["human"] + ["heuristic-1"] * 3})
+        assert set(store.sessions) == {idle, game_id}
+        now[0] = 11.0  # the finished game expires first
+        assert client.get(f"/api/games/{game_id}").status_code == 404
+        assert client.get(f"/api/games/{idle}").status_code == 200
+        now[0] = 200.0  # then the idle one
+        assert client.get(f"/api/games/{idle}").status_code == 404
+        assert store.sessions == {}
+        # At most max_games: a new game evicts the stalest.
+        ids = [client.post("/api/games", json={**SETUP, "seats": OPPONENTS}).json()["id"] for _ in range(3)]
+        now[0] = 300.0
+        client.post("/api/games", json={**SETUP, "seats": OPPONENTS})
+        assert len(store.sessions) == 3 and ids[0] not in store.sessions
+
+
+@pytest.mark.slow
+def test_agents_of_an_unwatched_game_wait_for_the_next_request():
+    now = [0.0]
+    with TestClient(create_app(clock=lambda: now[0])) as client:
+        setup = {"mode": "watch", "preset": "standard", "seats": ["heuristic-1"] * 4, "seed": 3, "pace": 0.05}
+        game_id = client.post("/api/games", json=setup).json()["id"]
+        now[0] = 1000.0  # two minutes and more without a request
+        time.sleep(0.3)
+        store = client.app.state.store
+        stopped = store.sessions[game_id].version
+        time.sleep(0.3)
+        assert store.sessions[game_id].version == stopped and not store.sessions[game_id].over
+        client.get(f"/api/games/{game_id}")  # a viewer again
+        time.sleep(0.3)
+        assert store.sessions[game_id].version > stopped
+
+
+@pytest.mark.slow
+def test_twenty_concurrent_scripted_games():
+    with live_server() as (url, _):
+
+        def one(seed: int) -> dict:
+            with httpx.Client(base_url=url, timeout=60) as http:
+                seats = ["human", "heuristic-3", "random", "mc-4" if seed % 5 == 0 else "heuristic-1"]
+                return play_game(http, {**SETUP, "seed": seed, "human": seed % 4, "seats": _rotate(seats, seed % 4)})[1]
+
+        with ThreadPoolExecutor(max_workers=20) as pool:
+            views = list(pool.map(one, range(20)))
+    assert all(v["over"] and v["error"] is None and v["winner"] is not None for v in views)
+    assert len({v["id"] for v in views}) == 20
+
+
+def _rotate(seats: list[str], human: int) -> list[str]:
+    others = [s for s in seats if s != "human"]
+    return [("human" if i == human else others.pop(0)) for i in range(len(seats))]
+
+
+@pytest.mark.slow
+def test_server_survives_disconnects_mid_move():
+    with live_server() as (url, _):
+        http = httpx.Client(base_url=url, timeout=30)
+        view = http.post("/api/games", json={**SETUP, "seats": ["human"] + ["mc-4"] * 3, "pace": 0}).json()
+        game_id = view["id"]
+        host, port = urlparse(url).hostname, urlparse(url).port
+        while not view["legal"]:
+            time.sleep(0.02)
+            view = http.get(f"/api/games/{game_id}").json()
+        body = json.dumps(first_move(view)).encode()
+        # 1: half a request, then the client vanishes.
+        with socket.create_connection((host, port)) as sock:
+            sock.sendall(f"POST /api/games/{game_id}/move HTTP/1.1\r\nHost: x\r\n".encode())
+        # 2: a whole move, the client gone before the answer (the agents then think, mc-4, in the pool).
+        with socket.create_connection((host, port)) as sock:
+            head = f"POST /api/games/{game_id}/move HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            sock.sendall(head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        # 3: a read abandoned at once, many times over.
+        for _ in range(20):
+            with socket.create_connection((host, port)) as sock:
+                sock.sendall(f"GET /api/games/{game_id} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        deadline = time.monotonic() + 30
+        after = http.get(f"/api/games/{game_id}").json()
+        while after["version"] == view["version"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+            after = http.get(f"/api/games/{game_id}").json()
+        assert after["version"] > view["version"], "the move sent before the disconnect was played"
+        assert after["error"] is None
+        # The game goes on: the same client (or a new one) finishes it.
+        game_id, final = _finish(http, game_id)
+        assert final["over"] and final["error"] is None
+        http.close()
+
+
+def _finish(http, game_id: str) -> tuple[str, dict]:
+    view = http.get(f"/api/games/{game_id}").json()
+    deadline = time.monotonic() + 120
+    while not view["over"]:
+        assert time.monotonic() < deadline
+        if view["legal"]:
+            view = http.post(f"/api/games/{game_id}/move", json=first_move(view)).json()
+        else:
+            time.sleep(0.02)
+            view = http.get(f"/api/games/{game_id}").json()
+    return game_id, view
+
+
+def test_watch_mode_shows_every_hand_and_what_agents_weighed(client):
+    seats = ["heuristic-3", "mc-4", "random", "heuristic-1"]
+    view = client.post("/api/games", json={"mode": "watch", "preset": "standard", "seats": seats, "seed": 2, "pace": 0})
+    assert view.status_code == 201
+    game_id = view.json()["id"]
+    deadline = time.monotonic() + 120
+    while not (view := client.get(f"/api/games/{game_id}").json())["over"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    frames = view["frames"]
+    assert len(frames) == view["version"] + 1
+    first = frames[0]["table"]["players"]
+    assert sum(len(p["cards"]) for p in first) == 52
+    measures = {f["weighed"]["measure"] for f in frames[1:] if f["weighed"]}
+    assert {"mean points", "probability", "cost (the cheapest is played)"} <= measures
+    for frame in frames[1:]:
+        weighed = frame["weighed"]
+        assert weighed["action"] == frame["event"]["action"]
+        if weighed["moves"]:
+            assert weighed["action"] in [m["action"] for m in weighed["moves"]]
+    # Pace and pause are the client's to change; bad values are refused.
+    assert client.post(f"/api/games/{game_id}/pace", json={"pace": 99}).status_code == 400
+    assert client.post(f"/api/games/{game_id}/pace", json={"pace": 0.2, "paused": True}).json()["paused"] is True
+    # The replay of a watched game plays back to the same frames.
+    replay_text = client.get(f"/api/games/{game_id}/replay").text
+    loaded = client.post("/api/replays", content=replay_text, headers={"content-type": "application/json"}).json()
+    assert loaded["mode"] == "replay" and loaded["frame_count"] == len(frames)
+    assert [f["table"] for f in loaded["frames"]] == [f["table"] for f in frames]
+
+
+def test_main_rejects_bad_arguments(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--port", "99999"])
+    assert exit_.value.code == 2
+    with pytest.raises(SystemExit) as exit_:
+        main(["--port", "x"])
+    assert exit_.value.code == 2
+
+
+def test_threads_do_not_leak_sessions():
+    """Closing the app (lifespan end) drops every game."""
+    app = create_app()
+    with TestClient(app) as client:
+        client.post("/api/games", json={**SETUP, "seats": OPPONENTS})
+        assert app.state.store.sessions
+    assert not app.state.store.sessions
+    assert threading.active_count() < 50
+
+
+@pytest.mark.slow
+def test_monte_carlo_agents_do_not_block_the_server():
+    """While mc-5 agents think (in the worker pool), other requests are answered at once."""
+    with live_server() as (url, _):
+        with httpx.Client(base_url=url, timeout=30) as http:
+            setup = {"mode": "watch", "preset": "standard", "seats": ["mc-5"] * 4, "seed": 1, "pace": 0}
+            game_id = http.post("/api/games", json=setup).json()["id"]
+            slowest = 0.0
+            for _ in range(20):
+                started = time.perf_counter()
+                assert http.get("/api/options").status_code == 200
+                assert http.get(f"/api/games/{game_id}?since=100000").status_code == 200
+                slowest = max(slowest, time.perf_counter() - started)
+                time.sleep(0.05)
+            assert slowest < 1.0, f"a request waited {slowest:.2f} s behind the agents"
+            http.delete(f"/api/games/{game_id}")
+
+
+@pytest.mark.slow
+def test_the_console_script_serves_and_prints_its_url():
+    import subprocess
+    import sys
+
+    from web_helpers import free_port
+
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "president_env.apps.web.server", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline()
+        assert line.strip() == f"president-web: serving on http://127.0.0.1:{port}/ (Ctrl-C to stop)"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                page = httpx.get(f"http://127.0.0.1:{port}/")
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert page.status_code == 200 and "<title>Président</title>" in page.text
+        assert httpx.get(f"http://127.0.0.1:{port}/static/app.js").status_code == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_pasted_rules_alias_bomb_is_refused_fast():
+    bomb = 'a: &a ["x","x","x","x","x","x","x","x","x"]\n' + "".join(
+        f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n" for p, c in zip("abcdefgh", "bcdefghi")
+    )
+    client = TestClient(create_app())
+    started = time.perf_counter()
+    response = client.post("/api/rules", json={"yaml": bomb})
+    assert response.status_code == 400 and "rules YAML" in response.json()["error"]
+    assert time.perf_counter() - started < 1.0
