@@ -84,7 +84,8 @@ A game is `rules.manches` manches, plus one decisive manche when the highest
 total is tied. After its last play every agent is terminated (never
 truncated); agents then leave by stepping `None`. The final observation is the
 table as it stood before that last play (the engine deals the next game in the
-same call); the result is in `infos`.
+same call); the result is in `infos`. `manche_over` is True right after a step
+that ended a manche (the engine's event), else False.
 
 ### Reset options
 
@@ -385,6 +386,7 @@ class raw_env(AECEnv, EzPickle):
         self.infos = {agent: {} for agent in self.agents}
         self._final: SingleGame | None = None  # after the game ended: its table before the last play
         self._rewarded = False  # rewards hold a manche's result (cleared at the next step)
+        self.manche_over = False  # the engine's event: the last step ended a manche
         self._result: dict | None = None
         self._positions: list[int] | None = None  # the last finished manche's, by player (for the render)
         self._finish: list[tuple[int, int] | None] = [None] * self.rules.n_players  # (position, manche) once known
@@ -470,7 +472,7 @@ class raw_env(AECEnv, EzPickle):
         if self._rewarded:
             self._clear_rewards()
             self._rewarded = False
-        manche_over = rewards is not None
+        manche_over = self.manche_over = rewards is not None
         if tracking:
             self.last_action = self._describe(player, action, before)
         if manche_over:

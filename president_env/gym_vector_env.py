@@ -197,49 +197,57 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
     def _advance(self, games: np.ndarray, reward: np.ndarray, terminated: np.ndarray) -> None:
         """Opponents act in ``games`` until each is at its learner's turn or over; adds the learner's rewards
         to ``reward (N,)`` and marks ended games in ``terminated (N,)``. Games already waiting never move."""
+        state = self.game.state
+        active = games[~self._learner_player_at_turn(state, games, games) & (state.phase[games] != engine.PHASE_OVER)]
+        try:
+            self._play_opponents(active, reward, terminated)
+        finally:
+            self.game._mask = None
+
+    def _play_opponents(self, active: np.ndarray, reward: np.ndarray, terminated: np.ndarray) -> None:
+        """The loop of :meth:`_advance` over the games ``active`` (their opponent is to act)."""
         rules, game = self.rules, self.game
         state = game.state
         work, work_games = state, None  # the batch the loop steps, and the game of each of its rows
-        active = games[~self._learner_player_at_turn(state, games, games) & (state.phase[games] != engine.PHASE_OVER)]
-        while active.size:
-            if active.size <= _COMPACT_BELOW * work.batch_size and work.batch_size > _COMPACT_MIN:
-                if work_games is not None:
-                    _write_back(state, work, work_games)
+        try:
+            while active.size:
+                if active.size <= _COMPACT_BELOW * work.batch_size and work.batch_size > _COMPACT_MIN:
+                    if work_games is not None:
+                        _write_back(state, work, work_games)
+                    active_games = active if work_games is None else work_games[active]
+                    work, work_games = state.take(active_games), active_games
+                    active = np.arange(active_games.size)
                 active_games = active if work_games is None else work_games[active]
-                work, work_games = state.take(active_games), active_games
-                active = np.arange(active_games.size)
-            active_games = active if work_games is None else work_games[active]
-            mask = engine.legal_mask(rules, work)
-            whole = active.size == work.batch_size
-            if not whole:
-                mask = mask[active]
-            if self._needs_observations:
-                obs = observe(rules, work)
-                obs = obs if whole else obs[active]
-            else:
-                obs = np.zeros((active.size, self.obs_dim), np.float32)
-            acting = work.player_at_seat[active, work.current[active]].astype(np.int64)
-            actions = self._opponent_actions(obs, mask, acting, active_games)
-            try:
-                events = engine.step(
-                    rules,
-                    work,
-                    actions,
-                    game.rng,
-                    mask=mask,
-                    reward_mode=game.reward_mode,
-                    slots=None if whole else active,
-                )
-            except ValueError as error:
-                raise ValueError(f"an opponent chose an illegal action: {error}") from None
-            reward[active_games] += events.rewards[np.arange(active.size), self.learner[active_games]]
-            ended = events.game_over
-            terminated[active_games[ended]] = True
-            going_on = ~ended & ~self._learner_player_at_turn(work, active, active_games)
-            active = active[going_on]
-        if work_games is not None:
-            _write_back(state, work, work_games)
-        game._mask = None
+                whole = active.size == work.batch_size
+                mask = engine.legal_mask(rules, work)
+                mask = mask if whole else mask[active]
+                if self._needs_observations:
+                    obs = observe(rules, work)
+                    obs = obs if whole else obs[active]
+                else:
+                    obs = np.zeros((active.size, self.obs_dim), np.float32)
+                acting = work.player_at_seat[active, work.current[active]].astype(np.int64)
+                actions = self._opponent_actions(obs, mask, acting, active_games)
+                try:
+                    events = engine.step(
+                        rules,
+                        work,
+                        actions,
+                        game.rng,
+                        mask=mask,
+                        reward_mode=game.reward_mode,
+                        slots=None if whole else active,
+                    )
+                except ValueError as error:
+                    raise ValueError(f"an opponent chose an illegal action: {error}") from None
+                if events.manche_over.any():
+                    reward[active_games] += events.rewards[np.arange(active.size), self.learner[active_games]]
+                    terminated[active_games[events.game_over]] = True
+                going_on = ~events.game_over & ~self._learner_player_at_turn(work, active, active_games)
+                active = active[going_on]
+        finally:  # the games moved to a smaller batch go back, also when an opponent failed
+            if work_games is not None:
+                _write_back(state, work, work_games)
 
     def _deal(self, games: np.ndarray, options: dict[str, Any], where: np.ndarray, seats: np.ndarray | None) -> None:
         """New games in ``games``: the learner's player (given, fixed or drawn) and the deal (``options`` of the
@@ -480,21 +488,14 @@ def _write_back(state: engine.GameState, work: engine.GameState, games: np.ndarr
 
 
 def _check_options(rules: Rules, options: dict[str, Any], n: int) -> None:
-    """Reset options of ``n`` games: lists of the right length (their contents are validated by the engine)."""
+    """Reset options of ``n`` games, validated by dealing them into a scratch batch (nothing of the env changes)."""
     for key in ("deals", "dealers", "roles"):
         value = options.get(key)
-        if value is not None and len(value) != n:
-            raise ValueError(f"{key}: expected {n} entries (one per reset game), got {len(value)}")
-    if options.get("deals") is not None:
-        engine._parse_deals(rules, options["deals"])
-    if options.get("dealers") is not None:
-        dealers = np.asarray(options["dealers"])
-        if dealers.dtype.kind not in "iu" or np.any((dealers < 0) | (dealers >= rules.n_players)):
-            raise ValueError(f"dealers must be seat numbers in 0..{rules.n_players - 1}, got {options['dealers']!r}")
-    if options.get("roles") is not None:
-        for assignment in options["roles"]:
-            if assignment is not None:
-                engine.parse_roles(rules, assignment)
+        if value is not None and (isinstance(value, (str, bytes)) or len(value) != n):
+            raise ValueError(f"{key}: expected a list of {n} entries (one per reset game), got {value!r:.80}")
+    if n and any(options.get(key) is not None for key in ("deals", "dealers", "roles")):
+        scratch = engine.allocate(rules, n)
+        engine.new_games(rules, scratch, np.arange(n), np.random.default_rng(0), **_pick(options, np.arange(n)))
 
 
 def _pick(options: dict[str, Any], where: np.ndarray) -> dict[str, Any]:

@@ -22,6 +22,9 @@ ROLE_ORDER = {
 }
 
 
+ROLES_4 = {"player_0": "president", "player_1": "vice_president", "player_2": "vice_trou", "player_3": "trou_du_cul"}
+
+
 def random_deal(rules: pe.Rules, rng: np.random.Generator) -> list[list[str]]:
     cards = list(deck(rules.decks, rules.jokers))
     order = rng.permutation(len(cards))
@@ -290,6 +293,7 @@ def test_bad_step_and_reset_inputs_leave_the_env_unchanged():
         ({"seats": [0, 1, 9]}, "seats"),
         ({"dealers": [0, 0, 5]}, "dealers"),
         ({"roles": [{"player_0": "king"}, None, None]}, "role"),
+        ({"roles": [ROLES_4] * 3, "dealers": [0, 1, 2]}, "deal"),  # with roles the Trou du cul deals
         ({"reset_mask": np.array([1, 0, 1])}, "reset_mask"),
         ({"colour": 1}, "unknown option"),
     ):

@@ -437,7 +437,7 @@ class TerminalGame:
         self.say(f"  {actor} {what}")
         if self._kind[action] == KIND_PLAY:
             self._trick_taker = player
-        if self._manche_ended(manche):
+        if self.raw.manche_over:  # the engine's event of the step just made
             self.end_manche(manche, decisive)
             return
         after = self.view()
@@ -452,14 +452,6 @@ class TerminalGame:
             self.say(
                 f"  Exchange over: you gave {_rank_list(after.gave[0])} and received {_rank_list(after.received[0])}."
             )
-
-    def _manche_ended(self, manche: int) -> bool:
-        """Did the step just made end a manche? The engine's event (``VecGame.last_events``) where the AEC env's
-        game reports it; else the change of manche number or the end of the game that the infos show."""
-        events = getattr(self.raw.game, "last_events", None)
-        if events is not None:
-            return bool(events.manche_over[0])
-        return any(self.raw.terminations.values()) or self.raw.infos[self.agent_names[0]]["manche"] != manche
 
     def end_manche(self, manche: int, decisive: bool) -> None:
         infos = [self.raw.infos[a] for a in self.agent_names]
