@@ -162,8 +162,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.num_envs < 1:
         parser.error("--num-envs: at least 1")
     vector = args.env == "vector"
-    args.n_steps = args.n_steps or (128 if vector else 2048)
-    args.batch_size = args.batch_size or (512 if vector else 64)
+    args.n_steps = args.n_steps or (128 if vector or args.speed else 2048)
+    args.batch_size = args.batch_size or (512 if vector or args.speed else 64)
     return args
 
 
@@ -215,13 +215,21 @@ def duplicate_tournament(
     print(result.to_markdown())
 
 
-def measure_speed(rules: pe.Rules, opponents: str | list[str], num_envs: int, seconds: float, seed: int) -> None:
-    """MaskablePPO's training steps/s (rollouts and updates) on the adapter and on the single env, in one run."""
+def measure_speed(rules: pe.Rules, opponents: str | list[str], args: argparse.Namespace) -> None:
+    """MaskablePPO's training steps/s (rollouts and updates) on the adapter and on the single env, in one run.
+
+    The adapter runs with ``--num-envs``, ``--n-steps`` and ``--batch-size`` (their vector defaults unless
+    given); the single env with SB3's defaults (2048 steps per rollout, minibatches of 64).
+    """
     speeds = {}
+    seconds, seed = args.speed, args.seed
     for kind in ("vector", "single"):
         if kind == "vector":
-            env = VecMonitor(PresidentSB3VecEnv(num_envs, rules=rules, opponents=opponents, illegal_action="raise"))
-            model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=512, seed=seed, verbose=0)
+            venv = PresidentSB3VecEnv(args.num_envs, rules=rules, opponents=opponents, illegal_action="raise")
+            env = VecMonitor(venv)
+            model = MaskablePPO(
+                "MlpPolicy", env, n_steps=args.n_steps, batch_size=args.batch_size, seed=seed, verbose=0
+            )
         else:
             env = pe.gym_env(rules=rules, opponents=opponents, illegal_action="raise")
             model = MaskablePPO("MlpPolicy", env, n_steps=2048, batch_size=64, seed=seed, verbose=0)
@@ -240,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rules = load_rules(args.rules)
     opponents = parse_opponents(args.opponents, rules)
     if args.speed:
-        measure_speed(rules, opponents, args.num_envs, args.speed, args.seed)
+        measure_speed(rules, opponents, args)
         return 0
     # seat=None: the learner's seat is drawn for every game, so the policy learns every seat.
     if args.env == "vector":
