@@ -35,7 +35,15 @@ BLOCKS = python_blocks()
 
 def test_the_readme_has_the_examples_the_users_path_promises():
     code = "\n".join(code for _, code in BLOCKS)
-    for needle in ("pe.env(", "pe.gym_env(", "pe.VecGame(", "MaskablePPO", "ppo_config("):
+    for needle in (
+        "pe.env(",
+        "pe.gym_env(",
+        "pe.VecGame(",
+        "MaskablePPO",
+        "ppo_config(",
+        "make_vec(",
+        "PresidentSB3VecEnv(",
+    ):
         assert needle in code, needle
 
 

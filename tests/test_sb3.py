@@ -195,3 +195,11 @@ def test_example_runs_end_to_end(env_kind: str, tmp_path: Path, capsys: pytest.C
     assert agent.act({"observation": obs, "action_mask": info["action_mask"]}) in np.flatnonzero(info["action_mask"])
     while not env.step(int(np.flatnonzero(env.action_masks())[0]))[2]:
         pass
+
+
+def test_example_measures_both_envs_in_one_run(capsys: pytest.CaptureFixture[str]) -> None:
+    example = load_example()
+    argv = ["--speed", "0.2", "--num-envs", "2", "--n-steps", "16", "--batch-size", "32", "--opponents", "random"]
+    assert example.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "MaskablePPO on vector" in out and "MaskablePPO on single" in out and "adapter / single env:" in out
