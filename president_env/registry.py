@@ -22,7 +22,7 @@ PettingZoo/Gymnasium observation ``{"observation": (obs_dim,) float32, "action_m
 name through it (:func:`resolve`), and ``president_env.agents`` is the same registry seen from the agents.
 The environment never imports the agents: they fill the registry through the entry-point group
 ``president_env.opponents`` (see :func:`load_plugins`), loaded on the first lookup. Why an entry point:
-``docs/environment.md``, section *Agents by name*.
+``docs/architecture.md``.
 """
 
 from __future__ import annotations
