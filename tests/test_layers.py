@@ -12,8 +12,10 @@ The layers, lowest first (``docs/architecture.md``):
 
 The check reads the source (``ast``), so it sees every import, also those inside functions, and
 ``importlib.import_module`` calls with a constant name. A module may import its own layer and the layers below.
-Cycles are refused among the imports that run when a module is imported, and among all imports: an import
-inside a function may defer an optional dependency (torch, ray, scipy) or a costly module, never dodge a cycle.
+Cycles are refused among the imports that run when a module is imported, and among all the imports that run,
+those inside functions too: an import inside a function may defer an optional dependency (torch, ray, scipy) or a
+costly module, never dodge a cycle. Imports under ``if TYPE_CHECKING:`` never run (annotations only): they must
+respect the layers but may close a cycle.
 A new module of ``president_env`` is core until it is added to ``VIEWS``.
 """
 
@@ -48,7 +50,7 @@ class Import:
     source: str
     target: str
     line: int
-    at_import: bool  # runs when the source module is imported (not inside a function, not under TYPE_CHECKING)
+    when: str  # "import": runs when the source is imported; "call": inside a function; "typing": TYPE_CHECKING only
 
 
 def layer(module: str) -> str:
@@ -81,8 +83,8 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import
     package = module if path.stem == "__init__" else module.rpartition(".")[0]
     found: list[Import] = []
 
-    def add(name: str, line: int, at_import: bool) -> None:
-        edge = Import(module, name, line, at_import)
+    def add(name: str, line: int, when: str) -> None:
+        edge = Import(module, name, line, when)
         if name in modules and edge not in found:
             found.append(edge)
 
@@ -92,7 +94,7 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import
         base = package.split(".")[: len(package.split(".")) - (level - 1)]
         return ".".join(base + ([name] if name else []))
 
-    def visit(node: ast.AST, at_import: bool) -> None:
+    def visit(node: ast.AST, when: str) -> None:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 parts = alias.name.split(".")
@@ -100,30 +102,34 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import
                 name = next(
                     (".".join(parts[:k]) for k in range(len(parts), 0, -1) if ".".join(parts[:k]) in modules), ""
                 )
-                add(name, node.lineno, at_import)
+                add(name, node.lineno, when)
         elif isinstance(node, ast.ImportFrom):
             base = absolute(node.module, node.level)
             for alias in node.names:
                 submodule = f"{base}.{alias.name}"
-                add(submodule if submodule in modules else base, node.lineno, at_import)
+                add(submodule if submodule in modules else base, node.lineno, when)
         elif isinstance(node, ast.Call):
             func = node.func
             named = getattr(func, "attr", getattr(func, "id", None)) == "import_module"
             if named and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 name = node.args[0].value
                 level = len(name) - len(name.lstrip("."))
-                add(absolute(name.lstrip(".") or None, level), node.lineno, at_import)
+                add(absolute(name.lstrip(".") or None, level), node.lineno, when)
         if isinstance(node, ast.If) and _is_type_checking(node.test):
             for child in node.body:
-                visit(child, False)
+                visit(child, "typing")
             for child in node.orelse:
-                visit(child, at_import)
+                visit(child, when)
             return
-        inner = at_import and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        inner = (
+            "call"
+            if when == "import" and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            else when
+        )
         for child in ast.iter_child_nodes(node):
             visit(child, inner)
 
-    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), True)
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), "import")
     return found
 
 
@@ -203,10 +209,9 @@ def test_no_module_imports_a_higher_layer():
     assert upward(EDGES) == []
 
 
-@pytest.mark.parametrize("when", ["at import", "anywhere"])
-def test_no_import_cycles(when):
-    edges = [e for e in EDGES if e.at_import or when == "anywhere"]
-    assert cycles(edges) == []
+@pytest.mark.parametrize("kinds", [("import",), ("import", "call")], ids=["at-import", "in-functions-too"])
+def test_no_import_cycles(kinds):
+    assert cycles([e for e in EDGES if e.when in kinds]) == []
 
 
 def test_the_check_finds_upward_imports_and_cycles(tmp_path):
@@ -225,8 +230,7 @@ def test_the_check_finds_upward_imports_and_cycles(tmp_path):
         "president_env/gym_env.py": "from .rules import Rules\n",
         "agents/__init__.py": "from .base import Agent\nfrom president_env import gym_env\n",
         "agents/base.py": "import importlib\n\n\ndef g():\n    return importlib.import_module('.heavy', __name__)\n",
-        "agents/heavy.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .base import Agent\n"
-        "from president_env.agents import base\n",
+        "agents/heavy.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .base import Agent\n",
     }
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -235,10 +239,15 @@ def test_the_check_finds_upward_imports_and_cycles(tmp_path):
     assert upward(edges) == [
         "president_env.rules:5 imports president_env.agents (core may not import agents)",
     ]
-    assert cycles([e for e in edges if e.at_import]) == [["president_env.engine", "president_env.observation"]]
-    assert cycles(edges) == [  # the upward import inside a function closes a cycle too
+    assert cycles([e for e in edges if e.when == "import"]) == [["president_env.engine", "president_env.observation"]]
+    assert cycles([e for e in edges if e.when != "typing"]) == [  # the upward import inside a function closes one
+        ["president_env.agents", "president_env.gym_env", "president_env.rules"],
+        ["president_env.engine", "president_env.observation"],
+    ]
+    assert cycles(edges) == [  # annotations only (TYPE_CHECKING) close one more
         ["president_env.agents", "president_env.gym_env", "president_env.rules"],
         ["president_env.agents.base", "president_env.agents.heavy"],
         ["president_env.engine", "president_env.observation"],
     ]
-    assert Import("president_env.agents", "president_env.gym_env", 2, True) in edges
+    assert Import("president_env.agents", "president_env.gym_env", 2, "import") in edges
+    assert Import("president_env.agents.heavy", "president_env.agents.base", 4, "typing") in edges
