@@ -1,4 +1,4 @@
-"""Masked PPO self-play (``training/ppo_selfplay.py``): masks, carried decisions, resume, the CLI."""
+"""Masked PPO self-play (``training/ppo.py``, ``ppo_selfplay.py``): masks, carried decisions, resume, the CLI."""
 
 import json
 

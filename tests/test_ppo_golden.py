@@ -1,7 +1,7 @@
 """Golden runs of ``president-train``: fixed seeds give the metrics and weights recorded in ``data/ppo_golden.json``.
 
-The values were recorded from the trainer before it was split into modules (``ppo_selfplay`` core,
-``rollout``, ``run_state``, ``bookkeeping``); any change of what a seed trains fails here. Integer
+The values were recorded from the trainer before it was split into modules (``ppo``, ``ppo_selfplay``,
+``opponents``, ``rollout``, ``run_state``, ``bookkeeping``); any change of what a seed trains fails here. Integer
 metrics (counts, steps) must match exactly; float metrics and weight sums to a relative 1e-6, the
 slack that summation order on another CPU may need (on one machine the runs are bit for bit the same).
 
@@ -18,10 +18,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from president_env.training.bookkeeping import TIMING  # noqa: E402
 from president_env.training.ppo_selfplay import main  # noqa: E402
 
 GOLDEN = Path(__file__).parent / "data" / "ppo_golden.json"
-TIMING = {"elapsed_s", "charts/steps_per_s", "charts/rollout_steps_per_s", "charts/eval_seconds"}
 TINY = [
     "ppo.num_envs=64",
     "ppo.num_steps=16",

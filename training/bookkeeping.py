@@ -14,10 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from president_env.agents.torch_policy import TorchPolicyAgent
 from president_env.rules import Rules
 
-from .config import BudgetConfig
+from .config import BudgetConfig, OpponentConfig
+from .opponents import OpponentPool
 
 TIMING = ("elapsed_s", "charts/steps_per_s", "charts/rollout_steps_per_s", "charts/eval_seconds")
 """The fields of a ``metrics.jsonl`` record that measure time (the others are the same for the same seed)."""
@@ -47,6 +50,31 @@ def evaluate_learner(
     return {
         f"eval/{key}": float(row[field]) for key, field in stats.items()
     }  # plain floats: checkpoints hold data only
+
+
+class TableRewards:
+    """The learner's mean game reward against each opponent kind (``rollout/reward_vs_NAME``), between two logs."""
+
+    def __init__(self, config: OpponentConfig) -> None:
+        self.kinds = OpponentPool.kinds_of(config)
+        n_ids = OpponentPool.policy_count(config)
+        self.reward, self.games = np.zeros(n_ids), np.zeros(n_ids, dtype=np.int64)
+
+    def add(self, reward: np.ndarray, games: np.ndarray) -> None:
+        """Summed game reward and game count per opponent policy id (:meth:`OpponentPool.take_tallies`)."""
+        self.reward += reward
+        self.games += games
+
+    def take_means(self) -> dict[str, float]:
+        """The mean per opponent kind met since the last call (kinds not met are left out)."""
+        stats = {}
+        for name, ids in self.kinds.items():
+            games = self.games[ids].sum()
+            if games:
+                stats[f"rollout/reward_vs_{name}"] = float(self.reward[ids].sum() / games)
+        self.reward[:] = 0.0
+        self.games[:] = 0
+        return stats
 
 
 def json_line(record: dict[str, Any], indent: int | None = None) -> str:

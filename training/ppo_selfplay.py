@@ -32,7 +32,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from president_env import agents
@@ -41,9 +40,8 @@ from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent
 from president_env.observation import obs_dim as observation_size
 from president_env.user_input import check_writable_dir, short_repr
 
-from .bookkeeping import RunLog, eval_due, evaluate_learner, final_eval_due, json_line, plot_curve
+from .bookkeeping import RunLog, TableRewards, eval_due, evaluate_learner, final_eval_due, json_line, plot_curve
 from .config import TrainConfig, load_config
-from .opponents import OpponentPool
 from .ppo import ppo_update
 from .rollout import merge_shards, start_shards
 from .run_state import RunSeeds, read_checkpoint, restore, run_state
@@ -82,9 +80,7 @@ class Trainer:
         self.global_step = 0
         self.elapsed = 0.0
         self.last_eval: dict[str, float] = {}
-        self.opponent_ids = OpponentPool.kinds_of(config.opponents)
-        n_ids = OpponentPool.policy_count(config.opponents)
-        self.table_reward, self.table_games = np.zeros(n_ids), np.zeros(n_ids, dtype=np.int64)
+        self.tables = TableRewards(config.opponents)
 
     def weights(self) -> dict[str, torch.Tensor] | None:
         """What the shards need to act as the learner now (nothing for shards that share its network)."""
@@ -99,9 +95,7 @@ class Trainer:
     def rollout(self) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
         """Every shard plays one rollout with the current weights; one training batch and statistics."""
         batch, stats = merge_shards(self.shards.call("run", self.weights()))
-        table_reward, table_games = stats.pop("tables")
-        self.table_reward += table_reward
-        self.table_games += table_games
+        self.tables.add(*stats.pop("tables"))
         self.global_step += self.config.ppo.num_envs * self.config.ppo.num_steps
         return batch, stats
 
@@ -126,19 +120,8 @@ class Trainer:
         steps = self.config.ppo.num_envs * self.config.ppo.num_steps
         stats["charts/steps_per_s"] = steps / (end - start)
         stats["charts/rollout_steps_per_s"] = steps / (collected - start)
-        stats.update(self.table_stats())
+        stats.update(self.tables.take_means())
         self.elapsed += end - start
-        return stats
-
-    def table_stats(self) -> dict[str, float]:
-        """Mean game reward of the learner against each opponent kind since the last call."""
-        stats = {}
-        for name, ids in self.opponent_ids.items():
-            games = self.table_games[ids].sum()
-            if games:
-                stats[f"rollout/reward_vs_{name}"] = float(self.table_reward[ids].sum() / games)
-        self.table_reward[:] = 0.0
-        self.table_games[:] = 0
         return stats
 
     # ----- the loop --------------------------------------------------------------------------------
@@ -177,6 +160,7 @@ class Trainer:
         return self.last_eval
 
     def progress_record(self) -> dict[str, float]:
+        """Where the run stands: the first fields of every ``metrics.jsonl`` record."""
         return {"update": self.update, "global_step": self.global_step, "elapsed_s": self.elapsed}
 
     # ----- evaluation and checkpoints ---------------------------------------------------------------
