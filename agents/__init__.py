@@ -9,9 +9,15 @@ Names: ``random``, ``heuristic-1`` … ``heuristic-3`` (batched rules of conduct
 :mod:`.heuristic`), ``mc-4``, ``mc-5`` (Monte-Carlo determinization over the batched
 engine, :mod:`.monte_carlo`), the learned policies shipped in ``checkpoints/``
 (``ppo-standard-4p`` and one per table, :data:`SHIPPED_AGENTS`), or the path of a learned checkpoint
-(loaders register with :func:`register_checkpoint_loader`; torch checkpoints, ``.pt``,
-load as :class:`~.torch_policy.TorchPolicyAgent`, format in :mod:`.checkpoint`). Agents
-see the observation and the mask, never the engine's hidden state.
+(torch checkpoints, ``.pt``, load as :class:`~.torch_policy.TorchPolicyAgent`, format in :mod:`.checkpoint`;
+other formats plug in with :func:`register_checkpoint_loader`). Agents see the observation and the mask,
+never the engine's hidden state.
+
+The registry behind :func:`make`, :func:`names`, :func:`register` and :func:`register_checkpoint_loader` is
+:mod:`president_env.registry`, in the environment core, where the Gym envs resolve their opponents' names.
+This package fills it with :func:`register_opponents`, the function it declares in the entry-point group
+``president_env.opponents``: the core calls it on its first name lookup, so the environments never import
+the agents.
 
 Importing this package needs only the core install (no torch): ``TorchPolicyAgent``, ``PolicyNet`` and
 ``CheckpointError`` are attributes loaded on first use, and torch is imported only when
@@ -23,33 +29,37 @@ from __future__ import annotations
 import importlib
 import importlib.resources
 import importlib.util
-import os
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from president_env.presets import resolve_rules
+from president_env import registry
+from president_env.registry import (
+    AgentFactory,
+    Policy,
+    RandomAgent,
+    as_agent,
+    make,
+    names,
+    register,
+    register_checkpoint_loader,
+)
 from president_env.rules import Rules
 
-from .base import Agent, ObsView, Policy, RandomAgent, as_agent, decode
-
-AgentFactory = Callable[[Rules, Any], Any]
+from .base import Agent, ObsView, decode
+from .heuristic import HeuristicAgent
+from .monte_carlo import MonteCarloAgent
 
 
 def _heuristic(level: int) -> AgentFactory:
-    def factory(rules: Rules, seed: Any = None) -> Any:
-        from .heuristic import HeuristicAgent
-
+    def factory(rules: Rules, seed: Any = None) -> HeuristicAgent:
         return HeuristicAgent(rules, level=level, seed=seed)
 
     return factory
 
 
 def _monte_carlo(level: int) -> AgentFactory:
-    def factory(rules: Rules, seed: Any = None) -> Any:
-        from .monte_carlo import MonteCarloAgent
-
+    def factory(rules: Rules, seed: Any = None) -> MonteCarloAgent:
         return MonteCarloAgent(rules, level=level, seed=seed)
 
     return factory
@@ -144,76 +154,32 @@ def _torch_checkpoint_loader(path: str, rules: Rules, seed: Any = None) -> Any:
     return _load_torch_agent(path, rules, seed)
 
 
-_FACTORIES: dict[str, AgentFactory] = {
-    "random": lambda rules, seed=None: RandomAgent(rules, seed),
+_BASELINES: dict[str, AgentFactory] = {
     "heuristic-1": _heuristic(1),
     "heuristic-2": _heuristic(2),
     "heuristic-3": _heuristic(3),
     "mc-4": _monte_carlo(4),
     "mc-5": _monte_carlo(5),
-    **{name: _shipped(name) for name in SHIPPED_AGENTS},
 }
+_SHIPPED: dict[str, AgentFactory] = {name: _shipped(name) for name in SHIPPED_AGENTS}
 
 
-def names() -> tuple[str, ...]:
-    """The registered agent names (shipped learned agents only where their checkpoint is installed)."""
-    return tuple(n for n in _FACTORIES if n not in SHIPPED_AGENTS or shipped_checkpoint(n).is_file())
-
-
-def register(name: str, factory: AgentFactory, overwrite: bool = False) -> None:
-    """Make ``make(name, rules, seed)`` return ``factory(rules, seed)``."""
-    if not overwrite and name in _FACTORIES:
-        raise ValueError(f"agent {name!r} is already registered")
-    _FACTORIES[name] = factory
-
-
-def register_checkpoint_loader(loader: Callable[[str, Rules, Any], Any]) -> None:
-    """``loader(path, rules, seed)`` returns an agent for a checkpoint file, or ``None`` if not its format.
-
-    One registry serves ``make`` and the Gym env's opponents (it lives with the env, the lower layer).
-    """
-    _gym_env().register_checkpoint_loader(loader)
-
-
-def _gym_env() -> Any:
-    # ``president_env.gym_env`` the module (the package re-exports a function of that name).
-    return importlib.import_module("president_env.gym_env")
-
-
-def make(name: str | os.PathLike, rules: Rules | str | None = None, seed: Any = None) -> Any:
-    """An agent from a registered name or a checkpoint path.
-
-    Args:
-        name: ``random``, ``heuristic-1|2|3``, ``mc-4|5``, a shipped learned agent (:data:`SHIPPED_AGENTS`),
-            another registered name, or a checkpoint file.
-        rules: the rules (or a preset name); default the standard game, or for a shipped learned agent the
-            rules it was trained on (other rules raise ``ValueError`` naming the table it was trained for).
-        seed: seed of the agent's generator (int or ``SeedSequence``).
-    """
-    key = os.fspath(name)
-    if key in SHIPPED_AGENTS:
-        return _FACTORIES[key](None if rules is None else resolve_rules(rules), seed)
-    rules = resolve_rules(rules)
-    if key in _FACTORIES:
-        return _FACTORIES[key](rules, seed)
-    if os.path.isfile(key):
-        return _gym_env().load_checkpoint(key, rules, seed)
-    raise ValueError(f"unknown agent {key!r}; known agents: {', '.join(names())} (or a checkpoint file path)")
+def _installed(name: str) -> Any:
+    return lambda: shipped_checkpoint(name).is_file()
 
 
 def register_opponents() -> None:
-    """Entry point (group ``president_env.opponents``): every agent name becomes a Gym env opponent, and torch
-    checkpoint files load as agents (in ``make`` and as Gym env opponents)."""
-    _gym_env().register_checkpoint_loader(_torch_checkpoint_loader)
-    for agent_name in names():
-        _gym_env().register_opponent(agent_name, _opponent_factory(agent_name), overwrite=True)
+    """Fill the agent registry (:mod:`president_env.registry`): the baselines, the shipped learned agents (which
+    play the rules they were trained for, and are listed where their checkpoint is installed) and the loader of
+    torch checkpoint files.
 
-
-def _opponent_factory(agent_name: str) -> Callable[[Rules, Any], Any]:
-    def factory(rules: Rules, seed: Any = None) -> Any:
-        return make(agent_name, rules, seed)
-
-    return factory
+    The entry point of this package in the group ``president_env.opponents``; calling it again changes nothing.
+    """
+    for name, factory in _BASELINES.items():
+        registry.register(name, factory)
+    for name, factory in _SHIPPED.items():
+        registry.register(name, factory, own_rules=True, installed=_installed(name))
+    registry.register_checkpoint_loader(_torch_checkpoint_loader)
 
 
 # Loaded on first use, so that importing the agents needs no torch (the learned ones do).

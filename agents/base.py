@@ -1,11 +1,8 @@
-"""The agent interface, and the decoded view of an observation that every baseline reads.
+"""The decoded view of an observation that every baseline reads, and the agent interface they implement.
 
-Every agent has
-
-- ``act(observation_dict, info=None) -> int``: one decision from a PettingZoo/Gymnasium
-  observation ``{"observation": (obs_dim,) float32, "action_mask": (A,) int8}``;
-- ``act_batch(observations, masks) -> actions``: ``(B, obs_dim) float32`` and ``(B, A) bool``
-  to ``(B,) int64``, one decision per row, all rows at once.
+The interface (``act``, optional ``act_batch`` and ``reset``), the :class:`Agent` base class and the random player
+live in the environment core, :mod:`president_env.registry`, so that the environments can take agents by name
+without importing this package; they are re-exported here.
 
 Agents see the observation and the mask only, never the engine's state: what they know is
 what the observation holds (``president_env.observation``). :func:`decode` turns a batch of
@@ -16,93 +13,12 @@ observations into named arrays (:class:`ObsView`) so that strategies read ``view
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from president_env.engine import sample_legal
 from president_env.observation import layout
+from president_env.registry import Agent, Policy, RandomAgent, as_agent, check_batch
 from president_env.rules import Rules
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """What tournaments, environments and the training loop need from an agent."""
-
-    name: str
-
-    def act(self, observation: dict[str, np.ndarray], info: dict | None = None) -> int: ...
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray: ...
-
-
-class Agent:
-    """Base class: subclasses implement :meth:`act_batch`; :meth:`act` is one row of it.
-
-    Args:
-        rules: the rules the agent plays (sizes the observation it reads).
-        seed: seed of the agent's own ``numpy.random.Generator`` (ties, sampling).
-    """
-
-    name = "agent"
-
-    def __init__(self, rules: Rules, seed: int | np.random.SeedSequence | None = None) -> None:
-        self.rules = rules
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | np.random.SeedSequence | None = None) -> None:
-        """Reseed the agent's generator (the Gym env calls this at every reset)."""
-        self.rng = np.random.default_rng(seed)
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
-
-    def act(self, observation: dict[str, np.ndarray], info: dict | None = None) -> int:
-        obs = np.asarray(observation["observation"], np.float32)[None]
-        mask = np.asarray(observation["action_mask"]).astype(bool)[None]
-        return int(self.act_batch(obs, mask)[0])
-
-    def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
-        """One decision and what weighed in it: ``{"action": a, "measure": text or None, "values": {a: number}}``.
-
-        ``values`` scores legal actions in the agent's own terms (``measure`` names them: move
-        probabilities, mean points, costs). The base class gives the decision alone.
-        """
-        return {"action": self.act(observation, info), "measure": None, "values": {}}
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r})"
-
-
-def check_batch(rules: Rules, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Validate and convert ``act_batch`` inputs: ``(B, obs_dim) float32`` and ``(B, A) bool``."""
-    observations = np.asarray(observations, np.float32)
-    masks = np.asarray(masks)
-    dim = layout(rules).size
-    if observations.ndim != 2 or observations.shape[1] != dim:
-        raise ValueError(f"observations must have shape (B, {dim}) for these rules, got {observations.shape}")
-    if masks.shape != (observations.shape[0], rules.num_actions):
-        raise ValueError(f"masks must have shape ({observations.shape[0]}, {rules.num_actions}), got {masks.shape}")
-    masks = masks.astype(bool, copy=False)
-    if not masks.any(axis=1).all():
-        raise ValueError(f"row {int(np.flatnonzero(~masks.any(axis=1))[0])} of masks has no legal action")
-    return observations, masks
-
-
-class RandomAgent(Agent):
-    """Uniform over the legal actions."""
-
-    name = "random"
-    needs_observations = False  # reads the masks only: batched envs may skip computing observations for it
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        _, masks = check_batch(self.rules, observations, masks)
-        return sample_legal(masks, self.rng)
-
-    def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
-        legal = np.flatnonzero(observation["action_mask"])
-        values = {int(a): 1.0 / legal.size for a in legal}
-        return {"action": self.act(observation, info), "measure": "probability", "values": values}
 
 
 @dataclass(frozen=True)
@@ -184,24 +100,4 @@ def decode(rules: Rules, observations: np.ndarray) -> ObsView:
     )
 
 
-def as_agent(agent: Any) -> Any:
-    """Objects with ``act`` but no ``act_batch`` get a row-by-row ``act_batch`` (slow, but uniform)."""
-    if hasattr(agent, "act_batch"):
-        return agent
-    return _RowByRow(agent)
-
-
-class _RowByRow:
-    def __init__(self, agent: Any) -> None:
-        self.agent = agent
-        self.name = getattr(agent, "name", type(agent).__name__)
-
-    def act(self, observation: dict[str, np.ndarray], info: dict | None = None) -> int:
-        return int(self.agent.act(observation, info))
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        rows = [
-            self.agent.act({"observation": o, "action_mask": m.astype(np.int8)}, {})
-            for o, m in zip(observations, masks)
-        ]
-        return np.asarray(rows, np.int64)
+__all__ = ["Agent", "ObsView", "Policy", "RandomAgent", "as_agent", "check_batch", "decode"]

@@ -2,8 +2,8 @@
 
     save_checkpoint("runs/ppo/last.pt", payload)      # atomic: a crash never leaves a half-written file
     checkpoint = load_checkpoint("runs/ppo/last.pt")  # CheckpointError naming the file and the reason
-    net = build_policy(checkpoint)                    # the PolicyNet, weights loaded, in eval mode
     rules = checkpoint_rules(checkpoint)
+    net = build_policy(checkpoint)                    # .torch_policy: the PolicyNet, weights loaded, in eval mode
     export_policy("runs/ppo/last.pt", "ppo-small.pt") # drops the optimizer and RNG states
 
 **Layout** (the top-level dict; ``REQUIRED_KEYS`` must be present):
@@ -29,6 +29,9 @@ is built, so a crafted file cannot run code when it is loaded. Everything a chec
 holds must therefore be tensors and plain data (no ``Rules`` objects, no numpy arrays, no
 dataclasses): store ``to_dict()`` forms. Every failure to load is a :class:`CheckpointError`
 (a ``ValueError``) whose message names the file and the reason.
+
+This module knows the file, not the network: :mod:`.torch_policy` builds the network from a checkpoint
+(``build_policy``) and imports this module, never the other way round.
 """
 
 from __future__ import annotations
@@ -46,8 +49,6 @@ from typing import Any
 import torch
 
 from president_env.rules import Rules
-
-from .torch_policy import PolicyNet
 
 CHECKPOINT_FORMAT = "president-env-checkpoint"
 CHECKPOINT_VERSION = 1
@@ -168,26 +169,6 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[
     return data
 
 
-def build_policy(checkpoint: Mapping[str, Any]) -> PolicyNet:
-    """The checkpoint's :class:`PolicyNet` with its weights loaded strictly, in eval mode."""
-    spec = checkpoint.get("network")
-    if not isinstance(spec, Mapping):
-        raise CheckpointError(f"checkpoint network spec must be a dict, got {type(spec).__name__}")
-    try:
-        net = PolicyNet(**spec)
-    except (TypeError, ValueError) as err:
-        raise CheckpointError(f"checkpoint network spec {dict(spec)!r} is invalid: {err}") from None
-    state = checkpoint.get("model")
-    if not isinstance(state, Mapping):
-        raise CheckpointError(f"checkpoint model must be a state_dict (a dict of tensors), got {type(state).__name__}")
-    try:
-        net.load_state_dict(state, strict=True)
-    except (RuntimeError, TypeError, ValueError, KeyError) as err:
-        detail = " ".join(str(err).split())
-        raise CheckpointError(f"checkpoint model does not fit its network spec {dict(spec)!r}: {detail}") from None
-    return net.eval()
-
-
 def checkpoint_rules(checkpoint: Mapping[str, Any]) -> Rules:
     """The rules the checkpoint's policy was trained on."""
     try:
@@ -208,7 +189,6 @@ __all__ = [
     "EXPORT_KEYS",
     "REQUIRED_KEYS",
     "CheckpointError",
-    "build_policy",
     "checkpoint_rules",
     "export_policy",
     "load_checkpoint",

@@ -11,7 +11,8 @@ acting seat's expected reward). Illegal actions get ``torch.finfo(dtype).min`` r
 entropy and the log-probabilities of the update are finite and illegal actions carry no gradient.
 
 :class:`TorchPolicyAgent` acts with a network: greedily (argmax of the masked logits) or by
-sampling them with its own seeded generator. Checkpoints are read by :mod:`.checkpoint`.
+sampling them with its own seeded generator. Checkpoint files are read by :mod:`.checkpoint`;
+:func:`build_policy` makes the network a checkpoint describes.
 
 torch is an optional dependency (the ``train`` extra); this module is imported only by the
 learned agents and the trainer.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,11 @@ import torch
 from torch import nn
 
 from president_env.observation import layout
+from president_env.presets import resolve_rules
 from president_env.rules import Rules
 
 from .base import Agent, check_batch
+from .checkpoint import CheckpointError, checkpoint_rules, load_checkpoint
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
@@ -103,6 +106,26 @@ def masked_entropy(log_p: torch.Tensor) -> torch.Tensor:
     """``(B,)`` entropy from the ``log_softmax`` of masked logits; illegal actions contribute exactly 0
     (their probability underflows to 0 and ``0 * finite`` is 0)."""
     return -(log_p.exp() * log_p).sum(-1)
+
+
+def build_policy(checkpoint: Mapping[str, Any]) -> PolicyNet:
+    """The checkpoint's :class:`PolicyNet` with its weights loaded strictly, in eval mode."""
+    spec = checkpoint.get("network")
+    if not isinstance(spec, Mapping):
+        raise CheckpointError(f"checkpoint network spec must be a dict, got {type(spec).__name__}")
+    try:
+        net = PolicyNet(**spec)
+    except (TypeError, ValueError) as err:
+        raise CheckpointError(f"checkpoint network spec {dict(spec)!r} is invalid: {err}") from None
+    state = checkpoint.get("model")
+    if not isinstance(state, Mapping):
+        raise CheckpointError(f"checkpoint model must be a state_dict (a dict of tensors), got {type(state).__name__}")
+    try:
+        net.load_state_dict(state, strict=True)
+    except (RuntimeError, TypeError, ValueError, KeyError) as err:
+        detail = " ".join(str(err).split())
+        raise CheckpointError(f"checkpoint model does not fit its network spec {dict(spec)!r}: {detail}") from None
+    return net.eval()
 
 
 class TorchPolicyAgent(Agent):
@@ -191,10 +214,6 @@ class TorchPolicyAgent(Agent):
             seed: seed of the sampling generator.
             greedy: default the checkpoint's ``greedy`` entry, else True.
         """
-        from president_env.presets import resolve_rules
-
-        from .checkpoint import CheckpointError, build_policy, checkpoint_rules, load_checkpoint
-
         if isinstance(path_or_dict, dict):
             checkpoint, source, name = path_or_dict, "checkpoint", "ppo"
         else:

@@ -140,7 +140,6 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Mapping
-from functools import lru_cache
 
 import numpy as np
 from gymnasium import spaces
@@ -150,11 +149,20 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .actions import KIND_GIVE, KIND_PLAY, action_tables, as_action
-from .cards import N_NATURAL_RANKS, RANK_NAMES, deck, hand_counts, parse_card, validate_deal
+from .cards import (
+    N_NATURAL_RANKS,
+    RANK_NAMES,
+    card_rank,
+    deck,
+    hand_counts,
+    move_cards,
+    sort_cards,
+    validate_deal,
+)
 from .engine import ROLE_NAMES, parse_roles, tables
 from .observation import layout
 from .presets import resolve_rules
-from .render import pretty_cards, render_for_mode, render_result, render_table, sort_cards
+from .render import pretty_cards, render_for_mode, render_result, render_table
 from .rules import Rules
 from .single import SingleGame
 
@@ -208,36 +216,6 @@ def observation_high(rules: Rules) -> float:
     """Upper bound of every observation entry: card counts and scores (decisive points are not added)."""
     most_points = int(tables(rules).points.max())
     return float(max(rules.n_cards, (rules.manches + 1) * max(most_points, 1), rules.manches + 1))
-
-
-@lru_cache(maxsize=256)
-def _card_rank(card: str) -> int:
-    return parse_card(card)[0]
-
-
-def move_cards(cards: list[list[str]], before: np.ndarray, after: np.ndarray) -> tuple[list[list[str]], list[str]]:
-    """Follow the cards (with suits) from per-player counts ``before`` to ``after``, both ``(P, R)``.
-
-    Cards a player lost and another gained moved between them (the exchange);
-    the rest left the table (a play). The lowest suits move first. Returns the
-    new per-player lists and the cards that left the table.
-    """
-    diff = after.astype(np.int64) - before
-    if not diff.any():
-        return cards, []
-    new = list(cards)
-    pool: dict[int, list[str]] = {}
-    for player, rank in zip(*np.nonzero(diff < 0)):
-        hand = list(new[player])
-        for _ in range(-int(diff[player, rank])):
-            index = next(i for i, c in enumerate(hand) if _card_rank(c) == rank)
-            pool.setdefault(int(rank), []).append(hand.pop(index))
-        new[player] = hand
-    for player, rank in zip(*np.nonzero(diff > 0)):
-        taken = [pool[int(rank)].pop(0) for _ in range(int(diff[player, rank]))]
-        new[player] = sort_cards(new[player] + taken)
-    left = [c for rank in sorted(pool) for c in pool[rank]]
-    return new, left
 
 
 class LegalActionSpace(spaces.Discrete):
@@ -519,8 +497,8 @@ class raw_env(AECEnv, EzPickle):
             return f"{name} passed"
         rank, count = (action - 1) // self.rules.max_count, int(self._count[action])
         naturals = min(int(before[player, rank]), count)
-        cards = [c for c in self.cards[player] if _card_rank(c) == rank][:naturals]
-        cards += [c for c in self.cards[player] if _card_rank(c) == N_NATURAL_RANKS - 1][: count - naturals]
+        cards = [c for c in self.cards[player] if card_rank(c) == rank][:naturals]
+        cards += [c for c in self.cards[player] if card_rank(c) == N_NATURAL_RANKS - 1][: count - naturals]
         what = pretty_cards(cards) if cards else " ".join([RANK_NAMES[rank]] * count)
         return f"{name} played {what}"
 

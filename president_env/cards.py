@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -118,3 +119,45 @@ def format_cards(counts: Sequence[int]) -> str:
     for rank, n in enumerate(counts):
         out.extend([RANK_NAMES[rank]] * int(n))
     return " ".join(out)
+
+
+def card_sort_key(card: str) -> tuple[int, int]:
+    """Weakest first in the normal order, then suits C D H S."""
+    rank, suit = parse_card(card)
+    return rank, SUITS.index(suit) if suit else 0
+
+
+def sort_cards(cards: Sequence[str]) -> list[str]:
+    """The cards weakest first (:func:`card_sort_key`)."""
+    return sorted(cards, key=card_sort_key)
+
+
+@lru_cache(maxsize=256)
+def card_rank(card: str) -> int:
+    """The rank of a card's text (``"10H"`` -> 7), cached."""
+    return parse_card(card)[0]
+
+
+def move_cards(cards: list[list[str]], before: np.ndarray, after: np.ndarray) -> tuple[list[list[str]], list[str]]:
+    """Follow the cards (with suits) from per-player counts ``before`` to ``after``, both ``(P, R)``.
+
+    Cards a player lost and another gained moved between them (the exchange);
+    the rest left the table (a play). The lowest suits move first. Returns the
+    new per-player lists and the cards that left the table.
+    """
+    diff = after.astype(np.int64) - before
+    if not diff.any():
+        return cards, []
+    new = list(cards)
+    pool: dict[int, list[str]] = {}
+    for player, rank in zip(*np.nonzero(diff < 0)):
+        hand = list(new[player])
+        for _ in range(-int(diff[player, rank])):
+            index = next(i for i, c in enumerate(hand) if card_rank(c) == rank)
+            pool.setdefault(int(rank), []).append(hand.pop(index))
+        new[player] = hand
+    for player, rank in zip(*np.nonzero(diff > 0)):
+        taken = [pool[int(rank)].pop(0) for _ in range(int(diff[player, rank]))]
+        new[player] = sort_cards(new[player] + taken)
+    left = [c for rank in sorted(pool) for c in pool[rank]]
+    return new, left

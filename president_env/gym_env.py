@@ -24,24 +24,23 @@ Also registered as ``gymnasium.make("president_env/President-v0", rules=..., opp
   turn or the end of the game.
 - **Seat**: ``seat`` is the learner's player index (``player_<seat>``); ``None``
   draws it at every reset from the env's ``np_random``.
-- **Opponents**: a name, a callable or an agent object, or a list of them (one per
-  other player, in player order). :func:`resolve_opponent` turns each into an
-  object with ``act(observation_dict, info) -> int``; names come from a registry
-  (:func:`register_opponent`; ``"random"`` built in), so the baselines
-  (``heuristic-1`` … ``mc-5``) and checkpoint loaders plug in by name.
+- **Opponents**: a name, a checkpoint path, a callable or an agent object, or a list of
+  them (one per other player, in player order). :func:`president_env.registry.resolve`
+  turns each into an object with ``act(observation_dict, info) -> int``: names and
+  checkpoint formats come from the one agent registry (``"random"`` built in; the
+  baselines ``heuristic-1`` … ``mc-5`` and the learned agents plug in through its
+  entry points, so this module never imports ``president_env.agents``).
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import os
 import warnings
-from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import gymnasium
 import numpy as np
 
+from . import registry
 from .actions import as_action
 from .aec_env import LegalActionSpace, raw_env
 from .engine import sample_legal
@@ -50,121 +49,10 @@ from .presets import resolve_rules
 from .render import render_for_mode
 from .rules import Rules
 
-
-@runtime_checkable
-class Opponent(Protocol):
-    """What the Gym env needs from an opponent. ``reset(seed)`` is optional: called at every env reset."""
-
-    def act(self, observation: dict[str, np.ndarray], info: dict) -> int: ...
-
-
-class RandomOpponent:
-    """Uniform over the legal actions (``observation["action_mask"]``), from its own seeded generator."""
-
-    def __init__(self, rules: Rules | None = None, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, observation: dict[str, np.ndarray], info: dict | None = None) -> int:
-        return int(sample_legal(np.asarray(observation["action_mask"], bool)[None], self.rng)[0])
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return sample_legal(np.asarray(masks, bool), self.rng)
-
-
-class CallableOpponent:
-    """Adapts ``f(obs_vector, mask) -> action`` (mask int8) to the ``act`` interface."""
-
-    def __init__(self, function: Callable[[np.ndarray, np.ndarray], int]) -> None:
-        self.function = function
-
-    def act(self, observation: dict[str, np.ndarray], info: dict | None = None) -> int:
-        return self.function(observation["observation"], observation["action_mask"])
-
-    def __repr__(self) -> str:
-        return f"CallableOpponent({self.function!r})"
-
-
-OpponentFactory = Callable[[Rules, int | None], Any]
-_OPPONENTS: dict[str, OpponentFactory] = {"random": RandomOpponent}
-_CHECKPOINT_LOADERS: list[Callable[[str, Rules, int | None], Any]] = []
-_PLUGINS_LOADED = False
-
-
-def register_opponent(name: str, factory: OpponentFactory, overwrite: bool = False) -> None:
-    """Make ``name`` usable as an opponent: ``factory(rules, seed)`` returns an object with ``act``."""
-    if not overwrite and name in _OPPONENTS and _OPPONENTS[name] is not factory:
-        raise ValueError(f"opponent {name!r} is already registered")
-    _OPPONENTS[name] = factory
-
-
-def register_checkpoint_loader(loader: Callable[[str, Rules, int | None], Any]) -> None:
-    """``loader(path, rules, seed)`` returns an agent for a checkpoint path, or ``None`` if not its format."""
-    if loader not in _CHECKPOINT_LOADERS:
-        _CHECKPOINT_LOADERS.append(loader)
-
-
-def load_checkpoint(path: str, rules: Rules, seed: int | None = None) -> Any:
-    """The agent of a checkpoint file, from the first registered loader that accepts it."""
-    _load_plugins()
-    for loader in _CHECKPOINT_LOADERS:
-        agent = loader(path, rules, seed)
-        if agent is not None:
-            return agent
-    raise ValueError(f"no checkpoint loader accepts {path!r} (registered loaders: {len(_CHECKPOINT_LOADERS)})")
-
-
-def _load_plugins() -> None:
-    """Run the registrations that other packages declare, once.
-
-    The environment never imports the layers above it (agents, training): a package that provides
-    opponents declares an entry point in the group ``president_env.opponents`` whose object is a
-    function called here without arguments; it registers names with :func:`register_opponent` and
-    checkpoint formats with :func:`register_checkpoint_loader`.
-    """
-    global _PLUGINS_LOADED
-    if _PLUGINS_LOADED:
-        return
-    _PLUGINS_LOADED = True
-    for entry_point in importlib.metadata.entry_points(group="president_env.opponents"):
-        entry_point.load()()
-
-
-def known_opponents() -> tuple[str, ...]:
-    _load_plugins()
-    return tuple(sorted(_OPPONENTS))
-
-
-def resolve_opponent(opponent: str | os.PathLike | Callable | Any, rules: Rules, seed: int | None = None) -> Any:
-    """An object with ``act(observation_dict, info) -> int`` for a name, a checkpoint path, an agent or a callable.
-
-    - a registered name (``"random"``; the baselines register theirs) -> ``factory(rules, seed)``;
-    - a path to an existing file -> the first registered checkpoint loader that accepts it;
-    - an object with an ``act`` method -> itself;
-    - a callable ``f(obs_vector, mask) -> action`` -> wrapped in :class:`CallableOpponent`.
-    Anything else raises ``ValueError`` listing the known names.
-    """
-    if isinstance(opponent, (str, os.PathLike)):
-        name = os.fspath(opponent)
-        _load_plugins()
-        if name in _OPPONENTS:
-            return _OPPONENTS[name](rules, seed)
-        if os.path.isfile(name):
-            return load_checkpoint(name, rules, seed)
-        raise ValueError(
-            f"unknown opponent {name!r}; known opponents: {', '.join(known_opponents())} "
-            "(or a checkpoint path, an object with act(observation, info), or a callable f(obs, mask))"
-        )
-    if hasattr(opponent, "act") and callable(opponent.act):
-        return opponent
-    if callable(opponent):
-        return CallableOpponent(opponent)
-    raise ValueError(
-        f"opponent must be a name ({', '.join(known_opponents())}), a checkpoint path, an object with "
-        f"act(observation, info) or a callable f(obs, mask); got {opponent!r}"
-    )
+# The opponents' registry is the agents' one, in the core (:mod:`.registry`); these names stay for code that used them.
+resolve_opponent = registry.resolve
+register_opponent = registry.register
+RandomOpponent = registry.RandomAgent
 
 
 ILLEGAL_ACTION_MODES = ("raise", "random")
@@ -200,7 +88,7 @@ class PresidentGymEnv(gymnasium.Env):
             chosen = list(opponents)
         else:
             chosen = [opponents] * (n - 1)
-        self.opponents = [resolve_opponent(o, self.rules, None) for o in chosen]
+        self.opponents = [registry.resolve(o, self.rules, None) for o in chosen]
         self.seat = None if seat is None else int(seat)
         self.render_mode = render_mode
         self.illegal_action = illegal_action
@@ -337,15 +225,10 @@ def gym_env(
 
 
 __all__ = [
-    "CallableOpponent",
     "LegalActionSpace",
-    "Opponent",
     "PresidentGymEnv",
     "RandomOpponent",
     "gym_env",
-    "known_opponents",
-    "load_checkpoint",
-    "register_checkpoint_loader",
     "register_opponent",
     "resolve_opponent",
 ]

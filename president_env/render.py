@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 import gymnasium
 import numpy as np
 
-from .cards import JOKER, RANK_NAMES, SUIT_SYMBOLS, SUITS, card_name, parse_card
+from .cards import JOKER, RANK_NAMES, SUIT_SYMBOLS, SUITS, card_name, parse_card, sort_cards
 from .engine import PHASE_EXCHANGE, GameState
 from .rules import Rules
 
@@ -38,16 +38,6 @@ def ordinal(n: int) -> str:
     """``1`` -> ``"1st"``, ``2`` -> ``"2nd"``, ``11`` -> ``"11th"``."""
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
-
-
-def card_sort_key(card: str) -> tuple[int, int]:
-    """Weakest first in the normal order, then suits C D H S."""
-    rank, suit = parse_card(card)
-    return rank, SUITS.index(suit) if suit else 0
-
-
-def sort_cards(cards: Sequence[str]) -> list[str]:
-    return sorted(cards, key=card_sort_key)
 
 
 def pretty_card(card: str) -> str:

@@ -34,10 +34,8 @@ from typing import Any
 import numpy as np
 
 from .actions import KIND_PASS, KIND_PLAY, action_name, action_tables
-from .aec_env import move_cards
-from .cards import TWO, card_name, deck, hand_counts, parse_card
+from .cards import TWO, card_name, deck, hand_counts, move_cards, parse_card, sort_cards
 from .engine import ROLE_NAMES
-from .render import sort_cards
 from .rules import Rules
 from .vector_env import VecGame
 

@@ -151,7 +151,7 @@ def test_deal_option_fixes_hands_and_three_of_clubs_leads():
     assert aec.agent_selection == "player_0"  # holds the 3 of clubs
     hand = aec.observe("player_0")["observation"][layout(aec.rules)["hand"]]
     assert hand.tolist() == [2, 2, 2, 2, 2, 2, 1, 0, 0, 0, 0, 0, 0]
-    assert aec.cards == [sorted(h, key=lambda c: pe.render.card_sort_key(c)) for h in STANDARD_DEAL]
+    assert aec.cards == [sorted(h, key=lambda c: pe.cards.card_sort_key(c)) for h in STANDARD_DEAL]
     assert "Hand of player_0 (13): 3♣ 3♦ 4♣ 4♦" in aec.render_text()
 
 

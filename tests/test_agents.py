@@ -1,21 +1,25 @@
-"""The agent interface and registry: names, checkpoint loaders, decoding observations."""
+"""The agent interface and registry: names, checkpoint loaders, the entry point, decoding observations."""
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
 import importlib.util
+import subprocess
+import sys
+import warnings
 
 import numpy as np
 import pytest
 
 import president_env as pe
-from president_env import agents, engine
+from president_env import agents, engine, registry
 from president_env.agents import Agent, RandomAgent
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 
 BASELINES = ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5")
+INSTALLED = tuple(name for name in agents.SHIPPED_AGENTS if agents.shipped_checkpoint(name).is_file())
 
 
 @pytest.mark.parametrize(
@@ -27,7 +31,7 @@ def test_every_agent_name_makes_an_agent_with_both_methods(name, preset):
     rules = pe.load_preset(preset)
     game = pe.VecGame(rules, 8, seed=0)
     obs, mask = game.observe(), game.legal_mask()
-    assert agents.names() == BASELINES + ("ppo-standard-4p",)
+    assert agents.names() == BASELINES + INSTALLED and "ppo-standard-4p" in INSTALLED
     agent = agents.make(name, rules, seed=0)
     assert agent.name == name and isinstance(agent, agents.Policy)
     actions = agent.act_batch(obs, mask)
@@ -50,13 +54,11 @@ def test_unknown_names_and_double_registration_are_clear_errors():
 
 
 @pytest.fixture
-def checkpoint_loaders():
+def checkpoint_loaders(monkeypatch):
     """The process-wide checkpoint-loader registry, restored after the test: loaders a test adds go away."""
-    registry = importlib.import_module("president_env.gym_env")
-    registry._load_plugins()  # the entry-point loaders join once, before the snapshot
-    saved = list(registry._CHECKPOINT_LOADERS)
-    yield registry._CHECKPOINT_LOADERS
-    registry._CHECKPOINT_LOADERS[:] = saved
+    registry.load_plugins()  # the entry-point loaders join once, before the copy
+    monkeypatch.setattr(registry, "_CHECKPOINT_LOADERS", list(registry._CHECKPOINT_LOADERS))
+    return registry._CHECKPOINT_LOADERS
 
 
 def test_checkpoint_paths_go_through_registered_loaders(tmp_path, checkpoint_loaders):
@@ -111,3 +113,112 @@ def test_random_agent_is_uniform_over_legal_actions_and_seeded():
     assert set(np.unique(first)) == {0, 5, 9}
     assert np.abs(np.bincount(first, minlength=10)[[0, 5, 9]] / 4000 - 1 / 3).max() < 0.03
     assert (RandomAgent(rules, seed=3).act_batch(obs, mask) == first).all()
+
+
+# ---------------------------------------------------------------- one registry, filled through the entry point
+@pytest.fixture
+def fresh_registry(monkeypatch):
+    """The registry as a new interpreter has it (``random`` only, plugins not loaded yet), restored afterwards."""
+    monkeypatch.setattr(registry, "_FACTORIES", {"random": RandomAgent})
+    monkeypatch.setattr(registry, "_OWN_RULES", set())
+    monkeypatch.setattr(registry, "_INSTALLED", {})
+    monkeypatch.setattr(registry, "_CHECKPOINT_LOADERS", [])
+    monkeypatch.setattr(registry, "_PLUGINS_LOADED", False)
+
+
+def test_the_agents_package_declares_its_entry_point():
+    (entry,) = [e for e in importlib.metadata.entry_points(group=registry.PLUGIN_GROUP) if e.name == "agents"]
+    assert entry.value == "president_env.agents:register_opponents" and entry.load() is agents.register_opponents
+
+
+def test_the_registry_fills_from_the_entry_points_on_first_lookup_and_skips_a_broken_plugin(
+    fresh_registry, monkeypatch
+):
+    group = registry.PLUGIN_GROUP
+    plugins = [
+        importlib.metadata.EntryPoint("broken", "no_such_module_xyz:register", group),
+        importlib.metadata.EntryPoint("agents", "president_env.agents:register_opponents", group),
+    ]
+    monkeypatch.setattr(registry.importlib.metadata, "entry_points", lambda group: plugins)
+    assert list(registry._FACTORIES) == ["random"]
+    with pytest.warns(RuntimeWarning, match="agent plugin broken = no_such_module_xyz:register .*skipped"):
+        assert registry.names() == BASELINES + INSTALLED
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # plugins load once
+        assert registry.names() == BASELINES + INSTALLED
+    agents.register_opponents()  # again: nothing changes
+    assert registry.names() == BASELINES + INSTALLED and len(registry._CHECKPOINT_LOADERS) == 1
+
+
+def test_a_registration_before_any_lookup_comes_after_the_plugins(fresh_registry):
+    def factory(rules, seed=None):
+        return RandomAgent(rules, seed)
+
+    agents.register("early", factory)  # loads the plugins first: the order is the same every time
+    assert agents.names() == BASELINES + INSTALLED + ("early",)
+    agents.register("early", factory)  # the same factory again is no error
+    with pytest.raises(ValueError, match="'heuristic-1' is already registered"):
+        agents.register("heuristic-1", factory)
+    agents.register("heuristic-1", factory, overwrite=True)
+    assert type(agents.make("heuristic-1")) is RandomAgent
+    with pytest.raises(ValueError, match="non-empty string"):
+        agents.register("", factory)
+    with pytest.raises(ValueError, match="factory must be callable"):
+        agents.register("x", "not a factory")
+
+
+def test_a_name_registered_in_the_agents_is_an_opponent_of_the_gym_env(fresh_registry):
+    made = []
+
+    def factory(rules, seed=None):
+        made.append(rules)
+        return RandomAgent(rules, seed)
+
+    agents.register("test-random", factory)
+    env = pe.gym_env(rules="party", opponents="test-random", seat=0)
+    env.reset(seed=0)
+    assert made == [pe.load_preset("party")] * 3
+    assert all(type(o) is RandomAgent for o in env.unwrapped.opponents)
+
+
+def test_the_environment_resolves_agent_names_without_importing_the_agents_until_asked():
+    script = (
+        "import sys\n"
+        "import president_env as pe\n"
+        "from president_env import registry\n"
+        "assert 'president_env.agents' not in sys.modules, 'importing the env imported the agents'\n"
+        "env = pe.gym_env(opponents='heuristic-3', seat=0)\n"
+        "assert 'president_env.agents' in sys.modules and 'torch' not in sys.modules\n"
+        "print(*[o.name for o in env.unwrapped.opponents], registry.make('mc-5', 'party').name)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["heuristic-3"] * 3 + ["mc-5"]
+
+
+def test_unlisted_shipped_agents_and_agents_that_play_their_own_rules(monkeypatch, tmp_path):
+    monkeypatch.setattr(agents, "shipped_checkpoint", lambda name: tmp_path / f"{name}.pt")
+    assert agents.names() == BASELINES  # no checkpoint installed: no learned agent listed, but the name explains
+    with pytest.raises(ValueError, match="'ppo-standard-4p' is the packaged checkpoint .* missing"):
+        pe.gym_env(opponents="ppo-standard-4p")
+
+
+@pytest.mark.skipif(not HAS_TORCH or "ppo-standard-4p" not in INSTALLED, reason="needs torch and the checkpoint")
+def test_a_shipped_learned_agent_plays_its_own_rules_and_refuses_others():
+    assert agents.make("ppo-standard-4p").rules == pe.Rules()  # no rules: the ones it was trained on
+    message = r"'ppo-standard-4p' was trained for the standard preset \(4 players\) and plays only those rules; "
+    with pytest.raises(ValueError, match=message + r"the requested rules differ in n_players \(trained 4, requested 5"):
+        agents.make("ppo-standard-4p", pe.Rules(n_players=5))
+    with pytest.raises(ValueError, match=message + r".*revolution \(trained False, requested True\)"):
+        pe.gym_env(rules=pe.Rules(revolution=True), opponents="ppo-standard-4p")
+
+
+def test_random_agent_without_rules_checks_the_masks_only():
+    mask = np.zeros((3, 7), bool)
+    mask[:, 2] = True
+    assert (RandomAgent(seed=0).act_batch(None, mask) == 2).all()
+    assert RandomAgent(seed=0).act({"observation": None, "action_mask": mask[0].astype(np.int8)}) == 2
+    with pytest.raises(ValueError, match="masks must have shape"):
+        RandomAgent(seed=0).act_batch(None, mask[0])
+    with pytest.raises(ValueError, match="row 1 of the mask has no legal action"):
+        RandomAgent(seed=0).act_batch(None, np.array([[True], [False]]))

@@ -16,7 +16,7 @@ import president_env as pe  # noqa: E402
 from president_env import agents  # noqa: E402
 from president_env.agents import checkpoint as ckpt  # noqa: E402
 from president_env.agents.checkpoint import CheckpointError  # noqa: E402
-from president_env.agents.torch_policy import PolicyNet  # noqa: E402
+from president_env.agents.torch_policy import PolicyNet, build_policy  # noqa: E402
 from president_env.observation import layout  # noqa: E402
 
 
@@ -73,7 +73,7 @@ def test_save_then_load_round_trips_and_rebuilds_the_same_policy(tmp_path):
     assert ckpt.checkpoint_rules(loaded) == pe.Rules()
     original = PolicyNet(**payload["network"])
     original.load_state_dict(payload["model"])
-    rebuilt = ckpt.build_policy(loaded)
+    rebuilt = build_policy(loaded)
     assert not rebuilt.training
     for a, b in zip(outputs(original, pe.Rules()), outputs(rebuilt, pe.Rules())):
         assert torch.equal(a, b)
@@ -192,14 +192,14 @@ def test_a_model_that_does_not_fit_its_network_spec_is_a_checkpoint_error(good):
     data = ckpt.load_checkpoint(good)
     wider = {**data, "network": {**data["network"], "hidden": [64]}}
     with pytest.raises(CheckpointError, match="does not fit its network spec.*size mismatch"):
-        ckpt.build_policy(wider)
+        build_policy(wider)
     incomplete = {**data, "model": {k: v for k, v in data["model"].items() if not k.startswith("value_head")}}
     with pytest.raises(CheckpointError, match="Missing key.*value_head"):
-        ckpt.build_policy(incomplete)
+        build_policy(incomplete)
     with pytest.raises(CheckpointError, match="network spec .* is invalid: activation must be one of"):
-        ckpt.build_policy({**data, "network": {**data["network"], "activation": "swish"}})
+        build_policy({**data, "network": {**data["network"], "activation": "swish"}})
     with pytest.raises(CheckpointError, match="network spec .* is invalid"):
-        ckpt.build_policy({**data, "network": {"obs_dim": 3}})
+        build_policy({**data, "network": {"obs_dim": 3}})
     with pytest.raises(CheckpointError, match="rules are invalid: n_players"):
         ckpt.checkpoint_rules({**data, "rules": {**data["rules"], "n_players": 11}})
     resave(good, network=wider["network"])
@@ -226,8 +226,8 @@ def test_export_keeps_what_acting_needs_and_drops_optimizer_and_rng(good, tmp_pa
     assert set(data) == {"format", "version", *ckpt.EXPORT_KEYS}
     assert small.stat().st_size < good.stat().st_size
     assert data["metrics"] == {"advantage_vs_heuristic-3": 0.25} and data["greedy"] is True
-    full = ckpt.build_policy(ckpt.load_checkpoint(good))
-    for a, b in zip(outputs(ckpt.build_policy(data), pe.Rules()), outputs(full, pe.Rules())):
+    full = build_policy(ckpt.load_checkpoint(good))
+    for a, b in zip(outputs(build_policy(data), pe.Rules()), outputs(full, pe.Rules())):
         assert torch.equal(a, b)
 
 

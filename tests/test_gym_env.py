@@ -10,15 +10,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import president_env as pe
+from president_env import agents, registry
 from president_env.engine import reward_table, sample_legal
-from president_env.gym_env import (
-    _OPPONENTS,
-    PresidentGymEnv,
-    RandomOpponent,
-    known_opponents,
-    register_opponent,
-    resolve_opponent,
-)
+from president_env.gym_env import PresidentGymEnv, RandomOpponent, register_opponent, resolve_opponent
 
 
 def masked_action(info, rng):
@@ -136,7 +130,7 @@ def test_opponents_by_name_list_callable_and_object():
 
 
 def test_unknown_opponent_lists_known_names():
-    assert "random" in known_opponents()
+    assert "random" in registry.names()
     with pytest.raises(ValueError, match="unknown opponent 'heuristic-9'.*random"):
         pe.gym_env(opponents="heuristic-9")
     with pytest.raises(ValueError, match="unknown opponent"):
@@ -145,20 +139,27 @@ def test_unknown_opponent_lists_known_names():
         resolve_opponent(42, pe.Rules())
 
 
-def test_registered_opponent_plugs_in_by_name():
+def test_registered_opponent_plugs_in_by_name(monkeypatch):
     made = []
 
     def factory(rules, seed):
         made.append(seed)
         return RandomOpponent(rules, seed)
 
+    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))  # the registration goes with the test
     register_opponent("test-random", factory)
-    try:
-        env = pe.gym_env(opponents="test-random", seat=0)
-        play_episode(env, 0, np.random.default_rng(0))
-        assert len(made) == 3
-    finally:
-        _OPPONENTS.pop("test-random")
+    env = pe.gym_env(opponents="test-random", seat=0)
+    play_episode(env, 0, np.random.default_rng(0))
+    assert made == [None] * 3
+
+
+def test_the_old_opponent_names_are_the_one_registry():
+    """``gym_env``'s opponent functions are the agent registry's (one registry, one random player)."""
+    assert resolve_opponent is registry.resolve and register_opponent is registry.register
+    assert RandomOpponent is registry.RandomAgent is agents.RandomAgent
+    env = pe.gym_env(opponents=["random", "heuristic-1", "mc-4"], seat=0)
+    assert [type(o).__name__ for o in env.unwrapped.opponents] == ["RandomAgent", "HeuristicAgent", "MonteCarloAgent"]
+    assert [o.name for o in env.unwrapped.opponents] == ["random", "heuristic-1", "mc-4"]
 
 
 def test_random_opponent_is_seeded_by_the_env():

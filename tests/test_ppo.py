@@ -1,4 +1,4 @@
-"""Masked PPO self-play (``training/ppo_selfplay.py``): masks, carried decisions, resume, the CLI."""
+"""Masked PPO self-play (``training/ppo.py``, ``ppo_selfplay.py``): masks, carried decisions, resume, the CLI."""
 
 import json
 
@@ -12,7 +12,8 @@ from president_env.agents.checkpoint import CheckpointError, load_checkpoint  # 
 from president_env.agents.torch_policy import masked_entropy, masked_logits  # noqa: E402
 from president_env.training.config import load_config  # noqa: E402
 from president_env.training.curves import read_metrics  # noqa: E402
-from president_env.training.ppo_selfplay import Trainer, main, sample  # noqa: E402
+from president_env.training.ppo import sample  # noqa: E402
+from president_env.training.ppo_selfplay import Trainer, main  # noqa: E402
 
 TINY = [
     "ppo.num_envs=32",

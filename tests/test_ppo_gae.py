@@ -1,11 +1,11 @@
-"""GAE along each seat's own chain of decisions (``training.ppo_selfplay.seat_gae``), against hand-computed values."""
+"""GAE along each seat's own chain of decisions (``training.ppo.seat_gae``), against hand-computed values."""
 
 import numpy as np
 import pytest
 
 pytest.importorskip("torch")
 
-from president_env.training.ppo_selfplay import seat_gae  # noqa: E402
+from president_env.training.ppo import seat_gae  # noqa: E402
 
 GAMMA, LAM = 0.9, 0.8
 

@@ -17,8 +17,8 @@ from test_checkpoint import one_torch_thread, tiny_payload  # noqa: E402, F401
 
 import president_env as pe  # noqa: E402
 from president_env import agents  # noqa: E402
-from president_env.agents.checkpoint import CheckpointError, build_policy, save_checkpoint  # noqa: E402
-from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent, sample_masked  # noqa: E402
+from president_env.agents.checkpoint import CheckpointError, save_checkpoint  # noqa: E402
+from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent, build_policy, sample_masked  # noqa: E402
 from president_env.training.evaluate import evaluate  # noqa: E402
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import president_env as pe
-from president_env import agents as agent_registry
+from president_env import registry
 from president_env.agents import Agent
 from president_env.cards import deck
 from president_env.training import ladder
@@ -277,7 +277,7 @@ def test_cli_rejects_unknown_agents_and_presets(bad, capsys):
 
 # ---------------------------------------------------------------- the ladder
 def test_ladder_runs_steps_and_fills_the_readme_table(tmp_path, monkeypatch):
-    monkeypatch.setitem(agent_registry._FACTORIES, "test-lowest-play", lambda rules, seed=None: LowestPlay(rules))
+    monkeypatch.setitem(registry._FACTORIES, "test-lowest-play", lambda rules, seed=None: LowestPlay(rules))
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{ladder.TABLE_START}\nold\n{ladder.TABLE_END}\nrest\n")
     out = tmp_path / "ladder"

@@ -74,5 +74,7 @@ def test_rules_may_be_a_yaml_file(tmp_path):
 
 def test_shipped_configs_load_by_name():
     assert load_config("quick") == load_config(Path(__file__).resolve().parent.parent / "configs/train/quick.yaml")
-    with pytest.raises(ValueError, match="shipped configs by name: quick, standard_4p"):
+    with pytest.raises(
+        ValueError, match="shipped configs by name: .*party, probe, quebec, quick, standard_3p, standard_4p"
+    ):
         load_config("no_such_config")

@@ -5,7 +5,7 @@
 
 Nothing here changes a result. A tournament is cut into chunks and a training rollout into shards,
 each with seeds of its own (:func:`president_env.training.evaluate.evaluate`,
-:class:`president_env.training.ppo_selfplay.RolloutShard`); where they run, in this process or on a
+:class:`president_env.training.rollout.RolloutShard`); where they run, in this process or on a
 Ray worker, changes the speed only, so the same seeds give the same numbers on one machine or a
 cluster (tested on a local two-CPU Ray instance).
 

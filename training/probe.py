@@ -28,6 +28,7 @@ from president_env.user_input import check_writable_dir
 
 from .config import TRAIN_CONFIGS, load_config
 from .evaluate import agent_name, check_agent_name, evaluate_against, load_rules, write_versus
+from .ppo_selfplay import Trainer
 
 PROBE_CONFIG = TRAIN_CONFIGS / "probe.yaml"
 
@@ -61,8 +62,6 @@ def run_probe(
     ``overrides``: further ``section.key=value`` changes of the recipe (tests shrink it; a probe figure
     is comparable with another only for the same recipe).
     """
-    from .ppo_selfplay import Trainer
-
     config = load_config(PROBE_CONFIG, probe_overrides(target, rules_spec, out / "run", steps) + list(overrides))
     rules = config.resolve_rules()
     started = time.perf_counter()

@@ -1,0 +1,253 @@
+"""Dependencies point one way: no module imports a higher layer, and no modules import each other in a cycle.
+
+The layers, lowest first (``docs/architecture.md``):
+
+1. **core**: every module of ``president_env`` not named below (rules, cards, actions, engine, observation,
+   presets, user_input, replay, single, vector_env, registry, reference, ...);
+2. **views**: the environments and what only presents or measures them (``VIEWS``), and the package's
+   ``__init__``, which re-exports them;
+3. **agents**: ``president_env.agents`` (``agents/``);
+4. **training**: ``president_env.training`` (``training/``);
+5. **apps**: ``president_env.apps`` (``apps/``).
+
+The check reads the source (``ast``), so it sees every import, also those inside functions, and
+``importlib.import_module`` calls with a constant name. A module may import its own layer and the layers below.
+Cycles are refused among the imports that run when a module is imported, and among all the imports that run,
+those inside functions too: an import inside a function may defer an optional dependency (torch, ray, scipy) or a
+costly module, never dodge a cycle. Imports under ``if TYPE_CHECKING:`` never run (annotations only): they must
+respect the layers but may close a cycle.
+A new module of ``president_env`` is core until it is added to ``VIEWS``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = pytest.importorskip("tomli")
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ("core", "views", "agents", "training", "apps")
+VIEWS = frozenset(
+    "president_env" + suffix
+    for suffix in ("", ".aec_env", ".gym_env", ".gym_vector_env", ".sb3", ".render", ".bench", ".render_demo")
+)
+SUBPACKAGE_LAYERS = (
+    ("president_env.apps", "apps"),
+    ("president_env.training", "training"),
+    ("president_env.agents", "agents"),
+)
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str
+    target: str
+    line: int
+    when: str  # "import": runs when the source is imported; "call": inside a function; "typing": TYPE_CHECKING only
+
+
+def layer(module: str) -> str:
+    for prefix, name in SUBPACKAGE_LAYERS:
+        if module == prefix or module.startswith(prefix + "."):
+            return name
+    return "views" if module in VIEWS else "core"
+
+
+def discover(root: Path) -> dict[str, Path]:
+    """Every module of the installed packages, by dotted name, from ``pyproject.toml``'s setuptools layout."""
+    setup = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = setup.get("package-dir", {})
+    modules = {}
+    for package in setup["packages"]:
+        folder = root / folders.get(package, package.replace(".", "/"))
+        for path in sorted(folder.glob("*.py")):
+            modules[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+    return modules
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import]:
+    """The imports of ``module`` that name a module of ``modules`` (``from p import m`` names ``p.m``)."""
+    package = module if path.stem == "__init__" else module.rpartition(".")[0]
+    found: list[Import] = []
+
+    def add(name: str, line: int, when: str) -> None:
+        edge = Import(module, name, line, when)
+        if name in modules and edge not in found:
+            found.append(edge)
+
+    def absolute(name: str | None, level: int) -> str:
+        if not level:
+            return name or ""
+        base = package.split(".")[: len(package.split(".")) - (level - 1)]
+        return ".".join(base + ([name] if name else []))
+
+    def visit(node: ast.AST, when: str) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                # ``import a.b.c`` imports the deepest module that exists.
+                name = next(
+                    (".".join(parts[:k]) for k in range(len(parts), 0, -1) if ".".join(parts[:k]) in modules), ""
+                )
+                add(name, node.lineno, when)
+        elif isinstance(node, ast.ImportFrom):
+            base = absolute(node.module, node.level)
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                add(submodule if submodule in modules else base, node.lineno, when)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            named = getattr(func, "attr", getattr(func, "id", None)) == "import_module"
+            if named and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                name = node.args[0].value
+                level = len(name) - len(name.lstrip("."))
+                add(absolute(name.lstrip(".") or None, level), node.lineno, when)
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                visit(child, "typing")
+            for child in node.orelse:
+                visit(child, when)
+            return
+        inner = (
+            "call"
+            if when == "import" and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            else when
+        )
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), "import")
+    return found
+
+
+def all_imports(modules: dict[str, Path]) -> list[Import]:
+    return [edge for module, path in modules.items() for edge in imports_of(module, path, modules)]
+
+
+def upward(edges: list[Import]) -> list[str]:
+    """Each import of a higher layer, as ``source:line imports target (layer < layer)``."""
+    return [
+        f"{e.source}:{e.line} imports {e.target} ({layer(e.source)} may not import {layer(e.target)})"
+        for e in edges
+        if LAYERS.index(layer(e.target)) > LAYERS.index(layer(e.source))
+    ]
+
+
+def cycles(edges: list[Import]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted; self-imports too."""
+    graph: dict[str, set[str]] = {}
+    for e in edges:
+        graph.setdefault(e.source, set()).add(e.target)
+        graph.setdefault(e.target, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in graph[node]:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return sorted(found)
+
+
+MODULES = discover(ROOT)
+EDGES = all_imports(MODULES)
+
+
+def test_the_layout_is_read_from_pyproject():
+    for module in (
+        "president_env.rules",
+        "president_env.registry",
+        "president_env.gym_env",
+        "president_env.agents",
+        "president_env.agents.torch_policy",
+        "president_env.training.evaluate",
+        "president_env.apps.web.server",
+    ):
+        assert module in MODULES, module
+    assert {layer(m) for m in MODULES} == set(LAYERS)
+    assert layer("president_env.replay") == layer("president_env.registry") == "core"
+    assert layer("president_env.agents.base") == "agents" and layer("president_env.apps.web") == "apps"
+
+
+def test_no_module_imports_a_higher_layer():
+    assert upward(EDGES) == []
+
+
+@pytest.mark.parametrize("kinds", [("import",), ("import", "call")], ids=["at-import", "in-functions-too"])
+def test_no_import_cycles(kinds):
+    assert cycles([e for e in EDGES if e.when in kinds]) == []
+
+
+def test_the_check_finds_upward_imports_and_cycles(tmp_path):
+    """The checker on a small made-up package: it reports what it must, with the line."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.setuptools]\npackages = ["president_env", "president_env.agents"]\n'
+        '[tool.setuptools.package-dir]\n"president_env.agents" = "agents"\n'
+    )
+    (tmp_path / "president_env").mkdir()
+    (tmp_path / "agents").mkdir()
+    files = {
+        "president_env/__init__.py": "from .gym_env import gym_env\n",
+        "president_env/rules.py": "import numpy\n\n\ndef f():\n    from president_env.agents import make\n",
+        "president_env/engine.py": "from . import observation\n",
+        "president_env/observation.py": "from .engine import step\n",
+        "president_env/gym_env.py": "from .rules import Rules\n",
+        "agents/__init__.py": "from .base import Agent\nfrom president_env import gym_env\n",
+        "agents/base.py": "import importlib\n\n\ndef g():\n    return importlib.import_module('.heavy', __name__)\n",
+        "agents/heavy.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .base import Agent\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    modules = discover(tmp_path)
+    edges = all_imports(modules)
+    assert upward(edges) == [
+        "president_env.rules:5 imports president_env.agents (core may not import agents)",
+    ]
+    assert cycles([e for e in edges if e.when == "import"]) == [["president_env.engine", "president_env.observation"]]
+    assert cycles([e for e in edges if e.when != "typing"]) == [  # the upward import inside a function closes one
+        ["president_env.agents", "president_env.gym_env", "president_env.rules"],
+        ["president_env.engine", "president_env.observation"],
+    ]
+    assert cycles(edges) == [  # annotations only (TYPE_CHECKING) close one more
+        ["president_env.agents", "president_env.gym_env", "president_env.rules"],
+        ["president_env.agents.base", "president_env.agents.heavy"],
+        ["president_env.engine", "president_env.observation"],
+    ]
+    assert Import("president_env.agents", "president_env.gym_env", 2, "import") in edges
+    assert Import("president_env.agents.heavy", "president_env.agents.base", 4, "typing") in edges
