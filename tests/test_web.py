@@ -441,3 +441,15 @@ def test_pasted_rules_alias_bomb_is_refused_fast():
     response = client.post("/api/rules", json={"yaml": bomb})
     assert response.status_code == 400 and "rules YAML" in response.json()["error"]
     assert time.perf_counter() - started < 1.0
+
+
+def test_setup_chooses_the_number_of_players(client):
+    checked = client.post("/api/rules", json={"preset": "party", "n_players": 6})
+    assert checked.status_code == 200 and checked.json()["rules"]["n_players"] == 6
+    assert checked.json()["rules"]["revolution"] is True  # the rest of the preset stays
+    for bad, words in ((9, "n_players"), ("5", "n_players must be an integer"), (True, "n_players must be")):
+        response = client.post("/api/rules", json={"preset": "standard", "n_players": bad})
+        assert response.status_code == 400 and words in response.json()["error"]
+    seats = ["human", "heuristic-1", "heuristic-1", "random", "random"]
+    _, view = play_game(client, {**SETUP, "n_players": 5, "seats": seats})
+    assert view["over"] and view["rules"]["n_players"] == 5 and len(view["lineup"]) == 5

@@ -72,7 +72,8 @@ def load_rules_text(text: Any) -> Rules:
 
 
 def rules_of(body: dict) -> Rules:
-    """The rules a setup asks for: ``{"preset": name}`` or ``{"yaml": text}``, then ``"manches"`` overrides."""
+    """The rules a setup asks for: ``{"preset": name}`` or ``{"yaml": text}``, then ``"n_players"`` and
+    ``"manches"`` override theirs."""
     if body.get("yaml") not in (None, ""):
         rules = load_rules_text(body["yaml"])
     else:
@@ -80,6 +81,14 @@ def rules_of(body: dict) -> Rules:
         if preset not in PRESETS:
             raise RequestError(f"unknown rules preset {preset!r}; valid presets: {', '.join(PRESETS)}")
         rules = Rules.from_yaml(preset_path(preset))
+    players = body.get("n_players")
+    if players is not None:
+        if not isinstance(players, int) or isinstance(players, bool):
+            raise RequestError(f"n_players must be an integer, got {players!r}")
+        try:
+            rules = rules.replace(n_players=players)
+        except ValueError as err:
+            raise RequestError(str(err)) from None
     manches = body.get("manches")
     if manches is not None:
         if not isinstance(manches, int) or isinstance(manches, bool) or not 1 <= manches <= MAX_MANCHES:

@@ -68,7 +68,8 @@ async function init() {
   const preset = $("preset");
   for (const name of Object.keys(ui.options.presets)) preset.append(el("option", { value: name }, name));
   preset.addEventListener("change", () => { $("yaml").value = ""; loadRules(); });
-  $("check-yaml").addEventListener("click", loadRules);
+  $("check-yaml").addEventListener("click", () => loadRules());
+  $("players").addEventListener("change", () => loadRules(Number($("players").value)));
   for (const radio of document.querySelectorAll("input[name=mode]")) radio.addEventListener("change", drawSeats);
   $("seat").addEventListener("change", drawSeats);
   $("pace-setup").addEventListener("input", () => { $("pace-setup-value").textContent = `${$("pace-setup").value} s`; });
@@ -89,12 +90,14 @@ async function init() {
   await loadRules();
 }
 
-async function loadRules() {
+async function loadRules(players) {
   const yaml = $("yaml").value.trim();
   const body = yaml ? { yaml } : { preset: $("preset").value };
+  if (players !== undefined) body.n_players = players;
   try {
     const data = await api("POST", "/api/rules", body);
     ui.rules = data.rules;
+    $("players").value = data.rules.n_players;
     $("manches").value = data.rules.manches;
     $("rules-summary").textContent = `${data.rules.n_players} players, ${data.rules.decks} deck(s), ${data.rules.jokers} joker(s), ` +
       `exchange ${data.rules.exchange.join("/")}, revolution ${data.rules.revolution ? "on" : "off"}, equal rank: ${data.rules.equal_rank}`;
@@ -132,7 +135,7 @@ async function startGame() {
   const m = mode();
   const human = Number($("seat").value);
   const seats = Array.from({ length: n }, (_, i) => (m === "play" && i === human ? "human" : $(`agent-${i}`).value));
-  const body = { mode: m, seats, manches: Number($("manches").value), pace: Number($("pace-setup").value) };
+  const body = { mode: m, seats, n_players: n, manches: Number($("manches").value), pace: Number($("pace-setup").value) };
   const yaml = $("yaml").value.trim();
   if (yaml) body.yaml = yaml; else body.preset = $("preset").value;
   if (m === "play") body.human = human;
