@@ -1,6 +1,6 @@
 """Président as a Gymnasium vector env: ``N`` games in one batch, one learner seat each, opponents in batches.
 
-    venv = president_env.vector_env(num_envs=1024, rules=rules, opponents="heuristic-3", seat=None)
+    venv = president_env.vec_game(num_envs=1024, rules=rules, opponents="heuristic-3", seat=None)
     # or gymnasium.make_vec("president_env/President-v0", num_envs=1024, vectorization_mode="vector_entry_point", ...)
     obs, info = venv.reset(seed=0)                   # obs (N, obs_dim) float32; info["action_mask"] (N, A) int8
     obs, reward, terminated, truncated, info = venv.step(actions)   # actions (N,) int
@@ -67,12 +67,12 @@ from gymnasium.vector import AutoresetMode
 
 from . import engine
 from .aec_env import observation_high
-from .gym_env import ILLEGAL_ACTION_MODES, resolve_opponent
+from .gym_single_env import ILLEGAL_ACTION_MODES, resolve_opponent
 from .observation import layout, observe
 from .presets import resolve_rules
 from .render import render_for_mode, render_table
 from .rules import Rules
-from .vector_env import VecGame
+from .vec_game import VecGame
 
 AUTORESET_MODES = {
     "next_step": AutoresetMode.NEXT_STEP,
@@ -470,7 +470,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         return render_for_mode(
             self.render_mode,
             lambda: f"game {i}:\n" + render_table(self.rules, self.game, i, int(self.learner[i])),
-            "president_env.vector_env()",
+            "president_env.vec_game()",
         )
 
 

@@ -12,7 +12,7 @@ from gymnasium.utils.env_checker import check_env
 import president_env as pe
 from president_env import agents, registry
 from president_env.engine import reward_table, sample_legal
-from president_env.gym_env import PresidentGymEnv, RandomOpponent, register_opponent, resolve_opponent
+from president_env.gym_single_env import PresidentGymEnv, RandomOpponent, register_opponent, resolve_opponent
 
 
 def masked_action(info, rng):

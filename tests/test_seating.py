@@ -19,7 +19,7 @@ from president_env.aec_env import raw_env
 from president_env.cards import deck
 from president_env.engine import ROLE_NAMES
 from president_env.reference import ReferenceGame, positions_from_roles, start_random_game, table_for_roles
-from president_env.vector_env import VecGame
+from president_env.vec_game import VecGame
 from training.evaluate import _group_setup
 
 FAMILY = pe.load_preset("family")  # initial_roles: draw, reseat_by_role, deal_start: dealer, lead: president

@@ -1,4 +1,4 @@
-"""Duplicate-deal tournaments (``training/evaluate.py``) and the baseline ladder (``training/ladder.py``).
+"""Duplicate-deal tournaments (``evaluation/tournament.py``) and the baseline ladder (``evaluation/ladder.py``).
 
 The agents here are small deterministic test policies, so that the tests do not depend on the baselines.
 """
@@ -15,8 +15,8 @@ import president_env as pe
 from president_env import registry
 from president_env.agents import Agent
 from president_env.cards import deck
-from president_env.training import ladder
-from president_env.training.evaluate import (
+from president_env.evaluation import ladder
+from president_env.evaluation.tournament import (
     RATING_MEAN,
     _fit_hand_sizes,
     bradley_terry,
@@ -304,8 +304,8 @@ def test_ladder_steps_parse_and_default_to_the_whole_ladder():
 
 
 def test_president_eval_against_plays_one_agent_against_copies_of_each_opponent(tmp_path, capsys):
-    from president_env.training.evaluate import evaluate_against
-    from president_env.training.evaluate import main as eval_main
+    from president_env.evaluation.tournament import evaluate_against
+    from president_env.evaluation.tournament import main as eval_main
 
     out = tmp_path / "versus"
     args = ["--agents", "heuristic-3", "--against", "heuristic-2,random", "--deals", "3", "--chunk-deals", "3"]
@@ -328,8 +328,8 @@ def test_president_eval_against_plays_one_agent_against_copies_of_each_opponent(
 def test_ray_options_without_ray_installed_are_a_clear_error(monkeypatch, capsys):
     import sys
 
-    from president_env.training.distributed import require_ray
-    from president_env.training.evaluate import main
+    from president_env.evaluation.distributed import require_ray
+    from president_env.evaluation.tournament import main
 
     monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` does where Ray is not installed
     with pytest.raises(ImportError, match=r"president-env\[ray\]"):

@@ -1,4 +1,4 @@
-"""Training throughput: ``python -m president_env.training.bench_train [--config F] [--updates N]``.
+"""Training throughput: ``python benchmarks/bench_train.py [--config F] [--updates N]``.
 
 Measured in one run, on the config's table (default ``configs/train/standard_4p.yaml``):
 
@@ -27,10 +27,10 @@ from typing import Any
 
 import torch
 
-from president_env.bench import bench_vec
+from bench import bench_vec
 
-from .config import load_config
-from .ppo_selfplay import Trainer
+from president_env.training.config import load_config
+from president_env.training.ppo_selfplay import Trainer
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "train" / "standard_4p.yaml"
 

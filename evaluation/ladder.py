@@ -1,11 +1,11 @@
-"""The baseline ladder: does each level beat the one below it? (``python -m president_env.training.ladder``)
+"""The baseline ladder: does each level beat the one below it? (``python -m president_env.evaluation.ladder``)
 
-    python -m president_env.training.ladder --presets standard,party --deals 200 --deals-mc 100 \\
+    python -m president_env.evaluation.ladder --presets standard,party --deals 200 --deals-mc 100 \\
         --workers 2 --out results/ladder --readme README.md
 
 The ladder is ``random < heuristic-1 < heuristic-2 < heuristic-3 < mc-4 < mc-5``. Step k seats one copy of
 level k against ``P - 1`` copies of level k-1 (lineup ``[k, k-1, k-1, ...]``) in a duplicate-deal tournament
-(:func:`president_env.training.evaluate.evaluate`), and is *significant* when the 95 % confidence interval of
+(:func:`president_env.evaluation.tournament.evaluate`), and is *significant* when the 95 % confidence interval of
 level k's advantage (its points minus the mean of the other seats, per manche) lies entirely above 0.
 
 Writes ``ladder.json`` (config and every step's numbers), ``ladder.md`` (the table) and ``ladder.png``
@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from president_env.training.evaluate import (
+from president_env.evaluation.tournament import (
     Estimate,
     check_agent_name,
     dump_json,
@@ -141,7 +141,7 @@ def _step_json(step: StepResult) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m president_env.training.ladder",
+        prog="python -m president_env.evaluation.ladder",
         description="Baseline ladder: each level (one seat) against the level below (the other seats), "
         "duplicate deals; significant when the advantage CI lies above 0.",
     )
