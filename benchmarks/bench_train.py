@@ -3,7 +3,7 @@
 Measured in one run, on the config's table (default ``configs/train/standard_4p.yaml``):
 
 - **engine**: ``VecGame`` mask + observation + step with random legal actions, at the config's
-  ``num_envs`` (the ceiling: what the game alone costs; :func:`president_env.bench.bench_vec`);
+  ``num_envs`` (the ceiling: what the game alone costs; ``bench_vec`` of ``benchmarks/bench.py``);
 - **rollout**: the trainer's rollouts (network forward for the learner's rows, opponents' moves,
   storage), no update;
 - **training**: whole PPO updates, rollout + GAE + the optimisation epochs, the figure the
@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
 from bench import bench_vec
 
 from president_env.training.config import load_config

@@ -44,9 +44,9 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
 import president_env as pe
+from president_env.evaluation.tournament import format_estimate, mean_ci
 from president_env.gym_single_env import PresidentGymEnv, RandomOpponent
 from president_env.sb3 import PresidentSB3VecEnv
-from president_env.evaluation.tournament import format_estimate, mean_ci
 
 # Evaluation games draw their seeds far from the training seed, so no evaluation game replays a training one.
 EVAL_SEED_OFFSET = 1_000_000

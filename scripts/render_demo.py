@@ -1,4 +1,4 @@
-"""A rendered demo game: ``python scripts/render_demo.py [--preset NAME] [--seed N]``.
+"""A rendered demo game: ``python scripts/render_demo.py [--preset NAME] [--seed N]`` (not installed).
 
 Random players play one game through the AEC env; the table is printed after
 every move (the hand shown is that of the player to act next).

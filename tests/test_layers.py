@@ -38,8 +38,7 @@ except ModuleNotFoundError:  # Python 3.10
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("core", "views", "agents", "evaluation", "training", "apps")
 VIEWS = frozenset(
-    "president_env" + suffix
-    for suffix in ("", ".aec_env", ".gym_single_env", ".gym_vector_env", ".sb3", ".render")
+    "president_env" + suffix for suffix in ("", ".aec_env", ".gym_single_env", ".gym_vector_env", ".sb3", ".render")
 )
 SUBPACKAGE_LAYERS = (
     ("president_env.apps", "apps"),

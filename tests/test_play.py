@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 import pytest
 
+from president_env.apps.terminal import InputError, build_game, main, parse_command
 from president_env.cards import RANK_NAMES
 from president_env.engine import tables
-from president_env.apps.terminal import InputError, build_game, main, parse_command
 
 CHEAP = ["--opponents", "random,heuristic-1,random"]
 # Standard rules, 2 manches, seed 0, seat 0, playing the lowest listed play: you are Président in manche 2.

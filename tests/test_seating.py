@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import acts, deal_in_order, legal, make_deal, run
+from training.evaluate import _group_setup
 
 import president_env as pe
 from president_env import PASS, Rules
@@ -20,7 +21,6 @@ from president_env.cards import deck
 from president_env.engine import ROLE_NAMES
 from president_env.reference import ReferenceGame, positions_from_roles, start_random_game, table_for_roles
 from president_env.vec_game import VecGame
-from training.evaluate import _group_setup
 
 FAMILY = pe.load_preset("family")  # initial_roles: draw, reseat_by_role, deal_start: dealer, lead: president
 # Drawn roles by player: player i finished at position (i + 2) mod P in the draw.

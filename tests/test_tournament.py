@@ -276,19 +276,20 @@ def test_cli_rejects_unknown_agents_and_presets(bad, capsys):
 
 
 # ---------------------------------------------------------------- the ladder
-def test_ladder_runs_steps_and_fills_the_readme_table(tmp_path, monkeypatch):
+def test_ladder_runs_steps_and_writes_only_its_output_folder(tmp_path, monkeypatch):
     monkeypatch.setitem(registry._FACTORIES, "test-lowest-play", lambda rules, seed=None: LowestPlay(rules))
-    readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{ladder.TABLE_START}\nold\n{ladder.TABLE_END}\nrest\n")
+    monkeypatch.chdir(tmp_path)
     out = tmp_path / "ladder"
     argv = ["--presets", "standard", "--steps", "random:test-lowest-play", "--deals", "12", "--no-progress"]
-    assert ladder.main(argv + ["--out", str(out), "--readme", str(readme)]) == 0
+    assert ladder.main(argv + ["--out", str(out)]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["ladder"]
     assert {p.name for p in out.iterdir()} == {"ladder.json", "ladder.md", "ladder.png"}
     step = json.loads((out / "ladder.json").read_text())["steps"][0]
     assert step["stronger"] == "test-lowest-play" and step["significant"] is True
-    text = readme.read_text()
-    assert "old" not in text and text.startswith("intro\n") and text.endswith(f"{ladder.TABLE_END}\nrest\n")
+    text = (out / "ladder.md").read_text()
     assert "| standard | test-lowest-play vs random |" in text and "| yes |" in text
+    with pytest.raises(SystemExit):
+        ladder.main([*argv, "--readme", "README.md"])  # the README is no longer the ladder's to write
 
 
 def test_ladder_steps_parse_and_default_to_the_whole_ladder():

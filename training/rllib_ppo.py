@@ -69,8 +69,8 @@ from torch import nn
 import president_env
 from president_env.agents.base import Agent, check_batch
 from president_env.agents.torch_policy import masked_logits, sample_masked
-from president_env.rules import Rules
 from president_env.evaluation.tournament import load_rules
+from president_env.rules import Rules
 
 ENV_NAME = "president"
 """The name :func:`register` gives the env creator (``config.environment(ENV_NAME)``)."""

@@ -15,10 +15,10 @@ import numpy as np
 import torch
 
 from president_env.agents.torch_policy import PolicyNet
+from president_env.evaluation.distributed import LocalGroup, RayGroup, init_ray
 from president_env.vec_game import VecGame
 
 from .config import TrainConfig, from_dict
-from president_env.evaluation.distributed import LocalGroup, RayGroup, init_ray
 from .opponents import OpponentPool
 from .ppo import Pending, Rollout, collect, training_rows
 from .run_state import RunSeeds
