@@ -217,6 +217,11 @@ def test_no_module_imports_a_higher_layer():
     assert upward(EDGES) == []
 
 
+def test_production_code_does_not_import_the_reference_oracle():
+    """``president_env.reference`` is a test oracle: only the tests and the benchmarks import it."""
+    assert [f"{e.source}:{e.line}" for e in EDGES if e.target == "president_env.reference"] == []
+
+
 @pytest.mark.parametrize("kinds", [("import",), ("import", "call")], ids=["at-import", "in-functions-too"])
 def test_no_import_cycles(kinds):
     assert cycles([e for e in EDGES if e.when in kinds]) == []
