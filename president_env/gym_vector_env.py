@@ -1,6 +1,6 @@
 """Président as a Gymnasium vector env: ``N`` games in one batch, one learner seat each, opponents in batches.
 
-    venv = president_env.vec_game(num_envs=1024, rules=rules, opponents="heuristic-3", seat=None)
+    venv = president_env.vector_env(num_envs=1024, rules=rules, opponents="heuristic-3", seat=None)
     # or gymnasium.make_vec("president_env/President-v0", num_envs=1024, vectorization_mode="vector_entry_point", ...)
     obs, info = venv.reset(seed=0)                   # obs (N, obs_dim) float32; info["action_mask"] (N, A) int8
     obs, reward, terminated, truncated, info = venv.step(actions)   # actions (N,) int
@@ -15,7 +15,7 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
   (drawn for every new game from the env's ``np_random``); ``info["player"]`` ``(N,)`` says which.
 - **Opponents**: as for the single env (a name, a checkpoint path, an agent, a callable
   ``f(obs, mask)``, or a list with one per other player in player order; see
-  :func:`~president_env.gym_env.resolve_opponent`; an object with only ``act_batch`` is
+  :func:`~president_env.gym_single_env.resolve_opponent`; an object with only ``act_batch`` is
   accepted too). After the learners' actions the opponents act
   until every game is back at its learner's turn or over: at each engine step, each distinct
   opponent object gets one ``act_batch(observations, masks)`` call for all the games where it is to
@@ -470,7 +470,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         return render_for_mode(
             self.render_mode,
             lambda: f"game {i}:\n" + render_table(self.rules, self.game, i, int(self.learner[i])),
-            "president_env.vec_game()",
+            "president_env.vector_env()",
         )
 
 

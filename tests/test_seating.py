@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import acts, deal_in_order, legal, make_deal, run
-from president_env.evaluation.tournament import _group_setup
 
 import president_env as pe
 from president_env import PASS, Rules
 from president_env.aec_env import raw_env
 from president_env.cards import deck
 from president_env.engine import ROLE_NAMES
+from president_env.evaluation.tournament import _group_setup
 from president_env.reference import ReferenceGame, positions_from_roles, start_random_game, table_for_roles
 from president_env.vec_game import VecGame
 
