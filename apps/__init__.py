@@ -1,1 +1,2 @@
-"""Applications built on the environment and the agents: the browser table (``president_env.apps.web``)."""
+"""Applications built on the environment and the agents: the terminal game (``president_env.apps.terminal``,
+``president-play``) and the browser table (``president_env.apps.web``, ``president-web``)."""

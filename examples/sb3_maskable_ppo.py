@@ -24,7 +24,7 @@ from +1.5 for first to -1.5 for last of 4).
 
 :class:`MaskablePPOAgent` turns the model into a president_env agent (``act`` / ``act_batch``),
 usable as a Gym env opponent or in a duplicate-deal tournament (``--duplicate-deals`` groups against
-each of ``--tournaments``, played by :func:`president_env.training.evaluate.evaluate`, the engine of
+each of ``--tournaments``, played by :func:`president_env.evaluation.tournament.evaluate`, the engine of
 ``president-eval``).
 """
 
@@ -44,9 +44,9 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
 import president_env as pe
-from president_env.gym_env import PresidentGymEnv, RandomOpponent
+from president_env.evaluation.tournament import format_estimate, mean_ci
+from president_env.gym_single_env import PresidentGymEnv, RandomOpponent
 from president_env.sb3 import PresidentSB3VecEnv
-from president_env.training.evaluate import format_estimate, mean_ci
 
 # Evaluation games draw their seeds far from the training seed, so no evaluation game replays a training one.
 EVAL_SEED_OFFSET = 1_000_000
@@ -202,7 +202,7 @@ def duplicate_tournament(
     model: MaskablePPO, rules: pe.Rules, opponents: str | list[str], n_deals: int, seed: int
 ) -> None:
     """The model in president-eval's duplicate-deal tournament: the adapter is an agent like the baselines."""
-    from president_env.training.evaluate import evaluate
+    from president_env.evaluation.tournament import evaluate
 
     others = [opponents] * (rules.n_players - 1) if isinstance(opponents, str) else opponents
     start = time.perf_counter()

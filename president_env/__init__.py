@@ -8,11 +8,11 @@ from gymnasium.envs.registration import registry as _registry
 
 from .actions import PASS, decode, encode_give, encode_play, num_actions
 from .aec_env import env, raw_env
-from .gym_env import gym_env
+from .gym_single_env import gym_env
 from .gym_vector_env import vector_env
 from .presets import load_preset
 from .rules import Rules
-from .vector_env import VecGame
+from .vec_game import VecGame
 
 try:
     __version__ = _version("president-env")
@@ -38,6 +38,6 @@ __all__ = [
 if "president_env/President-v0" not in _registry:
     _register(
         id="president_env/President-v0",
-        entry_point="president_env.gym_env:PresidentGymEnv",
+        entry_point="president_env.gym_single_env:PresidentGymEnv",
         vector_entry_point="president_env.gym_vector_env:PresidentVectorEnv",
     )

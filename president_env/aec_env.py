@@ -15,7 +15,7 @@ lead any number of cards of one rank, follow with as many cards of a strictly
 higher rank or pass, and get rid of your cards first. The finishing order of a
 *manche* gives the roles of the next one (Président, Vice-Président, Neutre,
 Vice-Trou, Trou du cul) and a forced card exchange. Every rule variant of
-`shared/RULES.md` is a field of `president_env.Rules`; `docs/semantics.md`
+`docs/RULES.md` is a field of `president_env.Rules`; `docs/semantics.md`
 says how open points are read.
 
 This environment runs one game on `president_env.single.SingleGame`, the

@@ -529,6 +529,45 @@ def deal_sizes(rules: Rules, first_seat: np.ndarray) -> np.ndarray:
     return base + (offset < extra)
 
 
+def deal_hands(
+    rules: Rules, rng: np.random.Generator, dealer: int, seat_of_player: Sequence[int] | None = None
+) -> list[list[str]]:
+    """One shuffled deal: card names by player, the form :meth:`VecGame.redeal` takes.
+
+    The deck (``cards.deck``) is shuffled by one ``rng.permutation`` and dealt one card at a time, clockwise,
+    from the seat ``deal_start`` names relative to ``dealer``; ``seat_of_player`` (default: player i at seat
+    i) says who sits where. Tournaments deal their duplicate deals with it.
+    """
+    p = rules.n_players
+    seats = list(range(p)) if seat_of_player is None else [int(s) for s in seat_of_player]
+    if sorted(seats) != list(range(p)):
+        raise ValueError(f"seat_of_player must be a permutation of 0..{p - 1}, got {seats}")
+    if not 0 <= int(dealer) < p:
+        raise ValueError(f"dealer must be a seat in 0..{p - 1}, got {dealer}")
+    cards = deck(rules.decks, rules.jokers)
+    order = rng.permutation(len(cards))
+    first_seat = int(dealer) + 1 if rules.deal_start == "dealer_left" else int(dealer)
+    player_at_seat = [seats.index(seat) for seat in range(p)]
+    hands: list[list[str]] = [[] for _ in range(p)]
+    for i, index in enumerate(order):
+        hands[player_at_seat[(first_seat + i) % p]].append(cards[int(index)])
+    return hands
+
+
+def table_for_roles(rules: Rules, roles: Mapping | Sequence) -> tuple[list[int], int]:
+    """The seating and dealer of a manche played with ``roles`` (names by player, as :func:`parse_roles`).
+
+    With ``reseat_by_role`` players sit by role (seat 0 Président, seat 1 Trou du cul, ..., seat P-1
+    Vice-Président); otherwise player i sits at seat i. The Trou du cul deals. Returns
+    ``(seat_of_player, dealer_seat)``.
+    """
+    p = rules.n_players
+    positions = parse_roles(rules, roles)
+    seats = tables(rules).seat_by_pos[positions] if rules.reseat_by_role else np.arange(p)
+    seat_of_player = [int(s) for s in seats]
+    return seat_of_player, seat_of_player[int(np.argmax(positions == p - 1))]
+
+
 def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -> None:
     """Replace the deal of the manche that slots ``index`` are about to play (replays, duplicate deals).
 

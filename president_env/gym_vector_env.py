@@ -15,7 +15,7 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
   (drawn for every new game from the env's ``np_random``); ``info["player"]`` ``(N,)`` says which.
 - **Opponents**: as for the single env (a name, a checkpoint path, an agent, a callable
   ``f(obs, mask)``, or a list with one per other player in player order; see
-  :func:`~president_env.gym_env.resolve_opponent`; an object with only ``act_batch`` is
+  :func:`~president_env.gym_single_env.resolve_opponent`; an object with only ``act_batch`` is
   accepted too). After the learners' actions the opponents act
   until every game is back at its learner's turn or over: at each engine step, each distinct
   opponent object gets one ``act_batch(observations, masks)`` call for all the games where it is to
@@ -67,12 +67,12 @@ from gymnasium.vector import AutoresetMode
 
 from . import engine
 from .aec_env import observation_high
-from .gym_env import ILLEGAL_ACTION_MODES, resolve_opponent
+from .gym_single_env import ILLEGAL_ACTION_MODES, resolve_opponent
 from .observation import layout, observe
 from .presets import resolve_rules
 from .render import render_for_mode, render_table
 from .rules import Rules
-from .vector_env import VecGame
+from .vec_game import VecGame
 
 AUTORESET_MODES = {
     "next_step": AutoresetMode.NEXT_STEP,

@@ -1,6 +1,8 @@
-"""The independent reference implementation of Président: one game, plain Python.
+"""The independent reference implementation of Président: one game, plain Python; a test oracle.
 
-This module exists only to be checked against. It plays a single game of
+This module exists only to be checked against: the differential tests and the benchmarks' speed ratios use it,
+and no installed module imports it (``tests/test_layers.py`` checks; tournaments deal through
+:func:`president_env.engine.deal_hands`). It plays a single game of
 ``docs/RULES.md`` as ``docs/semantics.md`` reads it, with plain lists and
 ints and a turn pointer that walks clockwise over the seats, so that a reader
 can hold it against the rules line by line. It was written without looking at

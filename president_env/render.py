@@ -1,7 +1,7 @@
 """The table as text, for humans: ``render_table`` draws one slot of a game.
 
 Used by the AEC env's ``render()`` (``"ansi"`` returns the text, ``"human"``
-prints it) and by ``python -m president_env.render_demo``. The engine stores
+prints it) and by ``python scripts/render_demo.py``. The engine stores
 hands as counts per rank; suits exist only for display. The AEC env (with a
 render mode) follows the real cards from the deal (``GameState.dealt_to``)
 through the exchange and the plays, and passes them as ``suits``; without them

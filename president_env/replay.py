@@ -37,7 +37,7 @@ from .actions import KIND_PASS, KIND_PLAY, action_name, action_tables
 from .cards import TWO, card_name, deck, hand_counts, move_cards, parse_card, sort_cards
 from .engine import ROLE_NAMES
 from .rules import Rules
-from .vector_env import VecGame
+from .vec_game import VecGame
 
 FORMAT = "president-replay"
 VERSION = 1

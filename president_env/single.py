@@ -38,7 +38,7 @@ from .engine import PHASE_PLAY, GameState
 from .observation import layout
 from .presets import resolve_rules
 from .rules import Rules
-from .vector_env import VecGame
+from .vec_game import VecGame
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(GameState))
 BYTE_ROWS = ("hands", "played", "gave", "received")  # (P, R) counts kept as one bytearray per seat

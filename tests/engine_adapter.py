@@ -11,7 +11,7 @@ import numpy as np
 
 from president_env import Rules
 from president_env.engine import PHASE_EXCHANGE, ROLE_NAMES
-from president_env.vector_env import VecGame
+from president_env.vec_game import VecGame
 
 
 class EngineGame:

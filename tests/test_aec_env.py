@@ -643,7 +643,7 @@ def test_the_env_plays_the_engines_game_bit_for_bit(rules):
     """The AEC env (on its one-game fast path) and ``VecGame(batch_size=1)`` from the same seed: the same player
     to act, masks, observations of every agent (byte for byte) and manche rewards, to the end of the game."""
     from president_env.observation import observe
-    from president_env.vector_env import VecGame
+    from president_env.vec_game import VecGame
 
     aec = raw_env(rules=rules)
     aec.reset(seed=17)

@@ -17,7 +17,7 @@ from president_env.engine import PHASE_EXCHANGE, PRESIDENT, TROU_DU_CUL, GameSta
 from president_env.observation import layout, observe
 from president_env.presets import load_preset
 from president_env.rules import Rules
-from president_env.vector_env import VecGame
+from president_env.vec_game import VecGame
 
 ROLES4 = ["president", "vice_president", "vice_trou", "trou_du_cul"]
 

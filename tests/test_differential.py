@@ -19,7 +19,7 @@ from president_env.engine import sample_legal
 from president_env.presets import PRESETS, load_preset
 from president_env.reference import ReferenceGame
 from president_env.rules import RULE_CHOICES, Rules
-from president_env.vector_env import VecGame
+from president_env.vec_game import VecGame
 
 
 def random_rules(rng: np.random.Generator) -> Rules:

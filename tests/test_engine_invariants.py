@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from president_env import engine
 from president_env.engine import PHASE_EXCHANGE, sample_legal
 from president_env.rules import RULE_CHOICES, Rules
-from president_env.vector_env import VecGame
+from president_env.vec_game import VecGame
 
 
 @st.composite

@@ -12,7 +12,7 @@ from gymnasium.utils.env_checker import check_env
 import president_env as pe
 from president_env import agents, registry
 from president_env.engine import reward_table, sample_legal
-from president_env.gym_env import PresidentGymEnv, RandomOpponent, register_opponent, resolve_opponent
+from president_env.gym_single_env import PresidentGymEnv, RandomOpponent, register_opponent, resolve_opponent
 
 
 def masked_action(info, rng):
@@ -304,3 +304,25 @@ def test_numpy_integer_actions_are_taken_as_given(make_action):
         assert info["illegal_action"] is False
         if terminated:
             break
+
+
+def test_gym_env_is_a_function_and_the_registered_entry_points_resolve():
+    """``pe.gym_env`` is the function (its module is ``gym_single_env``); the id's entry points name real classes."""
+    import importlib
+
+    import gymnasium
+
+    from president_env import gym_single_env, gym_vector_env
+
+    assert pe.gym_env is gym_single_env.gym_env and callable(pe.gym_env)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("president_env.gym_env")
+    spec = gymnasium.spec("president_env/President-v0")
+    assert spec.entry_point == "president_env.gym_single_env:PresidentGymEnv"
+    assert spec.vector_entry_point == "president_env.gym_vector_env:PresidentVectorEnv"
+    env = gymnasium.make("president_env/President-v0", opponents="random")
+    assert isinstance(env.unwrapped, gym_single_env.PresidentGymEnv)
+    venv = gymnasium.make_vec("president_env/President-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    assert isinstance(venv.unwrapped, gym_vector_env.PresidentVectorEnv)
+    env.close()
+    venv.close()

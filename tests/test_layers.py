@@ -3,12 +3,14 @@
 The layers, lowest first (``docs/architecture.md``):
 
 1. **core**: every module of ``president_env`` not named below (rules, cards, actions, engine, observation,
-   presets, user_input, replay, single, vector_env, registry, reference, ...);
-2. **views**: the environments and what only presents or measures them (``VIEWS``), and the package's
-   ``__init__``, which re-exports them;
+   presets, user_input, replay, single, vec_game, registry, reference, ...);
+2. **views**: the environments and what only presents them (``VIEWS``), and the package's ``__init__``,
+   which re-exports them;
 3. **agents**: ``president_env.agents`` (``agents/``);
-4. **training**: ``president_env.training`` (``training/``);
-5. **apps**: ``president_env.apps`` (``apps/``).
+4. **evaluation**: ``president_env.evaluation`` (``evaluation/``): tournaments, statistics, the ladder, replays
+   of sample games, the Ray helpers;
+5. **training**: ``president_env.training`` (``training/``);
+6. **apps**: ``president_env.apps`` (``apps/``): the terminal game and the web app.
 
 The check reads the source (``ast``), so it sees every import, also those inside functions, and
 ``importlib.import_module`` calls with a constant name. A module may import its own layer and the layers below.
@@ -16,7 +18,8 @@ Cycles are refused among the imports that run when a module is imported, and amo
 those inside functions too: an import inside a function may defer an optional dependency (torch, ray, scipy) or a
 costly module, never dodge a cycle. Imports under ``if TYPE_CHECKING:`` never run (annotations only): they must
 respect the layers but may close a cycle.
-A new module of ``president_env`` is core until it is added to ``VIEWS``.
+A new module of ``president_env`` is core until it is added to ``VIEWS``. Benchmarks (``benchmarks/``) and
+maintenance scripts (``scripts/``) are not installed and not checked.
 """
 
 from __future__ import annotations
@@ -33,14 +36,14 @@ except ModuleNotFoundError:  # Python 3.10
     tomllib = pytest.importorskip("tomli")
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("core", "views", "agents", "training", "apps")
+LAYERS = ("core", "views", "agents", "evaluation", "training", "apps")
 VIEWS = frozenset(
-    "president_env" + suffix
-    for suffix in ("", ".aec_env", ".gym_env", ".gym_vector_env", ".sb3", ".render", ".bench", ".render_demo")
+    "president_env" + suffix for suffix in ("", ".aec_env", ".gym_single_env", ".gym_vector_env", ".sb3", ".render")
 )
 SUBPACKAGE_LAYERS = (
     ("president_env.apps", "apps"),
     ("president_env.training", "training"),
+    ("president_env.evaluation", "evaluation"),
     ("president_env.agents", "agents"),
 )
 
@@ -193,20 +196,30 @@ def test_the_layout_is_read_from_pyproject():
     for module in (
         "president_env.rules",
         "president_env.registry",
-        "president_env.gym_env",
+        "president_env.gym_single_env",
+        "president_env.vec_game",
         "president_env.agents",
         "president_env.agents.torch_policy",
-        "president_env.training.evaluate",
+        "president_env.evaluation.tournament",
+        "president_env.training.ppo_selfplay",
+        "president_env.apps.terminal",
         "president_env.apps.web.server",
     ):
         assert module in MODULES, module
     assert {layer(m) for m in MODULES} == set(LAYERS)
     assert layer("president_env.replay") == layer("president_env.registry") == "core"
     assert layer("president_env.agents.base") == "agents" and layer("president_env.apps.web") == "apps"
+    assert layer("president_env.evaluation.ladder") == "evaluation" and layer("president_env.apps.terminal") == "apps"
+    assert not any(name.rpartition(".")[2].startswith(("bench", "render_demo")) for name in MODULES)
 
 
 def test_no_module_imports_a_higher_layer():
     assert upward(EDGES) == []
+
+
+def test_production_code_does_not_import_the_reference_oracle():
+    """``president_env.reference`` is a test oracle: only the tests and the benchmarks import it."""
+    assert [f"{e.source}:{e.line}" for e in EDGES if e.target == "president_env.reference"] == []
 
 
 @pytest.mark.parametrize("kinds", [("import",), ("import", "call")], ids=["at-import", "in-functions-too"])

@@ -143,8 +143,13 @@ def test_each_decision_plays_the_rollouts_of_its_level_and_forced_moves_none(lev
 
 def test_latency_benchmark_script_runs_and_writes_its_report(tmp_path):
     """A smoke test of the script; the milliseconds it measures are not asserted (they depend on the machine)."""
-    from president_env.training import bench_agents
+    import importlib.util
+    from pathlib import Path
 
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_agents.py"
+    spec = importlib.util.spec_from_file_location("bench_agents", script)
+    bench_agents = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_agents)
     rows = bench_agents.main(["--positions", "3", "--agents", "heuristic-3,mc-4", "--out", str(tmp_path / "b.json")])
     assert [row["agent"] for row in rows] == ["heuristic-3", "mc-4"]
     assert (tmp_path / "b.json").exists()

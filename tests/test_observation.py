@@ -10,7 +10,7 @@ from test_engine_invariants import rules_strategy
 from president_env import observation
 from president_env.engine import sample_legal
 from president_env.rules import Rules
-from president_env.vector_env import VecGame
+from president_env.vec_game import VecGame
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])

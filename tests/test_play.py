@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 import pytest
 
+from president_env.apps.terminal import InputError, build_game, main, parse_command
 from president_env.cards import RANK_NAMES
 from president_env.engine import tables
-from president_env.training.play import InputError, build_game, main, parse_command
 
 CHEAP = ["--opponents", "random,heuristic-1,random"]
 # Standard rules, 2 manches, seed 0, seat 0, playing the lowest listed play: you are Président in manche 2.
@@ -297,7 +297,7 @@ def test_parse_command_grammar() -> None:
 
 
 def test_entry_point_runs_as_a_module_with_piped_stdin() -> None:
-    command = [sys.executable, "-m", "president_env.training.play", *CHEAP, "--seed", "0", "--ascii"]
+    command = [sys.executable, "-m", "president_env.apps.terminal", *CHEAP, "--seed", "0", "--ascii"]
     done = subprocess.run(command, input="#1\n" * 300, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "=== Final standings ===" in done.stdout and "Traceback" not in done.stderr

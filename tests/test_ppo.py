@@ -184,7 +184,7 @@ def test_president_train_reports_bad_configs(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_a_short_run_beats_random(tmp_path):
-    from president_env.training.evaluate import evaluate
+    from president_env.evaluation.tournament import evaluate
 
     config = load_config(
         None,

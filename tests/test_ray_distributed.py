@@ -12,9 +12,9 @@ import pytest
 ray = pytest.importorskip("ray")
 torch = pytest.importorskip("torch")
 
-from president_env.training import evaluate as evaluate_module  # noqa: E402
+from president_env.evaluation import tournament as evaluate_module  # noqa: E402
+from president_env.evaluation.distributed import LocalGroup, RayGroup, init_ray, map_ordered  # noqa: E402
 from president_env.training.config import load_config  # noqa: E402
-from president_env.training.distributed import LocalGroup, RayGroup, init_ray, map_ordered  # noqa: E402
 from president_env.training.ppo_selfplay import Trainer  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]

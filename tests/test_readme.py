@@ -59,3 +59,27 @@ def test_readme_example_runs(code, tmp_path):
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False
     )
     assert done.returncode == 0, f"README example failed:\n{code}\n--- stderr ---\n{done.stderr[-4000:]}"
+
+
+def _readme_ladder(*args: str) -> subprocess.CompletedProcess:
+    script = ROOT / "scripts" / "readme_ladder.py"
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_the_readme_ladder_table_is_the_ladders_output():
+    """The README shows a copy of ``docs/results/ladder/ladder.md``, kept by ``scripts/readme_ladder.py``."""
+    done = _readme_ladder("--check")
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_readme_ladder_script_replaces_only_the_marked_block(tmp_path):
+    readme, table = tmp_path / "README.md", tmp_path / "ladder.md"
+    readme.write_text("intro\n<!-- ladder-table -->\nold\n<!-- /ladder-table -->\nrest\n")
+    table.write_text("| a |\n|---|\n| 1 |\n")
+    assert _readme_ladder("--readme", str(readme), "--table", str(table), "--check").returncode == 1
+    assert _readme_ladder("--readme", str(readme), "--table", str(table)).returncode == 0
+    assert readme.read_text() == "intro\n<!-- ladder-table -->\n| a |\n|---|\n| 1 |\n<!-- /ladder-table -->\nrest\n"
+    assert _readme_ladder("--readme", str(readme), "--table", str(table), "--check").returncode == 0
+    readme.write_text("no markers\n")
+    done = _readme_ladder("--readme", str(readme), "--table", str(table))
+    assert done.returncode == 2 and "ladder-table" in done.stderr and "Traceback" not in done.stderr

@@ -156,7 +156,7 @@ def test_bad_files(tmp_path):
 
 
 def test_president_play_saves_a_replay(tmp_path):
-    from president_env.training.play import main
+    from president_env.apps.terminal import main
 
     path = tmp_path / "out" / "game.json"
     stdin = io.StringIO("#1\n" * 400)
@@ -175,7 +175,7 @@ def test_president_play_saves_a_replay(tmp_path):
 
 
 def test_president_eval_saves_replays(tmp_path, capsys):
-    from president_env.training.evaluate import main
+    from president_env.evaluation.tournament import main
 
     out = tmp_path / "eval"
     args = ["--agents", "heuristic-3,random", "--deals", "2", "--chunk-deals", "2", "--no-progress", "--out", str(out)]

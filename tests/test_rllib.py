@@ -18,7 +18,7 @@ import torch  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 
 import president_env as pe  # noqa: E402
-from president_env.training.evaluate import evaluate  # noqa: E402
+from president_env.evaluation.tournament import evaluate  # noqa: E402
 from president_env.training.rllib_ppo import (  # noqa: E402
     SHARED_POLICY,
     RLlibAgent,

@@ -18,9 +18,9 @@ from president_env import PASS, Rules
 from president_env.aec_env import raw_env
 from president_env.cards import deck
 from president_env.engine import ROLE_NAMES
+from president_env.evaluation.tournament import _group_setup
 from president_env.reference import ReferenceGame, positions_from_roles, start_random_game, table_for_roles
-from president_env.vector_env import VecGame
-from training.evaluate import _group_setup
+from president_env.vec_game import VecGame
 
 FAMILY = pe.load_preset("family")  # initial_roles: draw, reseat_by_role, deal_start: dealer, lead: president
 # Drawn roles by player: player i finished at position (i + 2) mod P in the draw.
@@ -237,7 +237,7 @@ def test_aec_roles_option_seats_the_table_and_refuses_a_dealer(n):
 # ---------------------------------------------------------------- duplicate tournaments
 @pytest.mark.parametrize("n", [4, 5, 6])
 def test_duplicate_first_deals_are_regular_deals_from_the_drawn_trou_du_cul(n):
-    """``training.evaluate`` fixes the first deal of a group; under ``family`` it must be the Trou du cul's
+    """``evaluation.tournament`` fixes the first deal of a group; under ``family`` it must be the Trou du cul's
     regular deal at the table seated by the draw (``redeal`` checks hand sizes against the dealer)."""
     rules = family(n)
     dealers, deals, roles = _group_setup(rules, np.random.default_rng(n), 6)
@@ -249,3 +249,32 @@ def test_duplicate_first_deals_are_regular_deals_from_the_drawn_trou_du_cul(n):
     game.reset(deals=[group[0] for group in deals], roles=roles)
     game.redeal([group[0] for group in deals])  # raises if a hand size does not fit the engine's dealer
     assert (game.state.dealer == 1).all()
+
+
+@pytest.mark.parametrize("preset", ["standard", "family", "big_table", "party"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_engines_deal_and_table_are_the_references(preset, seed):
+    """Tournaments deal through ``engine.deal_hands`` / ``engine.table_for_roles``: the same cards, seats and dealer
+    as the reference's ``deal_cards`` / ``table_for_roles`` from the same generator (the oracle is independent)."""
+    from president_env import engine
+    from president_env.reference import deal_cards
+
+    rules = pe.load_preset(preset)
+    n = rules.n_players
+    rng = np.random.default_rng(seed)
+    role_by_pos = engine.tables(rules).role_by_pos
+    for _ in range(5):
+        names = [ROLE_NAMES[role_by_pos[pos]] for pos in rng.permutation(n)]
+        seat_of_player, dealer = engine.table_for_roles(rules, names)
+        assert (seat_of_player, dealer) == table_for_roles(rules, positions_from_roles(names, n))
+        state = rng.bit_generator.state
+        ours = engine.deal_hands(rules, rng, dealer, seat_of_player)
+        rng.bit_generator.state = state
+        assert ours == deal_cards(rules, rng, dealer, seat_of_player)
+        assert engine.deal_hands(rules, np.random.default_rng(seed), 0) == deal_cards(
+            rules, np.random.default_rng(seed), 0, list(range(n))
+        )
+    with pytest.raises(ValueError, match="seat_of_player"):
+        engine.deal_hands(rules, rng, 0, [0] * n)
+    with pytest.raises(ValueError, match="dealer"):
+        engine.deal_hands(rules, rng, n, None)

@@ -15,7 +15,7 @@ from president_env.engine import sample_legal
 from president_env.observation import observe
 from president_env.rules import Rules
 from president_env.single import FIELDS, SingleGame
-from president_env.vector_env import VecGame
+from president_env.vec_game import VecGame
 
 
 def assert_same_state(single: SingleGame, game: VecGame, context: str) -> None:

@@ -19,7 +19,7 @@ import president_env as pe  # noqa: E402
 from president_env import agents  # noqa: E402
 from president_env.agents.checkpoint import CheckpointError, save_checkpoint  # noqa: E402
 from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent, build_policy, sample_masked  # noqa: E402
-from president_env.training.evaluate import evaluate  # noqa: E402
+from president_env.evaluation.tournament import evaluate  # noqa: E402
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Duplicate-deal tournaments (``training/evaluate.py``) and the baseline ladder (``training/ladder.py``).
+"""Duplicate-deal tournaments (``evaluation/tournament.py``) and the baseline ladder (``evaluation/ladder.py``).
 
 The agents here are small deterministic test policies, so that the tests do not depend on the baselines.
 """
@@ -15,8 +15,8 @@ import president_env as pe
 from president_env import registry
 from president_env.agents import Agent
 from president_env.cards import deck
-from president_env.training import ladder
-from president_env.training.evaluate import (
+from president_env.evaluation import ladder
+from president_env.evaluation.tournament import (
     RATING_MEAN,
     _fit_hand_sizes,
     bradley_terry,
@@ -276,19 +276,20 @@ def test_cli_rejects_unknown_agents_and_presets(bad, capsys):
 
 
 # ---------------------------------------------------------------- the ladder
-def test_ladder_runs_steps_and_fills_the_readme_table(tmp_path, monkeypatch):
+def test_ladder_runs_steps_and_writes_only_its_output_folder(tmp_path, monkeypatch):
     monkeypatch.setitem(registry._FACTORIES, "test-lowest-play", lambda rules, seed=None: LowestPlay(rules))
-    readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{ladder.TABLE_START}\nold\n{ladder.TABLE_END}\nrest\n")
+    monkeypatch.chdir(tmp_path)
     out = tmp_path / "ladder"
     argv = ["--presets", "standard", "--steps", "random:test-lowest-play", "--deals", "12", "--no-progress"]
-    assert ladder.main(argv + ["--out", str(out), "--readme", str(readme)]) == 0
+    assert ladder.main(argv + ["--out", str(out)]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["ladder"]
     assert {p.name for p in out.iterdir()} == {"ladder.json", "ladder.md", "ladder.png"}
     step = json.loads((out / "ladder.json").read_text())["steps"][0]
     assert step["stronger"] == "test-lowest-play" and step["significant"] is True
-    text = readme.read_text()
-    assert "old" not in text and text.startswith("intro\n") and text.endswith(f"{ladder.TABLE_END}\nrest\n")
+    text = (out / "ladder.md").read_text()
     assert "| standard | test-lowest-play vs random |" in text and "| yes |" in text
+    with pytest.raises(SystemExit):
+        ladder.main([*argv, "--readme", "README.md"])  # the README is no longer the ladder's to write
 
 
 def test_ladder_steps_parse_and_default_to_the_whole_ladder():
@@ -304,8 +305,8 @@ def test_ladder_steps_parse_and_default_to_the_whole_ladder():
 
 
 def test_president_eval_against_plays_one_agent_against_copies_of_each_opponent(tmp_path, capsys):
-    from president_env.training.evaluate import evaluate_against
-    from president_env.training.evaluate import main as eval_main
+    from president_env.evaluation.tournament import evaluate_against
+    from president_env.evaluation.tournament import main as eval_main
 
     out = tmp_path / "versus"
     args = ["--agents", "heuristic-3", "--against", "heuristic-2,random", "--deals", "3", "--chunk-deals", "3"]
@@ -328,8 +329,8 @@ def test_president_eval_against_plays_one_agent_against_copies_of_each_opponent(
 def test_ray_options_without_ray_installed_are_a_clear_error(monkeypatch, capsys):
     import sys
 
-    from president_env.training.distributed import require_ray
-    from president_env.training.evaluate import main
+    from president_env.evaluation.distributed import require_ray
+    from president_env.evaluation.tournament import main
 
     monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` does where Ray is not installed
     with pytest.raises(ImportError, match=r"president-env\[ray\]"):

@@ -128,7 +128,7 @@ def test_binary_rules_file_is_a_value_error_naming_it(tmp_path):
     path = tmp_path / "table.yaml"
     path.write_bytes(bytes(range(256)))
     assert "table.yaml" in refused(Rules.from_yaml, path)
-    from president_env.training.evaluate import load_rules
+    from president_env.evaluation.tournament import load_rules
 
     assert "table.yaml" in refused(load_rules, str(path))
 
@@ -280,7 +280,7 @@ def test_president_train_refuses_bad_input_with_exit_2_before_training(tmp_path,
 
 # ---------------------------------------------------------------- president-eval
 def test_president_eval_checks_every_input_before_the_tournament(tmp_path, monkeypatch, capsys):
-    from president_env.training import evaluate as evaluate_module
+    from president_env.evaluation import tournament as evaluate_module
 
     def no_tournament(*args, **kwargs):
         raise AssertionError("the tournament ran before the input was checked")
@@ -310,7 +310,7 @@ def test_president_eval_checks_every_input_before_the_tournament(tmp_path, monke
 
 # ---------------------------------------------------------------- president-play
 def test_president_play_rules_bomb_is_exit_2(tmp_path):
-    from president_env.training.play import main
+    from president_env.apps.terminal import main
 
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text(billion_laughs("exchange"))
@@ -322,7 +322,7 @@ def test_president_play_rules_bomb_is_exit_2(tmp_path):
 @pytest.fixture(scope="module")
 def human_turn():
     """A game of ``president-play`` at the human's first decision, and its legal actions."""
-    from president_env.training.play import build_game
+    from president_env.apps.terminal import build_game
 
     game = build_game(["--opponents", "random", "--seed", "3", "--seat", "0"], io.StringIO(), io.StringIO())
     game.env.reset(seed=game.env_seed)
@@ -344,7 +344,7 @@ _TOKENS = st.sampled_from(
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=40) | st.lists(_TOKENS, max_size=5).map(" ".join) | st.lists(_TOKENS, max_size=4).map("".join))
 def test_any_typed_line_is_a_legal_move_a_command_or_an_input_error(human_turn, line):
-    from president_env.training.play import InputError, parse_command
+    from president_env.apps.terminal import InputError, parse_command
 
     game, legal = human_turn
     try:
@@ -385,7 +385,7 @@ def test_a_tiny_run_writes_strict_json_metrics_without_warnings(tmp_path, capsys
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.text(max_size=30) | st.lists(_TOKENS, max_size=4).map(" ".join), max_size=6))
 def test_president_play_answers_any_typed_lines_and_quits_cleanly(lines):
-    from president_env.training.play import main
+    from president_env.apps.terminal import main
 
     out, err = io.StringIO(), io.StringIO()
     typed = io.StringIO("".join(line.replace("\n", " ").replace("\r", " ") + "\n" for line in lines) + "quit\n")

@@ -1,3 +1,3 @@
-"""Everything above the agents: masked PPO self-play (``ppo``, ``ppo_selfplay``), duplicate-deal
-tournaments and the ladder (``evaluate``, ``ladder``), the terminal game (``play``), and their
-command-line entry points ``president-train``, ``president-eval`` and ``president-play``."""
+"""Training: masked PPO self-play on the batched engine (``ppo``, ``ppo_selfplay``, the ``president-train``
+command), its config, rollouts, bookkeeping and learning curves (``curves``), the probe and RLlib's PPO.
+It evaluates with :mod:`president_env.evaluation`; the terminal game lives in :mod:`president_env.apps`."""

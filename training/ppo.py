@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from president_env.agents.torch_policy import PolicyNet, masked_entropy
-from president_env.vector_env import VecGame
+from president_env.vec_game import VecGame
 
 from .config import PPOConfig
 

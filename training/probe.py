@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from president_env import agents
+from president_env.evaluation.tournament import agent_name, check_agent_name, evaluate_against, load_rules, write_versus
 from president_env.user_input import check_writable_dir
 
 from .config import TRAIN_CONFIGS, load_config
-from .evaluate import agent_name, check_agent_name, evaluate_against, load_rules, write_versus
 from .ppo_selfplay import Trainer
 
 PROBE_CONFIG = TRAIN_CONFIGS / "probe.yaml"

@@ -7,7 +7,7 @@ cluster, several learners), its checkpoints and its tooling (Tune). Nothing else
 it, so ``import president_env`` never imports Ray.
 
     import ray
-    from president_env.training.evaluate import evaluate
+    from president_env.evaluation.tournament import evaluate
     from president_env.training.rllib_ppo import RLlibAgent, ppo_config
 
     ray.init(num_cpus=2)
@@ -29,7 +29,7 @@ What lives here:
 - :func:`ppo_config`: a ``PPOConfig`` for self-play (every player maps to one shared policy) or one
   policy per seat.
 - :class:`RLlibAgent`: a trained module behind the project's agent interface (``act``, ``act_batch``),
-  so :func:`president_env.training.evaluate.evaluate` scores it against the baselines.
+  so :func:`president_env.evaluation.tournament.evaluate` scores it against the baselines.
 
 **How the AEC game becomes RLlib episodes.** ``PettingZooEnv`` reports, at each step, the observation
 of the one agent to act; rewards accumulate per agent until that agent is observed again (PettingZoo's
@@ -69,8 +69,8 @@ from torch import nn
 import president_env
 from president_env.agents.base import Agent, check_batch
 from president_env.agents.torch_policy import masked_logits, sample_masked
+from president_env.evaluation.tournament import load_rules
 from president_env.rules import Rules
-from president_env.training.evaluate import load_rules
 
 ENV_NAME = "president"
 """The name :func:`register` gives the env creator (``config.environment(ENV_NAME)``)."""
@@ -267,7 +267,7 @@ class RLlibAgent(Agent):
 
     ``act_batch(observations (B, obs_dim) float32, masks (B, A) bool) -> (B,) int64``: greedy (argmax of
     the masked logits) by default, or a draw from them with the agent's seeded generator. Pass it in an
-    :func:`~president_env.training.evaluate.evaluate` lineup next to baseline names.
+    :func:`~president_env.evaluation.tournament.evaluate` lineup next to baseline names.
 
     Args:
         module: the RLModule (e.g. ``algo.get_module("shared")``); the agent reads its current weights.

@@ -4,7 +4,7 @@ The ``ppo.num_envs`` games are cut into ``rollout.shards`` :class:`RolloutShard`
 ``VecGame``, tables (:class:`~.opponents.OpponentPool`), carried decisions and random streams; they
 play in this process or, with ``rollout.ray_address`` set, as one Ray actor each, and their decisions
 form one training batch (:func:`merge_shards`). Where a shard runs never changes the run (see
-:mod:`president_env.training.distributed`).
+:mod:`president_env.evaluation.distributed`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import numpy as np
 import torch
 
 from president_env.agents.torch_policy import PolicyNet
-from president_env.vector_env import VecGame
+from president_env.evaluation.distributed import LocalGroup, RayGroup, init_ray
+from president_env.vec_game import VecGame
 
 from .config import TrainConfig, from_dict
-from .distributed import LocalGroup, RayGroup, init_ray
 from .opponents import OpponentPool
 from .ppo import Pending, Rollout, collect, training_rows
 from .run_state import RunSeeds

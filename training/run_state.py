@@ -18,10 +18,10 @@ import torch
 
 from president_env.agents.checkpoint import CheckpointError, load_checkpoint
 from president_env.agents.torch_policy import PolicyNet
+from president_env.evaluation.distributed import LocalGroup, RayGroup
 from president_env.rules import Rules
 
 from .config import TrainConfig, apply_override, from_dict
-from .distributed import LocalGroup, RayGroup
 
 RESUME_OVERRIDES = ("budget.", "rollout.ray_")
 """What ``--resume`` may change: the budget, and where the shards run (not what they play)."""

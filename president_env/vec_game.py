@@ -1,5 +1,8 @@
 """``VecGame``: many games at once over the batched engine, with autoreset.
 
+The batched game itself, every seat's decisions in one array; not a Gymnasium ``VectorEnv`` (that is
+:func:`president_env.vector_env` in ``gym_vector_env.py``, one learner seat per game, built on a ``VecGame``).
+
     game = VecGame(rules, batch_size=4096, seed=0)
     mask = game.legal_mask()                 # (B, A) bool
     obs = game.observe()                     # (B, obs_dim) float32, acting seat's view

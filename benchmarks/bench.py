@@ -1,4 +1,4 @@
-"""Benchmark: ``python -m president_env.bench [--quick] [--preset NAME] [--json PATH]``.
+"""Benchmark: ``python benchmarks/bench.py [--quick] [--preset NAME] [--json PATH]``.
 
 Prints a table and writes JSON. Measured in one run, with random legal actions:
 
@@ -29,10 +29,10 @@ import tracemalloc
 
 import numpy as np
 
-from .engine import sample_legal
-from .presets import load_preset
-from .rules import Rules
-from .vector_env import VecGame
+from president_env.engine import sample_legal
+from president_env.presets import load_preset
+from president_env.rules import Rules
+from president_env.vec_game import VecGame
 
 BATCH_SIZES = (1, 64, 1024, 4096)
 VECTOR_ENVS = 1024
@@ -68,8 +68,8 @@ def bench_aec(rules: Rules, seconds: float, seed: int = 0, wrapped: bool = False
 
     ``wrapped``: through ``president_env.env()`` (PettingZoo's order and bounds wrappers) instead of ``raw_env``.
     """
-    from .aec_env import env as wrapped_env
-    from .aec_env import raw_env
+    from president_env.aec_env import env as wrapped_env
+    from president_env.aec_env import raw_env
 
     env = (wrapped_env if wrapped else raw_env)(rules=rules)
     rng = np.random.default_rng(seed)
@@ -91,7 +91,7 @@ def bench_aec(rules: Rules, seconds: float, seed: int = 0, wrapped: bool = False
 
 def bench_gym_vector(rules: Rules, num_envs: int, opponents: str, seconds: float, seed: int = 0) -> float:
     """Learner steps per second of ``vector_env(num_envs)``, the learners playing random legal actions."""
-    from .gym_vector_env import vector_env
+    from president_env.gym_vector_env import vector_env
 
     venv = vector_env(num_envs, rules=rules, opponents=opponents)
     venv.reset(seed=seed)
@@ -120,7 +120,7 @@ def bench_plain_loop(rules: Rules, batch_size: int, opponents: str, seconds: flo
     other seats ``opponents`` through one ``act_batch``; nobody waits for anybody, so the loop shows what
     the same decisions cost without the Gymnasium contract (each game back at its learner's turn per step).
     """
-    from .gym_env import resolve_opponent
+    from president_env.gym_single_env import resolve_opponent
 
     game = VecGame(rules, batch_size=batch_size, seed=seed)
     rng = np.random.default_rng(seed + 1)
@@ -140,7 +140,7 @@ def bench_plain_loop(rules: Rules, batch_size: int, opponents: str, seconds: flo
 
 def bench_gym_single(rules: Rules, opponents: str, seconds: float, seed: int = 0) -> float:
     """Learner steps per second of the single Gymnasium env ``gym_env()`` (random legal learner actions)."""
-    from .gym_env import gym_env
+    from president_env.gym_single_env import gym_env
 
     env = gym_env(rules, opponents=opponents)
     rng = np.random.default_rng(seed)
@@ -157,7 +157,7 @@ def bench_gym_single(rules: Rules, opponents: str, seconds: float, seed: int = 0
 
 def bench_reference(rules: Rules, seconds: float, seed: int = 0) -> float:
     """Steps per second of the pure-Python reference implementation (random legal play, whole games)."""
-    from .reference import deal_cards, start_random_game
+    from president_env.reference import deal_cards, start_random_game
 
     rng = np.random.default_rng(seed)
     steps, start = 0, time.perf_counter()

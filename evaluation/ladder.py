@@ -1,16 +1,17 @@
-"""The baseline ladder: does each level beat the one below it? (``python -m president_env.training.ladder``)
+"""The baseline ladder: does each level beat the one below it? (``python -m president_env.evaluation.ladder``)
 
-    python -m president_env.training.ladder --presets standard,party --deals 200 --deals-mc 100 \\
-        --workers 2 --out results/ladder --readme README.md
+    python -m president_env.evaluation.ladder --presets standard,party --deals 200 --deals-mc 100 \\
+        --workers 2 --out docs/results/ladder
 
 The ladder is ``random < heuristic-1 < heuristic-2 < heuristic-3 < mc-4 < mc-5``. Step k seats one copy of
 level k against ``P - 1`` copies of level k-1 (lineup ``[k, k-1, k-1, ...]``) in a duplicate-deal tournament
-(:func:`president_env.training.evaluate.evaluate`), and is *significant* when the 95 % confidence interval of
+(:func:`president_env.evaluation.tournament.evaluate`), and is *significant* when the 95 % confidence interval of
 level k's advantage (its points minus the mean of the other seats, per manche) lies entirely above 0.
 
 Writes ``ladder.json`` (config and every step's numbers), ``ladder.md`` (the table) and ``ladder.png``
-(advantage with CI bars per step, one cluster per preset); ``--readme`` puts the table between the
-``<!-- ladder-table -->`` and ``<!-- /ladder-table -->`` markers of a README.
+(advantage with CI bars per step, one cluster per preset) into ``--out``, and nothing else. The README shows a
+copy of ``docs/results/ladder/ladder.md``: ``python scripts/readme_ladder.py`` copies it there, and
+``tests/test_readme.py`` checks that the two agree.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from president_env.training.evaluate import (
+from president_env.evaluation.tournament import (
     Estimate,
     check_agent_name,
     dump_json,
@@ -35,7 +36,6 @@ from president_env.training.evaluate import (
 
 LADDER: tuple[str, ...] = ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5")
 DEFAULT_PRESETS: tuple[str, ...] = ("standard", "party")
-TABLE_START, TABLE_END = "<!-- ladder-table -->", "<!-- /ladder-table -->"
 
 
 @dataclass(frozen=True)
@@ -123,16 +123,6 @@ def ladder_plot(steps: Sequence[StepResult], path: str | Path) -> None:
     errorbar_png(path, groups, ylabel="advantage of the stronger (points/manche)", title="baseline ladder")
 
 
-def replace_readme_table(readme: str | Path, table: str) -> None:
-    """Put ``table`` between the ladder markers of ``readme``; ``ValueError`` if the markers are missing."""
-    path = Path(readme)
-    text = path.read_text(encoding="utf-8")
-    start, end = text.find(TABLE_START), text.find(TABLE_END)
-    if start < 0 or end < start:
-        raise ValueError(f"{path} has no {TABLE_START} ... {TABLE_END} block to replace")
-    path.write_text(text[: start + len(TABLE_START)] + "\n" + table + "\n" + text[end:], encoding="utf-8")
-
-
 def _step_json(step: StepResult) -> dict[str, Any]:
     data = asdict(step)
     data["significant"] = step.significant
@@ -141,7 +131,7 @@ def _step_json(step: StepResult) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m president_env.training.ladder",
+        prog="python -m president_env.evaluation.ladder",
         description="Baseline ladder: each level (one seat) against the level below (the other seats), "
         "duplicate deals; significant when the advantage CI lies above 0.",
     )
@@ -155,8 +145,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--steps", default=None, help="subset, e.g. random:heuristic-1,heuristic-1:heuristic-2")
-    parser.add_argument("--out", default="results/ladder", help="output folder (default: %(default)s)")
-    parser.add_argument("--readme", default=None, help="README whose ladder-table block receives the table")
+    parser.add_argument("--out", default="docs/results/ladder", help="output folder (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
 
@@ -196,8 +185,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     dump_json(payload, out / "ladder.json")
     (out / "ladder.md").write_text(table + "\n", encoding="utf-8")
     ladder_plot(results, out / "ladder.png")
-    if args.readme:
-        replace_readme_table(args.readme, table)
     print("\n" + table)
     return 0
 

@@ -3,7 +3,7 @@
     president-play                                        # you against three heuristic-3, standard rules
     president-play --opponents mc-5,heuristic-3,ppo-standard-4p --manches 3 --seed 7
     president-play --rules quebec --opponents random --seat 0 --name Alice --ascii
-    python -m president_env.training.play --rules configs/rules/party.yaml --manches 2
+    python -m president_env.apps.terminal --rules configs/rules/party.yaml --manches 2
 
 **Options.**
 
@@ -70,10 +70,10 @@ from president_env import agents as agent_registry
 from president_env.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
 from president_env.cards import RANK_NAMES, SUIT_SYMBOLS, TWO, format_cards, parse_card, rank_index
 from president_env.engine import ROLE_NAMES, tables
+from president_env.evaluation.tournament import check_agent_name, load_rules
 from president_env.render import ROLE_LABELS, ordinal, pretty_cards
 from president_env.replay import ReplayRecorder
 from president_env.rules import Rules
-from president_env.training.evaluate import check_agent_name, load_rules
 from president_env.user_input import short_repr
 
 EXIT_DONE, EXIT_ABANDONED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -4,7 +4,7 @@
     president-train --config configs/train/standard_4p.yaml --set rollout.shards=8 --ray auto
 
 Nothing here changes a result. A tournament is cut into chunks and a training rollout into shards,
-each with seeds of its own (:func:`president_env.training.evaluate.evaluate`,
+each with seeds of its own (:func:`president_env.evaluation.tournament.evaluate`,
 :class:`president_env.training.rollout.RolloutShard`); where they run, in this process or on a
 Ray worker, changes the speed only, so the same seeds give the same numbers on one machine or a
 cluster (tested on a local two-CPU Ray instance).

@@ -1,9 +1,9 @@
-"""Training throughput: ``python -m president_env.training.bench_train [--config F] [--updates N]``.
+"""Training throughput: ``python benchmarks/bench_train.py [--config F] [--updates N]``.
 
 Measured in one run, on the config's table (default ``configs/train/standard_4p.yaml``):
 
 - **engine**: ``VecGame`` mask + observation + step with random legal actions, at the config's
-  ``num_envs`` (the ceiling: what the game alone costs; :func:`president_env.bench.bench_vec`);
+  ``num_envs`` (the ceiling: what the game alone costs; ``bench_vec`` of ``benchmarks/bench.py``);
 - **rollout**: the trainer's rollouts (network forward for the learner's rows, opponents' moves,
   storage), no update;
 - **training**: whole PPO updates, rollout + GAE + the optimisation epochs, the figure the
@@ -26,11 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from bench import bench_vec
 
-from president_env.bench import bench_vec
-
-from .config import load_config
-from .ppo_selfplay import Trainer
+from president_env.training.config import load_config
+from president_env.training.ppo_selfplay import Trainer
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "train" / "standard_4p.yaml"
 

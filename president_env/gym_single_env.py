@@ -5,7 +5,8 @@
     action = policy(obs, info["action_mask"])        # or env.action_masks() (bool), for MaskablePPO
     obs, reward, terminated, truncated, info = env.step(action)
 
-Also registered as ``gymnasium.make("president_env/President-v0", rules=..., opponents=...)``.
+Also registered as ``gymnasium.make("president_env/President-v0", rules=..., opponents=...)``. The module is
+``president_env.gym_single_env``; ``president_env.gym_env`` is its function :func:`gym_env`.
 
 - **Observation**: ``Box(0, high, (obs_dim,), float32)``, the engine's vector from
   the learner's seat (layout: ``president_env.observation``); the legal actions

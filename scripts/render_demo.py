@@ -1,4 +1,4 @@
-"""A rendered demo game: ``python -m president_env.render_demo [--preset NAME] [--seed N]``.
+"""A rendered demo game: ``python scripts/render_demo.py [--preset NAME] [--seed N]`` (not installed).
 
 Random players play one game through the AEC env; the table is printed after
 every move (the hand shown is that of the player to act next).
@@ -11,9 +11,9 @@ import sys
 
 import numpy as np
 
-from .aec_env import raw_env
-from .engine import sample_legal
-from .presets import PRESETS, load_preset
+from president_env.aec_env import raw_env
+from president_env.engine import sample_legal
+from president_env.presets import PRESETS, load_preset
 
 
 def play(preset: str = "standard", seed: int = 0, out=None) -> int:

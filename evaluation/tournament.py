@@ -1,6 +1,6 @@
 """Duplicate-deal tournaments between agents: :func:`evaluate`, :class:`TournamentResult` and ``president-eval``.
 
-    from president_env.training.evaluate import evaluate
+    from president_env.evaluation.tournament import evaluate
     result = evaluate(["heuristic-3", "heuristic-2"], rules="standard", n_deals=200, workers=2)
     print(result.to_markdown())
     result.to_json("results.json"); result.plot("results.png")
@@ -58,10 +58,9 @@ import numpy as np
 from president_env import agents as agent_registry
 from president_env import engine
 from president_env.presets import PRESETS, load_preset, resolve_rules
-from president_env.reference import deal_cards, positions_from_roles, table_for_roles
 from president_env.rules import Rules
 from president_env.user_input import check_writable_dir, short_repr
-from president_env.vector_env import VecGame
+from president_env.vec_game import VecGame
 
 DEFAULT_DEALS = 200
 DEFAULT_CHUNK_DEALS = 50
@@ -268,7 +267,7 @@ def _group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple
     p = rules.n_players
     dealers = rng.integers(0, p, size=n_groups)
     identity = list(range(p))
-    deals = [[deal_cards(rules, rng, int(d), identity) for _ in range(rules.manches + 1)] for d in dealers]
+    deals = [[engine.deal_hands(rules, rng, int(d), identity) for _ in range(rules.manches + 1)] for d in dealers]
     roles = None
     if rules.initial_roles == "draw":
         # The draw is part of the deal group: every rotation starts from the same roles by player.
@@ -276,8 +275,8 @@ def _group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple
         roles = [[engine.ROLE_NAMES[role_by_pos[pos]] for pos in rng.permutation(p)] for _ in range(n_groups)]
         for group_deals, names in zip(deals, roles):
             # The table seated by the draw (reseat_by_role); its Trou du cul deals the first manche.
-            seat_of_player, dealer = table_for_roles(rules, positions_from_roles(names, p))
-            group_deals[0] = deal_cards(rules, rng, dealer, seat_of_player)
+            seat_of_player, dealer = engine.table_for_roles(rules, names)
+            group_deals[0] = engine.deal_hands(rules, rng, dealer, seat_of_player)
         dealers = None
     return dealers, deals, roles
 
@@ -636,7 +635,7 @@ def evaluate(
         agent_seed: root seed of the agents' generators, to vary deals and agent randomness separately.
             Agent objects with a ``reset(seed)`` method are reseeded at every chunk.
         ray_address: play the chunks as Ray tasks instead (``"local"``, ``"auto"``, ``"ray://host:10001"``;
-            see :mod:`president_env.training.distributed`); ``workers`` is then unused. Does not change
+            see :mod:`president_env.evaluation.distributed`); ``workers`` is then unused. Does not change
             the result either.
     Returns:
         A :class:`TournamentResult`.

@@ -1,4 +1,4 @@
-"""Decision latency of the baselines: ``python -m president_env.training.bench_agents``.
+"""Decision latency of the baselines: ``python benchmarks/bench_agents.py``.
 
 Positions are mid-manche decisions of real games (4 players, standard rules by default):
 games are played by heuristic-3 for a random number of steps, and the positions where the
@@ -19,7 +19,7 @@ import numpy as np
 
 from president_env import agents
 from president_env.presets import resolve_rules
-from president_env.vector_env import VecGame
+from president_env.vec_game import VecGame
 
 TARGETS_MS = {"mc-4": 100.0, "mc-5": 500.0}
 

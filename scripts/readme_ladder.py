@@ -1,0 +1,52 @@
+"""Copy the ladder's table into the README: ``python scripts/readme_ladder.py [--check]``.
+
+The ladder (``python -m president_env.evaluation.ladder --out docs/results/ladder``) writes its table to
+``docs/results/ladder/ladder.md``; the README shows a copy between the ``<!-- ladder-table -->`` and
+``<!-- /ladder-table -->`` markers. This repository-maintenance script replaces that copy; ``--check`` only
+compares them (exit 1 when they differ). ``tests/test_readme.py`` runs the same comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE_START, TABLE_END = "<!-- ladder-table -->", "<!-- /ladder-table -->"
+
+
+def split_readme(text: str) -> tuple[str, str, str]:
+    """``(before, table, after)``: the README around and between the ladder markers; ValueError without them."""
+    start, end = text.find(TABLE_START), text.find(TABLE_END)
+    if start < 0 or end < start:
+        raise ValueError(f"no {TABLE_START} ... {TABLE_END} block")
+    head = start + len(TABLE_START)
+    return text[:head], text[head:end].strip("\n"), text[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python scripts/readme_ladder.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    parser.add_argument("--table", type=Path, default=ROOT / "docs" / "results" / "ladder" / "ladder.md")
+    parser.add_argument("--check", action="store_true", help="compare only; exit 1 when the README's copy differs")
+    args = parser.parse_args(argv)
+    try:
+        text = args.readme.read_text(encoding="utf-8")
+        table = args.table.read_text(encoding="utf-8").strip("\n")
+        before, copy, after = split_readme(text)
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        parser.error(f"{args.readme if isinstance(err, ValueError) else ''} {err}".strip())
+    if copy == table:
+        print(f"{args.readme}: the ladder table is up to date")
+        return 0
+    if args.check:
+        print(f"{args.readme}: the ladder table differs from {args.table}", file=sys.stderr)
+        return 1
+    args.readme.write_text(f"{before}\n{table}\n{after}", encoding="utf-8")
+    print(f"{args.readme}: ladder table replaced from {args.table}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

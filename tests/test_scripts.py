@@ -1,0 +1,40 @@
+"""The benchmark and maintenance scripts (``benchmarks/``, ``scripts/``: not installed) start from the repository
+root as the README runs them, and a short rendered demo game plays to its end."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted([*ROOT.glob("benchmarks/*.py"), *ROOT.glob("scripts/*.py")])
+NEEDS = {"bench_train.py": "torch", "agents_report.py": "matplotlib"}
+
+
+def run(script: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(script), *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_the_scripts_live_outside_the_package():
+    names = {path.name for path in SCRIPTS}
+    assert {"bench.py", "bench_aec.py", "bench_agents.py", "bench_train.py", "render_demo.py"} <= names
+    assert not list((ROOT / "president_env").glob("bench*.py")) and not list((ROOT / "training").glob("bench*.py"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.name for p in SCRIPTS])
+def test_each_script_starts(script):
+    if script.name in NEEDS and importlib.util.find_spec(NEEDS[script.name]) is None:
+        pytest.skip(f"needs {NEEDS[script.name]}")
+    done = run(script, "--help")
+    assert done.returncode == 0 and done.stdout.startswith("usage:"), done.stderr
+
+
+def test_the_render_demo_plays_a_game():
+    done = run(ROOT / "scripts" / "render_demo.py", "--preset", "party", "--seed", "3")
+    assert done.returncode == 0, done.stderr
+    moves = [line for line in done.stdout.splitlines() if line.startswith("--- move ")]
+    assert moves and moves == [f"--- move {k} ---" for k in range(1, len(moves) + 1)]
