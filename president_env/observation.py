@@ -204,29 +204,17 @@ class ObservationSpec:
     def view_state(self, state: GameState, viewer: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """What ``view(observe(rules, state, viewer))`` gives, read straight from the state (batched, cheaper)."""
         b = state.batch_size
-        p = state.hands.shape[1]
-        rows = np.arange(b)
         seat = state.current if viewer is None else np.asarray(viewer, dtype=np.int64)
-        flat_rel = rows[:, None] * p + _relative_seats(p)[seat]  # rows of (B*P, ...) views, in relative seat order
         views = {}
-        for seg in self.segments:
-            values = _source(state, seg.source)
-            if seg.whose == OWN:
-                values = values.reshape(b * p, -1).take(rows * p + seat, axis=0)
-            elif seg.whose == SEATS:
-                values = values.reshape(b * p, -1).take(flat_rel.ravel(), axis=0)
-            values = values.reshape((b,) + seg.view_shape)
+        for seg, values in zip(self.segments, _gather(self, state, seat)):
             if seg.encoding == FLAG:
-                views[seg.name] = values.astype(bool)
-                continue
-            values = values.astype(np.int64)
-            if seg.encoding == ONE_HOT:
-                if seg.seat:
-                    viewer_seat = seat.reshape((b,) + (1,) * (values.ndim - 1))
-                    values = np.where(values >= 0, (values - viewer_seat) % p, -1)
+                values = values.astype(bool)
+            elif seg.encoding == ONE_HOT:
                 top = seg.first + seg.shape[-1]
                 values = np.where((values >= seg.first) & (values < top), values, seg.first - 1)
-            views[seg.name] = values
+            else:
+                values = values.astype(np.int64)
+            views[seg.name] = values.reshape((b,) + seg.view_shape)
         return views
 
     def table(self) -> str:
@@ -271,14 +259,40 @@ def obs_dim(rules: Rules) -> int:
     return layout(rules).size
 
 
+_DERIVED = frozenset(("passed", "scores"))
+
+
 def _source(state: GameState, name: str) -> np.ndarray:
     """The state field a segment shows: ``(B,P,...)`` for per-seat fields, ``(B,)`` for the table's."""
+    if name not in _DERIVED:
+        return getattr(state, name)
     if name == "passed":
         return state.passed
-    if name == "scores":  # by player in the state, by seat in the observation
-        b, p = state.scores.shape
-        return state.scores.ravel().take(np.arange(b)[:, None] * p + state.player_at_seat)
-    return getattr(state, name)
+    b, p = state.scores.shape  # scores: by player in the state, by seat in the observation
+    return state.scores.ravel().take(np.arange(b)[:, None] * p + state.player_at_seat)
+
+
+def _gather(spec: ObservationSpec, state: GameState, seat: np.ndarray) -> list[np.ndarray]:
+    """Each segment's values ``(B, n)`` seen from ``seat (B,)``: in the state's dtype, or ``int64`` relative seats."""
+    b, p = state.hands.shape[:2]
+    rows = np.arange(b)
+    own = rows * p + seat  # rows of (B*P, ...) views for the viewer's seat
+    flat_rel = (rows[:, None] * p + _relative_seats(p)[seat]).ravel()  # the same, in relative seat order
+    gathered = []
+    for seg in spec.segments:
+        values = _source(state, seg.source)
+        if seg.whose == OWN:
+            values = values.reshape(b * p, -1).take(own, axis=0)
+        elif seg.whose == SEATS:
+            values = values.reshape(b * p, -1).take(flat_rel, axis=0).reshape(b, -1)
+        else:
+            values = values.reshape(b, 1)
+        if seg.encoding == ONE_HOT:
+            values = values.astype(np.int64)
+        if seg.seat:
+            values = np.where(values >= 0, (values - seat[:, None]) % p, -1)
+        gathered.append(values)
+    return gathered
 
 
 @lru_cache(maxsize=8)
@@ -302,19 +316,23 @@ def observe(rules: Rules, state: GameState, viewer: np.ndarray | None = None) ->
 
 
 def _observe_by_segment(rules: Rules, state: GameState, seat: np.ndarray) -> np.ndarray:
-    """Each segment written from its view of the state (``view_state``), a few whole-batch operations each."""
+    """Each segment written from its values in the state, a few whole-batch operations each."""
     spec = layout(rules)
     b = state.batch_size
+    rows = np.arange(b)
     out = np.zeros((b, spec.size), np.float32)
-    views = spec.view_state(state, seat)
-    for seg in spec.segments:
-        values = views[seg.name].reshape(b, -1)
+    for seg, values in zip(spec.segments, _gather(spec, state, seat)):
         if seg.encoding != ONE_HOT:
             out[:, seg.slice] = values
             continue
-        slot, position = np.nonzero(values >= seg.first)  # out-of-range values are first - 1 in a view
         width = seg.shape[-1]
-        out[slot, seg.offset + position * width + values[slot, position] - seg.first] = 1.0
+        index = values - seg.first
+        valid = (index >= 0) & (index < width)
+        if values.shape[1] == 1:  # one value a slot: one write, 0 where out of range
+            out[rows, seg.offset + np.where(valid[:, 0], index[:, 0], 0)] = valid[:, 0]
+        else:
+            slot, position = np.nonzero(valid)
+            out[slot, seg.offset + position * width + index[slot, position]] = 1.0
     return out
 
 
@@ -372,8 +390,8 @@ def _observe_by_plan(rules: Rules, state: GameState, seat: np.ndarray) -> np.nda
     b = state.batch_size
     plan = _plan(rules)
     rows = np.arange(b)[:, None]
-    source = np.concatenate(
-        [_source(state, name).reshape(b, -1) for name in plan.sources], axis=1, dtype=np.int32, casting="unsafe"
-    )
+    arrays = [_source(state, name) for name in plan.sources]
+    arrays = [a if a.ndim == 2 else a.reshape(b, -1) if a.ndim == 3 else a[:, None] for a in arrays]
+    source = np.concatenate(arrays, axis=1, dtype=np.int32, casting="unsafe")
     values = source.ravel().take(rows * source.shape[1] + plan.index[seat])
     return np.where(plan.one_hot, values == plan.pattern[seat], values).astype(np.float32)
