@@ -53,9 +53,17 @@ _SEGMENTS: tuple[tuple, ...] = (
         "trick_rank",
         TABLE,
         {},
-        "one-hot rank of the play to beat (all 0 when the next play leads)",
+        "rank of the play to beat (all 0 when the next play leads)",
     ),
-    ("trick_count", ("C",), ONE_HOT, "trick_count", TABLE, {"first": 1}, "one-hot card count of the trick (1 to C)"),
+    (
+        "trick_count",
+        ("C",),
+        ONE_HOT,
+        "trick_count",
+        TABLE,
+        {"first": 1},
+        "cards per play in this trick (all 0 when the next play leads)",
+    ),
     (
         "trick_owner",
         ("P",),
@@ -63,7 +71,7 @@ _SEGMENTS: tuple[tuple, ...] = (
         "trick_owner",
         TABLE,
         {"seat": True},
-        "one-hot relative seat that made the play to beat",
+        "relative seat that made the play to beat",
     ),
     (
         "passed",
@@ -74,7 +82,15 @@ _SEGMENTS: tuple[tuple, ...] = (
         None,
         "seats that have passed (in this trick; since the last play with `can_return`)",
     ),
-    ("out_order", ("P", "P"), ONE_HOT, "out_order", SEATS, {}, "per seat, one-hot order in which it went out"),
+    (
+        "out_order",
+        ("P", "P"),
+        ONE_HOT,
+        "out_order",
+        SEATS,
+        {},
+        "per seat, the order in which it went out (all 0 while it plays)",
+    ),
     (
         "penalized",
         ("P",),
@@ -91,12 +107,12 @@ _SEGMENTS: tuple[tuple, ...] = (
         "roles",
         SEATS,
         {},
-        "per seat, one-hot role (président, vice-président, neutre, vice-trou, trou du cul)",
+        "per seat, its role: président, vice-président, neutre, vice-trou, trou du cul",
     ),
     ("revolution", (), FLAG, "revolution", TABLE, None, "the rank order is inverted"),
     ("constrained", (), FLAG, "constrained", TABLE, None, '"or nothing" binds the player to act'),
-    ("to_act", ("P",), ONE_HOT, "current", TABLE, {"seat": True}, "one-hot relative seat of the player to act"),
-    ("phase", ("2",), ONE_HOT, "phase", TABLE, {}, "one-hot exchange / play (all 0 once the game is over)"),
+    ("to_act", ("P",), ONE_HOT, "current", TABLE, {"seat": True}, "relative seat of the player to act"),
+    ("phase", ("2",), ONE_HOT, "phase", TABLE, {}, "exchange, play (all 0 once the game is over)"),
     ("gave", ("R",), COUNT, "gave", OWN, "copies", "cards this seat gave in the exchange, per rank"),
     ("received", ("R",), COUNT, "received", OWN, "copies", "cards this seat received in the exchange, per rank"),
     (
@@ -106,7 +122,7 @@ _SEGMENTS: tuple[tuple, ...] = (
         "partner",
         OWN,
         {"seat": True},
-        "one-hot relative seat this seat exchanges with",
+        "relative seat this seat exchanges with",
     ),
     ("gives_left", (), COUNT, "gives_left", OWN, "gives", "cards this seat still has to give back"),
     ("scores", ("P",), COUNT, "scores", SEATS, "points", "game totals of each relative seat's player"),
@@ -119,7 +135,7 @@ _SEGMENTS: tuple[tuple, ...] = (
         "manches",
         "index of the manche in the game (0-based; the decisive one last)",
     ),
-    ("decisive", (), FLAG, "decisive", TABLE, None, "1 in a decisive manche"),
+    ("decisive", (), FLAG, "decisive", TABLE, None, "this is a decisive manche"),
 )
 
 
@@ -225,7 +241,10 @@ class ObservationSpec:
             shape = (
                 dims if dims == "1" or all(d.isdigit() for d in s.dims) else f"{dims} = {'×'.join(map(str, s.shape))}"
             )
-            values = {COUNT: f"0..{s.high}", FLAG: "0/1", ONE_HOT: "one-hot"}[s.encoding]
+            if s.encoding == ONE_HOT:
+                values = f"one-hot of {s.first}..{s.first + s.shape[-1] - 1}"
+            else:
+                values = f"0..{s.high}" if s.encoding == COUNT else "0/1"
             indices = f"{s.offset}" if s.size == 1 else f"{s.offset}..{s.offset + s.size - 1}"
             lines.append(f"| `{s.name}` | {indices} | {shape} | {values} | {s.meaning} |")
         return "\n".join(lines)
