@@ -140,6 +140,16 @@ class SingleGame:
         self.ended: SingleGame | None = None  # after a game ended: that game's table before its last play
         self._load()
 
+    def __getstate__(self) -> dict:
+        """Pickled without the per-rules tables (their observation writer is compiled code); rebuilt on load."""
+        state = self.__dict__.copy()
+        del state["_tab"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._tab = _tables(self.rules)
+
     # ---- state ------------------------------------------------------------------------------
     def _load(self) -> None:
         """Copy the engine game's slot into this object's fields."""
