@@ -7,6 +7,8 @@ on every preset and on random rule sets. ``test_differential.py`` ties ``VecGame
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from test_differential import rule_sets
@@ -108,8 +110,6 @@ def test_single_game_matches_the_engine_on_many_rule_sets():
 
 
 def test_a_pickled_game_observes_and_plays_on_the_same():
-    import pickle
-
     game = SingleGame(Rules(n_players=5), seed=4)
     rng = np.random.default_rng(4)
     for _ in range(20):
