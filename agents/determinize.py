@@ -138,7 +138,7 @@ def _seating(rules: Rules, view: ObsView) -> _Seating:
     rows = np.arange(d_count)
     roles = view.roles
     has_roles = roles[:, 0] >= 0
-    partner = view.partner
+    partner = view.exchange_partner
     has_partner = partner >= 0
     partner_seat = np.maximum(partner, 0)
     exchanging = view.exchange
@@ -228,7 +228,7 @@ def _seating(rules: Rules, view: ObsView) -> _Seating:
 def _information_set(rules: Rules, view: ObsView, seating: _Seating) -> InformationSet:
     d_count, p, r = view.hand.shape[0], rules.n_players, rules.n_ranks
     rows = np.arange(d_count)
-    partner = view.partner
+    partner = view.exchange_partner
     has_partner = partner >= 0
     seat = np.maximum(partner, 0)
     played_partner = view.played[rows, seat]
@@ -301,9 +301,9 @@ def _public_state(rules: Rules, view: ObsView, info: InformationSet, seating: _S
     state.gave[:, 0] = view.gave
     state.received[:, 0] = view.received
     # The partner's side of the exchange is the viewer's, swapped.
-    rows = np.flatnonzero(view.partner >= 0)
-    state.gave[rows, view.partner[rows]] = view.received[rows]
-    state.received[rows, view.partner[rows]] = view.gave[rows]
+    rows = np.flatnonzero(view.exchange_partner >= 0)
+    state.gave[rows, view.exchange_partner[rows]] = view.received[rows]
+    state.received[rows, view.exchange_partner[rows]] = view.gave[rows]
     state.prev_pos[:] = seating.prev_pos
     state.roles[:] = view.roles
     exchanging = view.exchange

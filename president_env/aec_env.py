@@ -40,12 +40,10 @@ seed the same games.
 ### Observation space
 
 `observation` is the engine's flat vector from the observing agent's seat;
-seats appear in relative order (0 = the observer). Segments, in order (P
-players, R ranks, C = 4 × decks): hand R, played P×R, held P, trick_rank R,
-trick_count C, trick_owner P, passed P, out_order P×P, penalized P, roles P×5,
-revolution 1, constrained 1, to_act P, phase 2, gave R, received R,
-exchange_partner P, gives_left 1, scores P, manche 1, decisive 1 — the index
-table is `president_env.observation.layout(rules).table()`. Nothing in it
+seats appear in relative order (0 = the observer). Its segments come from
+the observation spec `president_env.observation.layout(rules)`: `.table()` is
+the index table (docs/environment.md shows it for the standard rules) and
+`.view(obs)["hand"]` decodes a segment. Nothing in it
 depends on another player's hidden cards. Values are counts, one-hots and
 scores, between 0 and `high = max(cards in the deck, (manches + 1) × the most
 points of a manche)`.

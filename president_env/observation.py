@@ -1,142 +1,254 @@
-"""The observation: one flat float32 vector per slot, from one seat's point of view.
+"""The observation: one flat float32 vector per slot, from one seat's point of view, and its spec.
 
 Seats appear in *relative* order: relative seat ``j`` is the seat ``j`` places
 clockwise from the viewer (``0`` is the viewer). The vector is a sufficient
 statistic of what that player may know (RULES.md, last section): nothing in it
-depends on another player's hidden cards. :func:`layout` gives the index table;
-``layout(rules).table()`` prints it as Markdown.
+depends on another player's hidden cards.
 
-With ``P`` players, ``R`` ranks and ``C = 4*decks``, the segments in order are:
-
-=================  ==========  ===========================================================
-name               size        meaning
-=================  ==========  ===========================================================
-hand               R           own cards, count per rank
-played             P*R         cards each relative seat played this manche, count per rank
-held               P           cards each relative seat holds
-trick_rank         R           one-hot rank of the play to beat (all 0: the next play leads)
-trick_count        C           one-hot card count of the trick (all 0: lead)
-trick_owner        P           one-hot relative seat that made the play to beat
-passed             P           1 where the relative seat has passed (see ``pass_rule``)
-out_order          P*P         one-hot order in which each relative seat went out
-penalized          P           1 where the seat went out on a 2/joker (``finish_on_two``)
-roles              P*5         one-hot role of each seat (président, vice, neutre, vice-trou, trou)
-revolution         1           1 while the rank order is inverted
-constrained        1           1 while "or nothing" binds the player to act
-to_act             P           one-hot relative seat of the player to act
-phase              2           one-hot exchange / play (both 0 once the game is over)
-gave               R           cards this seat gave in the exchange, per rank
-received           R           cards this seat received in the exchange, per rank
-exchange_partner   P           one-hot relative seat of this seat's exchange partner
-gives_left         1           cards this seat still has to give back
-scores             P           game totals of each relative seat's player
-manche             1           index of the manche in the game (0-based)
-decisive           1           1 in a decisive manche
-=================  ==========  ===========================================================
+One spec says what the vector holds, OpenSpiel-style: :func:`layout` gives the
+:class:`ObservationSpec` of a ``Rules``, an ordered list of named :class:`Segment`
+(shape, encoding, the state field it shows, bounds, meaning). Everything else is
+read from it: the encoder :func:`observe` (two paths, tested equal), the decoder
+``layout(rules).view(obs)["hand"]`` (named arrays, batched or not), the same named
+arrays read straight from a state (``view_state``, the Monte-Carlo rollouts), the
+scalar encoder of :class:`~president_env.single.SingleGame` and the index table of
+``docs/environment.md`` (``layout(rules).table()``). The segments, in order, are
+``_SEGMENTS`` below.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
-from .engine import SEAT_BITS, GameState
+from .engine import GameState, tables
 from .rules import Rules
+
+COUNT, FLAG, ONE_HOT = "count", "flag", "one_hot"
+"""Encodings: the value itself; 0 or 1; a 1 at ``value - first`` (all 0 when the value is out of range)."""
+OWN, SEATS, TABLE = "own", "seats", "table"
+"""Whose value a segment shows: the viewer's row of a per-seat field; every seat's, in relative order; the table's."""
+
+# name, symbolic shape (the one-hot width last), encoding, GameState field, whose, bound of a count, meaning.
+# One-hot options: "first" (the value of the first entry), "seat" (an absolute seat, shown as a relative one).
+# fmt: off
+_SEGMENTS: tuple[tuple, ...] = (
+    ("hand", ("R",), COUNT, "hands", OWN, "copies", "own cards, count per rank"),
+    ("played", ("P", "R"), COUNT, "played", SEATS, "copies",
+     "cards each relative seat played this manche, per rank (wild 2s as 2s)"),
+    ("held", ("P",), COUNT, "n_held", SEATS, "cards", "cards each relative seat holds"),
+    ("trick_rank", ("R",), ONE_HOT, "trick_rank", TABLE, {},
+     "rank of the play to beat (all 0 when the next play leads)"),
+    ("trick_count", ("C",), ONE_HOT, "trick_count", TABLE, {"first": 1},
+     "cards per play in this trick (all 0 when the next play leads)"),
+    ("trick_owner", ("P",), ONE_HOT, "trick_owner", TABLE, {"seat": True}, "relative seat that made the play to beat"),
+    ("passed", ("P",), FLAG, "passed", SEATS, None,
+     "seats that have passed (in this trick; since the last play with `can_return`)"),
+    ("out_order", ("P", "P"), ONE_HOT, "out_order", SEATS, {},
+     "per seat, the order in which it went out (all 0 while it plays)"),
+    ("penalized", ("P",), FLAG, "penalized", SEATS, None,
+     "seats that went out on a 2 or a joker under `finish_on_two: penalty`"),
+    ("roles", ("P", "5"), ONE_HOT, "roles", SEATS, {},
+     "per seat, its role: président, vice-président, neutre, vice-trou, trou du cul"),
+    ("revolution", (), FLAG, "revolution", TABLE, None, "the rank order is inverted"),
+    ("constrained", (), FLAG, "constrained", TABLE, None, '"or nothing" binds the player to act'),
+    ("to_act", ("P",), ONE_HOT, "current", TABLE, {"seat": True}, "relative seat of the player to act"),
+    ("phase", ("2",), ONE_HOT, "phase", TABLE, {}, "exchange, play (all 0 once the game is over)"),
+    ("gave", ("R",), COUNT, "gave", OWN, "copies", "cards this seat gave in the exchange, per rank"),
+    ("received", ("R",), COUNT, "received", OWN, "copies", "cards this seat received in the exchange, per rank"),
+    ("exchange_partner", ("P",), ONE_HOT, "partner", OWN, {"seat": True}, "relative seat this seat exchanges with"),
+    ("gives_left", (), COUNT, "gives_left", OWN, "gives", "cards this seat still has to give back"),
+    ("scores", ("P",), COUNT, "scores", SEATS, "points", "game totals of each relative seat's player"),
+    ("manche", (), COUNT, "manche", TABLE, "manches",
+     "index of the manche in the game (0-based; the decisive one last)"),
+    ("decisive", (), FLAG, "decisive", TABLE, None, "this is a decisive manche"),
+)
+# fmt: on
 
 
 @dataclass(frozen=True)
-class Layout:
-    """Named slices of the observation vector."""
+class Segment:
+    """One named piece of the observation vector: ``vector[offset : offset + size]``, ``shape`` flattened in C order.
 
-    segments: tuple[tuple[str, int, int], ...]  # (name, offset, size)
+    Its *view* (:meth:`ObservationSpec.view`) is the value it encodes: ``shape`` for counts (``int64``) and flags
+    (``bool``); ``shape[:-1]`` for one-hots (``int64``: ``first`` + the index of the 1, ``first - 1`` where all are 0).
+    """
+
+    name: str
+    offset: int
+    shape: tuple[int, ...]
+    dims: tuple[str, ...]  # the shape in symbols: P players, R ranks, C = 4 * decks, or a number
+    encoding: str  # COUNT, FLAG or ONE_HOT
+    source: str  # the GameState field it shows ("passed": the seats' pass flags; "scores": each seat's player's)
+    whose: str  # OWN, SEATS or TABLE
+    high: int  # entries lie in 0..high
+    meaning: str
+    first: int = 0  # one-hot: the value of the first entry
+    seat: bool = False  # one-hot: the value is an absolute seat, encoded relative to the viewer
+    size: int = field(init=False)
+    slice: slice = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "size", math.prod(self.shape))
+        object.__setattr__(self, "slice", slice(self.offset, self.offset + self.size))
+
+    @property
+    def view_shape(self) -> tuple[int, ...]:
+        """Shape of the segment's view for one observation."""
+        return self.shape[:-1] if self.encoding == ONE_HOT else self.shape
+
+
+@dataclass(frozen=True)
+class ObservationSpec:
+    """The ordered segments of the observation vector for one ``Rules``; ``spec["hand"]`` is the segment's slice."""
+
+    segments: tuple[Segment, ...]
     size: int
 
     def __post_init__(self) -> None:
-        slices = {name: slice(offset, offset + size) for name, offset, size in self.segments}
-        object.__setattr__(self, "_slices", slices)
+        object.__setattr__(self, "_by_name", {s.name: s for s in self.segments})
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.segments)
+
+    def segment(self, name: str) -> Segment:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"no observation segment {name!r}; segments: {', '.join(self.names)}") from None
 
     def __getitem__(self, name: str) -> slice:
-        try:
-            return self._slices[name]
-        except KeyError:
-            names = ", ".join(s[0] for s in self.segments)
-            raise KeyError(f"no observation segment {name!r}; segments: {names}") from None
+        return self.segment(name).slice
+
+    @property
+    def high(self) -> int:
+        """Bound of every entry (the low bound is 0)."""
+        return max(s.high for s in self.segments)
+
+    def view(self, observations: np.ndarray) -> dict[str, np.ndarray]:
+        """The named views of observations ``(..., size)``: each of shape ``(...) + segment.view_shape``."""
+        obs = np.asarray(observations)
+        if obs.ndim < 1 or obs.shape[-1] != self.size:
+            raise ValueError(f"observations must have shape (..., {self.size}) for these rules, got {obs.shape}")
+        lead = obs.shape[:-1]
+        views = {}
+        for seg in self.segments:
+            x = obs[..., seg.slice].reshape(lead + seg.shape)
+            if seg.encoding == COUNT:
+                views[seg.name] = np.rint(x).astype(np.int64)
+            elif seg.encoding == FLAG:
+                views[seg.name] = x > 0.5
+            else:
+                hot = x > 0.5
+                views[seg.name] = np.where(hot.any(axis=-1), hot.argmax(axis=-1) + seg.first, seg.first - 1)
+        return views
+
+    def view_state(self, state: GameState, viewer: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """What ``view(observe(rules, state, viewer))`` gives, read straight from the state (batched, cheaper)."""
+        b = state.batch_size
+        seat = state.current if viewer is None else np.asarray(viewer, dtype=np.int64)
+        views = {}
+        for seg, values in zip(self.segments, _gather(self, state, seat)):
+            if seg.encoding == FLAG:
+                values = values.astype(bool)
+            elif seg.encoding == ONE_HOT:
+                top = seg.first + seg.shape[-1]
+                values = np.where((values >= seg.first) & (values < top), values, seg.first - 1)
+            else:
+                values = values.astype(np.int64)
+            views[seg.name] = values.reshape((b,) + seg.view_shape)
+        return views
 
     def table(self) -> str:
-        """The index table as Markdown."""
-        lines = ["| name | indices | size |", "|---|---|---|"]
-        lines += [f"| {n} | {o}..{o + s - 1} | {s} |" for n, o, s in self.segments]
+        """The index table as Markdown (the one of ``docs/environment.md`` for the standard rules)."""
+        lines = ["| segment | indices | shape | values | meaning |", "|---|---|---|---|---|"]
+        for s in self.segments:
+            dims = "×".join(s.dims) or "1"
+            shape = (
+                dims if dims == "1" or all(d.isdigit() for d in s.dims) else f"{dims} = {'×'.join(map(str, s.shape))}"
+            )
+            if s.encoding == ONE_HOT:
+                values = f"one-hot of {s.first}..{s.first + s.shape[-1] - 1}"
+            else:
+                values = f"0..{s.high}" if s.encoding == COUNT else "0/1"
+            indices = f"{s.offset}" if s.size == 1 else f"{s.offset}..{s.offset + s.size - 1}"
+            lines.append(f"| `{s.name}` | {indices} | {shape} | {values} | {s.meaning} |")
         return "\n".join(lines)
 
 
 @lru_cache(maxsize=64)
-def layout(rules: Rules) -> Layout:
+def layout(rules: Rules) -> ObservationSpec:
+    """The :class:`ObservationSpec` of ``rules``."""
     p, r, c = rules.n_players, rules.n_ranks, rules.max_count
-    sizes = [
-        ("hand", r),
-        ("played", p * r),
-        ("held", p),
-        ("trick_rank", r),
-        ("trick_count", c),
-        ("trick_owner", p),
-        ("passed", p),
-        ("out_order", p * p),
-        ("penalized", p),
-        ("roles", p * 5),
-        ("revolution", 1),
-        ("constrained", 1),
-        ("to_act", p),
-        ("phase", 2),
-        ("gave", r),
-        ("received", r),
-        ("exchange_partner", p),
-        ("gives_left", 1),
-        ("scores", p),
-        ("manche", 1),
-        ("decisive", 1),
-    ]
+    sizes = {"P": p, "R": r, "C": c}
+    points = int(tables(rules).points.max())
+    bounds = {
+        "copies": max(rules.copies),
+        "cards": rules.n_cards,
+        "gives": max(rules.exchange, default=0),
+        "points": rules.manches * max(points, 0),  # the decisive manche's points are not added
+        "manches": rules.manches,  # the decisive manche is the one after the last regular one
+    }
     segments, offset = [], 0
-    for name, size in sizes:
-        segments.append((name, offset, size))
-        offset += size
-    return Layout(tuple(segments), offset)
+    for name, dims, encoding, source, whose, extra, meaning in _SEGMENTS:
+        shape = tuple(sizes[d] if d in sizes else int(d) for d in dims)
+        options = extra if encoding == ONE_HOT else {}
+        high = bounds[extra] if encoding == COUNT else 1
+        segment = Segment(name, offset, shape, dims, encoding, source, whose, high, meaning, **options)
+        segments.append(segment)
+        offset += segment.size
+    return ObservationSpec(tuple(segments), offset)
 
 
 def obs_dim(rules: Rules) -> int:
     return layout(rules).size
 
 
-@lru_cache(maxsize=8)
-def _relative_flags_table(p: int) -> np.ndarray:
-    """``table[seat * 256 + bits]``: the ``(P,) float32`` flags of seat bits, in relative order from ``seat``."""
-    bits = np.arange(256)
-    table = np.zeros((p, 256, p), np.float32)
-    for seat in range(p):
-        for j in range(p):
-            table[seat, :, j] = (bits >> ((seat + j) % p)) & 1
-    table = table.reshape(p * 256, p)
-    table.flags.writeable = False
-    return table
+_DERIVED = frozenset(("passed", "scores"))
+
+
+def _source(state: GameState, name: str) -> np.ndarray:
+    """The state field a segment shows: ``(B,P,...)`` for per-seat fields, ``(B,)`` for the table's."""
+    if name not in _DERIVED:
+        return getattr(state, name)
+    if name == "passed":
+        return state.passed
+    b, p = state.scores.shape  # scores: by player in the state, by seat in the observation
+    return state.scores.ravel().take(np.arange(b)[:, None] * p + state.player_at_seat)
+
+
+def _gather(spec: ObservationSpec, state: GameState, seat: np.ndarray) -> list[np.ndarray]:
+    """Each segment's values ``(B, n)`` seen from ``seat (B,)``: in the state's dtype, or ``int64`` relative seats."""
+    b, p = state.hands.shape[:2]
+    rows = np.arange(b)
+    own = rows * p + seat  # rows of (B*P, ...) views for the viewer's seat
+    flat_rel = (rows[:, None] * p + _relative_seats(p)[seat]).ravel()  # the same, in relative seat order
+    gathered = []
+    for seg in spec.segments:
+        values = _source(state, seg.source)
+        if seg.whose == OWN:
+            values = values.reshape(b * p, -1).take(own, axis=0)
+        elif seg.whose == SEATS:
+            values = values.reshape(b * p, -1).take(flat_rel, axis=0).reshape(b, -1)
+        else:
+            values = values.reshape(b, 1)
+        if seg.encoding == ONE_HOT:
+            values = values.astype(np.int64)
+        if seg.seat:
+            values = np.where(values >= 0, (values - seat[:, None]) % p, -1)
+        gathered.append(values)
+    return gathered
 
 
 @lru_cache(maxsize=8)
-def _relative_tables(p: int) -> tuple[np.ndarray, np.ndarray]:
-    """``rel[seat]``: absolute seat of each relative seat; ``to_rel[seat]``: relative index of each absolute seat."""
+def _relative_seats(p: int) -> np.ndarray:
+    """``rel[seat]``: absolute seat of each relative seat."""
     seats = np.arange(p)
-    return (seats[:, None] + seats) % p, (seats[None, :] - seats[:, None]) % p
-
-
-def _one_hot(out: np.ndarray, rows: np.ndarray, start: int, value: np.ndarray, valid: np.ndarray | None = None) -> None:
-    """``out[b, start + value[b]] = 1`` (only where ``valid``; ``value`` must be in range everywhere)."""
-    out[rows, start + value] = 1.0 if valid is None else valid
-
-
-def _per_seat_one_hot(out: np.ndarray, start: int, values: np.ndarray, width: int) -> None:
-    """For values ``(B,P)``: set ``out[b, start + j*width + values[b, j]] = 1`` where the value is >= 0."""
-    slot, seat = np.nonzero(values >= 0)
-    out[slot, start + seat * width + values[slot, seat]] = 1.0
+    return (seats[:, None] + seats) % p
 
 
 # Below this batch size the observation is one gather through a plan (few NumPy calls, cheap at B = 1);
@@ -153,71 +265,34 @@ def observe(rules: Rules, state: GameState, viewer: np.ndarray | None = None) ->
 
 
 def _observe_by_segment(rules: Rules, state: GameState, seat: np.ndarray) -> np.ndarray:
-    """Each segment filled by a few whole-batch operations."""
-    lay = layout(rules)
-    b, p = state.batch_size, rules.n_players
+    """Each segment written from its values in the state, a few whole-batch operations each."""
+    spec = layout(rules)
+    b = state.batch_size
     rows = np.arange(b)
-    rel_table, to_rel_table = _relative_tables(p)
-    rel = rel_table[seat]  # (B,P) absolute seat of each relative seat
-    to_rel = to_rel_table[seat]  # (B,P) relative index of each absolute seat
-    own = rows * p + seat  # rows of (B*P, ...) views for the viewer's seat
-    flat_rel = rows[:, None] * p + rel  # rows of (B*P, ...) views, in relative seat order
-    out = np.zeros((b, lay.size), np.float32)
-
-    def put(name: str, values: np.ndarray) -> None:
-        out[:, lay[name]] = values.reshape(b, -1)
-
-    def rotate(values: np.ndarray) -> np.ndarray:
-        return values.reshape(b * p, -1).take(flat_rel.ravel(), axis=0).reshape(b, p, *values.shape[2:])
-
-    def own_row(values: np.ndarray) -> np.ndarray:
-        return values.reshape(b * p, -1).take(own, axis=0)
-
-    def relative(abs_seat: np.ndarray) -> np.ndarray:
-        return to_rel[rows, np.maximum(abs_seat, 0)]
-
-    put("hand", own_row(state.hands))
-    put("played", rotate(state.played))
-    put("held", rotate(state.n_held))
-    in_trick = state.trick_rank >= 0
-    _one_hot(out, rows, lay["trick_rank"].start, np.maximum(state.trick_rank, 0), in_trick)
-    _one_hot(out, rows, lay["trick_count"].start, np.maximum(state.trick_count - 1, 0), in_trick)
-    _one_hot(out, rows, lay["trick_owner"].start, relative(state.trick_owner), in_trick)
-    # Passes are kept as seat bits: one lookup gives them in relative order.
-    put("passed", _relative_flags_table(p).take(seat * 256 + state.passed_bits, axis=0))
-    _per_seat_one_hot(out, lay["out_order"].start, rotate(state.out_order), p)
-    put("penalized", rotate(state.penalized))
-    _per_seat_one_hot(out, lay["roles"].start, rotate(state.roles), 5)
-    out[:, lay["revolution"].start] = state.revolution
-    out[:, lay["constrained"].start] = state.constrained
-    _one_hot(out, rows, lay["to_act"].start, relative(state.current))
-    in_game = state.phase <= 1  # a finished game (PHASE_OVER) shows neither phase
-    _one_hot(out, rows, lay["phase"].start, np.minimum(state.phase, 1).astype(np.int64), in_game)
-    put("gave", own_row(state.gave))
-    put("received", own_row(state.received))
-    partner = state.partner.ravel()[own]
-    _one_hot(out, rows, lay["exchange_partner"].start, relative(partner), partner >= 0)
-    out[:, lay["gives_left"].start] = state.gives_left.ravel()[own]
-    players = rotate(state.player_at_seat)
-    put("scores", state.scores.ravel().take(rows[:, None] * p + players))
-    out[:, lay["manche"].start] = state.manche
-    out[:, lay["decisive"].start] = state.decisive
+    out = np.zeros((b, spec.size), np.float32)
+    for seg, values in zip(spec.segments, _gather(spec, state, seat)):
+        if seg.encoding != ONE_HOT:
+            out[:, seg.slice] = values
+            continue
+        width = seg.shape[-1]
+        index = values - seg.first
+        valid = (index >= 0) & (index < width)
+        if values.shape[1] == 1:  # one value a slot: one write, 0 where out of range
+            out[rows, seg.offset + np.where(valid[:, 0], index[:, 0], 0)] = valid[:, 0]
+        else:
+            slot, position = np.nonzero(valid)
+            out[slot, seg.offset + position * width + index[slot, position]] = 1.0
     return out
 
 
 # --------------------------------------------------------------------------------------
-# The plan: the observation as one gather from the state's arrays laid side by side
+# The plan: the observation as one gather from the state's fields laid side by side
 # --------------------------------------------------------------------------------------
-_PER_SEAT_RANKS = ("hands", "played", "gave", "received")  # (B,P,R) arrays
-_PER_SEAT = ("n_held", "passed", "out_order", "penalized", "roles", "gives_left", "partner", "scores")  # (B,P)
-_PER_SLOT = ("trick_rank", "trick_count", "trick_owner", "revolution", "constrained", "current", "phase", "manche")
-_PER_SLOT += ("decisive",)
-
-
 @dataclass(frozen=True)
 class _Plan:
     """``obs[b, i] = src[b, index[seat, i]]``, or ``== pattern[seat, i]`` where ``one_hot[i]``."""
 
+    sources: tuple[str, ...]  # the fields laid side by side in ``src``, in order
     index: np.ndarray  # (P, D) int64 column of the source for each entry, by viewer seat
     pattern: np.ndarray  # (P, D) int32 value that sets a one-hot entry
     one_hot: np.ndarray  # (D,) bool
@@ -225,67 +300,47 @@ class _Plan:
 
 @lru_cache(maxsize=64)
 def _plan(rules: Rules) -> _Plan:
-    lay = layout(rules)
-    p, r = rules.n_players, rules.n_ranks
+    spec = layout(rules)
+    p = rules.n_players
     column, offset = {}, 0
-    for name in _PER_SEAT_RANKS + _PER_SEAT + _PER_SLOT:
-        column[name] = offset
-        offset += p * r if name in _PER_SEAT_RANKS else p if name in _PER_SEAT else 1
-    index = np.zeros((p, lay.size), np.int64)
-    pattern = np.full((p, lay.size), -1000, np.int32)  # never a state value: entry is not a one-hot
-
-    def plain(seat: int, segment: str, source: str, per: int = 1) -> None:
-        """Segment = the source's columns of the seats in relative order (``per`` columns a seat)."""
-        for j in range(lay[segment].stop - lay[segment].start):
-            rel_seat, k = divmod(j, per)
-            index[seat, lay[segment].start + j] = column[source] + ((seat + rel_seat) % p) * per + k
-
-    def one_hot(seat: int, segment: str, source: str, values, per_seat: bool = False) -> None:
-        """Segment = one-hot of the source value over ``values`` (per relative seat if ``per_seat``)."""
-        start, width = lay[segment].start, len(values)
-        for rel_seat in range(p if per_seat else 1):
-            src = column[source] + ((seat + rel_seat) % p if per_seat else 0)
-            for k, value in enumerate(values):
-                index[seat, start + rel_seat * width + k] = src
-                pattern[seat, start + rel_seat * width + k] = value
-
+    for seg in spec.segments:  # the source columns: P rows of the view's size, or the view itself
+        if seg.source not in column:
+            column[seg.source] = offset
+            offset += math.prod(seg.view_shape) * (p if seg.whose == OWN else 1)
+    index = np.zeros((p, spec.size), np.int64)
+    pattern = np.full((p, spec.size), -1000, np.int32)  # never a state value: entry is not a one-hot
     for seat in range(p):
-        relative_seats = [(seat + j) % p for j in range(p)]
-        for segment, source in (("hand", "hands"), ("gave", "gave"), ("received", "received")):
-            for k in range(r):
-                index[seat, lay[segment].start + k] = column[source] + seat * r + k
-        plain(seat, "played", "played", per=r)
-        for segment, source in (("held", "n_held"), ("passed", "passed"), ("penalized", "penalized")):
-            plain(seat, segment, source)
-        plain(seat, "scores", "scores")
-        one_hot(seat, "trick_rank", "trick_rank", range(r))
-        one_hot(seat, "trick_count", "trick_count", range(1, rules.max_count + 1))
-        one_hot(seat, "trick_owner", "trick_owner", relative_seats)
-        one_hot(seat, "out_order", "out_order", range(p), per_seat=True)
-        one_hot(seat, "roles", "roles", range(5), per_seat=True)
-        one_hot(seat, "to_act", "current", relative_seats)
-        one_hot(seat, "phase", "phase", range(2))
-        for k, value in enumerate(relative_seats):  # the viewer's own partner, as a relative seat
-            index[seat, lay["exchange_partner"].start + k] = column["partner"] + seat
-            pattern[seat, lay["exchange_partner"].start + k] = value
-        index[seat, lay["gives_left"].start] = column["gives_left"] + seat
-        for name in ("revolution", "constrained", "manche", "decisive"):
-            index[seat, lay[name].start] = column[name]
+        for seg in spec.segments:
+            n = math.prod(seg.view_shape)  # values of the view
+            position = np.arange(n)
+            if seg.whose == OWN:
+                src = column[seg.source] + seat * n + position
+            elif seg.whose == SEATS:
+                per_seat = n // p
+                src = column[seg.source] + ((seat + position // per_seat) % p) * per_seat + position % per_seat
+            else:
+                src = column[seg.source] + position
+            if seg.encoding != ONE_HOT:
+                index[seat, seg.slice] = src
+                continue
+            width = seg.shape[-1]
+            values = seg.first + np.arange(width)
+            if seg.seat:  # relative seat k is absolute seat (seat + k) % P
+                values = (seat + values) % p
+            index[seat, seg.slice] = np.repeat(src, width)
+            pattern[seat, seg.slice] = np.tile(values, n)
     for table in (index, pattern):
         table.flags.writeable = False
-    return _Plan(index, pattern, pattern[0] != -1000)
+    return _Plan(tuple(column), index, pattern, pattern[0] != -1000)
 
 
 def _observe_by_plan(rules: Rules, state: GameState, seat: np.ndarray) -> np.ndarray:
-    """The state's arrays side by side, one gather, one comparison for the one-hots."""
-    b, p = state.batch_size, rules.n_players
+    """The state's fields side by side, one gather, one comparison for the one-hots."""
+    b = state.batch_size
     plan = _plan(rules)
     rows = np.arange(b)[:, None]
-    scores_by_seat = state.scores.ravel().take(rows * p + state.player_at_seat)
-    per_seat = [getattr(state, name).reshape(b, -1) for name in _PER_SEAT_RANKS]
-    per_seat += [state.n_held, SEAT_BITS[state.passed_bits, :p], state.out_order, state.penalized, state.roles]
-    per_seat += [state.gives_left, state.partner, scores_by_seat]
-    per_slot = [getattr(state, name)[:, None] for name in _PER_SLOT]
-    source = np.concatenate(per_seat + per_slot, axis=1, dtype=np.int32, casting="unsafe")
+    arrays = [_source(state, name) for name in plan.sources]
+    arrays = [a if a.ndim == 2 else a.reshape(b, -1) if a.ndim == 3 else a[:, None] for a in arrays]
+    source = np.concatenate(arrays, axis=1, dtype=np.int32, casting="unsafe")
     values = source.ravel().take(rows * source.shape[1] + plan.index[seat])
     return np.where(plan.one_hot, values == plan.pattern[seat], values).astype(np.float32)

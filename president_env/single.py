@@ -31,11 +31,11 @@ from operator import itemgetter
 
 import numpy as np
 
-from . import engine
+from . import engine, observation
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY
 from .cards import JOKER, TWO
 from .engine import PHASE_PLAY, GameState
-from .observation import layout
+from .observation import ONE_HOT, OWN, SEATS, layout
 from .presets import resolve_rules
 from .rules import Rules
 from .vec_game import VecGame
@@ -55,11 +55,7 @@ class _Tables:
     rank_ok: list[list[bool]]  # [context] -> may each rank be played
     play_bytes: list[bytes]  # [usable * (C+1) + trick count] -> C mask bytes "play k cards" (k = 1..C)
     wild: list[bool]
-    one_hot: dict[int, list[bytes]]  # width -> rows; row `width` (and so index -1) is all zeros
-    relative: list[list[int]]  # [seat] -> absolute seat of each relative seat
-    in_relative_order: list[Callable]  # [seat] -> per-seat list -> its values in relative seat order
-    passed: list[list[bytes]]  # [seat][seat bits] -> the passed flags in relative order
-    no_trick: bytes  # the trick_rank, trick_count and trick_owner segments without a trick
+    write_observation: Callable[[SingleGame, int], bytes]  # see _observation_writer
 
 
 @lru_cache(maxsize=64)
@@ -69,11 +65,6 @@ def _tables(rules: Rules) -> _Tables:
     starts = np.repeat(np.arange(p), 256)
     bits = np.tile(np.arange(256), p)
     playable = tab.play_words.view(bool).reshape(-1, c)
-    one_hot = {}
-    for width in {rules.n_ranks, c, p, 5, 2}:
-        rows = np.vstack([np.eye(width, dtype=np.uint8), np.zeros((1, width), np.uint8)])
-        one_hot[width] = [row.tobytes() for row in rows]
-    relative = [[(seat + j) % p for j in range(p)] for seat in range(p)]
     return _Tables(
         kind=tab.kind.tolist(),
         rank=tab.rank.tolist(),
@@ -82,12 +73,54 @@ def _tables(rules: Rules) -> _Tables:
         rank_ok=tab.rank_ok.tolist(),
         play_bytes=[row.astype(np.uint8).tobytes() for row in playable],
         wild=tab.wild_ranks.tolist(),
-        one_hot=one_hot,
-        relative=relative,
-        in_relative_order=[itemgetter(*seats) for seats in relative],
-        passed=[[bytes((bits >> s) & 1 for s in seats) for bits in range(256)] for seats in relative],
-        no_trick=bytes(rules.n_ranks + c + p),
+        write_observation=_observation_writer(rules),
     )
+
+
+def _observation_writer(rules: Rules) -> Callable[[SingleGame, int], bytes]:
+    """``write(game, seat)``: the bytes of ``game.observe(seat)``, compiled from the observation spec.
+
+    Each segment becomes one expression over the game's fields (the ``GameState`` names the spec gives), and
+    the function joins them in the spec's order, so the scalar path follows the spec with no call per segment.
+    ``ValueError`` where a count is above 255.
+    """
+    p = rules.n_players
+    relative = [[(seat + j) % p for j in range(p)] for seat in range(p)]
+    names = {
+        "relative": relative,
+        "in_order": [itemgetter(*seats) for seats in relative],  # per-seat list -> values in relative seat order
+        "passed_rows": [[bytes((bits >> s) & 1 for s in seats) for bits in range(256)] for seats in relative],
+    }
+    parts = []
+    for i, seg in enumerate(layout(rules).segments):
+        field = f"g.{seg.source}"
+        if seg.source == "passed":  # seat bits in the state
+            parts.append("passed_rows[seat][g.passed_bits]")
+        elif seg.source == "scores":  # by player in the state, by seat in the observation
+            parts.append("bytes([g.scores[g.player_at_seat[s]] for s in rel])")
+        elif seg.encoding != ONE_HOT and seg.whose == OWN:
+            parts.append(f"{field}[seat]" if seg.shape else f"bytes(({field}[seat],))")  # rows are bytearrays
+        elif seg.encoding != ONE_HOT and seg.whose == SEATS:
+            parts.append(f'b"".join([{field}[s] for s in rel])' if len(seg.shape) > 1 else f"bytes(ordered({field}))")
+        elif seg.encoding != ONE_HOT:
+            parts.append(f"bytes(({field},))")
+        else:
+            width = seg.shape[-1]
+            names[f"one_hot_{i}"] = [row.tobytes() for row in np.eye(width, dtype=np.uint8)] + [bytes(width)]
+            table = f"one_hot_{i}"  # rows by value - first; row `width` (also index -1) is all zeros: none
+            if seg.seat:  # an absolute seat (-1: none), shown relative to the viewer
+                value = f"{field}[seat]" if seg.whose == OWN else field
+                parts.append(f"{table}[(v - seat) % {p} if (v := {value}) >= 0 else -1]")
+            else:
+                shift = f" - {seg.first}" if seg.first else ""
+                if seg.whose == SEATS:
+                    parts.append(f'b"".join([{table}[v{shift}] for v in ordered({field})])')
+                else:
+                    parts.append(f"{table}[{field}{shift}]")
+    source = "def write(g, seat):\n    rel, ordered = relative[seat], in_order[seat]\n    return b''.join([\n"
+    source += "".join(f"        {part},\n" for part in parts) + "    ])\n"
+    exec(compile(source, f"<observation writer for {p} players>", "exec"), names)
+    return names["write"]
 
 
 class SingleGame:
@@ -106,6 +139,16 @@ class SingleGame:
         self.obs_dim = layout(self.rules).size
         self.ended: SingleGame | None = None  # after a game ended: that game's table before its last play
         self._load()
+
+    def __getstate__(self) -> dict:
+        """Pickled without the per-rules tables (their observation writer is compiled code); rebuilt on load."""
+        state = self.__dict__.copy()
+        del state["_tab"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._tab = _tables(self.rules)
 
     # ---- state ------------------------------------------------------------------------------
     def _load(self) -> None:
@@ -188,45 +231,14 @@ class SingleGame:
     def observe(self, seat: int) -> np.ndarray:
         """``(obs_dim,) float32`` from ``seat``'s point of view: ``observation.observe`` for one slot.
 
-        Built as bytes (every entry but the scores and the manche index is a count or flag below 256), segment
-        by segment in the order of ``observation.layout``.
+        Built as bytes (every entry but the scores and the manche index is a count or flag below 256) by a
+        function compiled from the observation spec (``_observation_writer``).
         """
-        tab = self._tab
-        p = self.rules.n_players
-        rel = tab.relative[seat]
-        ordered = tab.in_relative_order[seat]
-        one_p, one_5 = tab.one_hot[p], tab.one_hot[5]
-        played, out_order, roles = self.played, self.out_order, self.roles
-        parts = [self.hands[seat]]
-        parts += [played[s] for s in rel]
-        parts.append(bytes(ordered(self.n_held)))
-        if self.trick_rank >= 0:
-            parts.append(tab.one_hot[self.rules.n_ranks][self.trick_rank])
-            parts.append(tab.one_hot[self.rules.max_count][self.trick_count - 1])
-            parts.append(one_p[(self.trick_owner - seat) % p])
-        else:
-            parts.append(tab.no_trick)
-        parts.append(tab.passed[seat][self.passed_bits])
-        parts += [one_p[out_order[s]] for s in rel]  # -1 (still in) is the all-zero row
-        parts.append(bytes(ordered(self.penalized)))
-        parts += [one_5[roles[s]] for s in rel]
-        parts.append(bytes((self.revolution, self.constrained)))
-        parts.append(one_p[(self.current - seat) % p])
-        parts.append(tab.one_hot[2][self.phase])
-        parts.append(self.gave[seat])
-        parts.append(self.received[seat])
-        partner = self.partner[seat]
-        parts.append(one_p[(partner - seat) % p if partner >= 0 else -1])
-        parts.append(bytes((self.gives_left[seat],)))
-        scores, player_at = self.scores, self.player_at_seat
-        tail = [scores[player_at[s]] for s in rel]
-        tail += (self.manche, self.decisive)
         try:
-            parts.append(bytes(tail))
-        except ValueError:  # a score or manche index above 255
-            head = np.frombuffer(b"".join(parts), np.uint8).astype(np.float32)
-            return np.concatenate([head, np.array(tail, np.float32)])
-        return np.frombuffer(b"".join(parts), np.uint8).astype(np.float32)
+            data = self._tab.write_observation(self, seat)
+        except ValueError:  # a score or manche index above 255: the engine's encoder
+            return observation.observe(self.rules, self.to_state(), np.array([seat]))[0]
+        return np.frombuffer(data, np.uint8).astype(np.float32)
 
     # ---- step ----------------------------------------------------------------------------------
     def step(self, action: int) -> tuple[list[float] | None, bool]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import importlib.util
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 import president_env as pe
 from president_env import agents, engine, registry
 from president_env.agents import Agent, RandomAgent
+from president_env.observation import layout
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -102,6 +104,19 @@ def test_decode_reads_back_the_state_the_observation_was_made_from():
     np.testing.assert_array_equal(view.revolution, state.revolution)
     np.testing.assert_array_equal(view.exchange, state.phase == engine.PHASE_EXCHANGE)
     assert (view.to_act == 0).all()
+
+
+def test_the_decoded_view_has_one_field_per_segment_of_the_observation_spec():
+    rules = pe.Rules(n_players=5, jokers=2)
+    spec = layout(rules)
+    assert [f.name for f in dataclasses.fields(agents.ObsView)] == list(spec.names)
+    obs = pe.VecGame(rules, 3, seed=0).observe()
+    view, named = agents.decode(rules, obs), spec.view(obs)
+    for name in spec.names:
+        np.testing.assert_array_equal(getattr(view, name), named[name])
+    one = agents.decode(rules, obs[1])  # one observation reads as a batch of one
+    assert one.batch_size == 1 and one.hand.shape == (1, rules.n_ranks)
+    np.testing.assert_array_equal(view.partner, view.exchange_partner)
 
 
 def test_random_agent_is_uniform_over_legal_actions_and_seeded():

@@ -7,6 +7,8 @@ on every preset and on random rule sets. ``test_differential.py`` ties ``VecGame
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from test_differential import rule_sets
@@ -105,3 +107,16 @@ def test_reset_with_options_matches_the_engine():
 def test_single_game_matches_the_engine_on_many_rule_sets():
     for i, rules in enumerate(rule_sets(n_random=40, seed=123)):
         play_lockstep(rules, seed=i, n_games=8, reward_mode=("zero_sum", "normalized", "points")[i % 3])
+
+
+def test_a_pickled_game_observes_and_plays_on_the_same():
+    game = SingleGame(Rules(n_players=5), seed=4)
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        game.step(int(rng.choice(np.flatnonzero(game.legal_mask()))))
+    copy = pickle.loads(pickle.dumps(game))
+    for seat in range(5):
+        np.testing.assert_array_equal(copy.observe(seat), game.observe(seat))
+    action = int(np.flatnonzero(game.legal_mask())[0])
+    assert copy.step(action) == game.step(action)
+    np.testing.assert_array_equal(copy.observe(0), game.observe(0))
