@@ -819,8 +819,10 @@ def step(
     trick_rank = get("trick_rank")
     revolution = get("revolution")
     is_match = is_play & (trick_rank == rank)
-    top_rank = JOKER if rules.jokers else np.where(revolution, 0, TWO)
-    ends_by_top = is_play & (rank == top_rank) if rules.top_rank_ends_trick else None
+    ends_by_top = None
+    if rules.top_rank_ends_trick:
+        top_rank = JOKER if rules.jokers else np.where(revolution, 0, TWO)
+        ends_by_top = is_play & (rank == top_rank)
     if rules.revolution:
         put("revolution", revolution ^ (is_play & (count >= 4)))
 
