@@ -858,8 +858,10 @@ def step(
     trick_rank = get("trick_rank")
     revolution = get("revolution")
     is_match = is_play & (trick_rank == rank)
-    top_rank = JOKER if rules.jokers else np.where(revolution, 0, TWO)
-    ends_by_top = is_play & (rank == top_rank) if rules.top_rank_ends_trick else None
+    ends_by_top = None
+    if rules.top_rank_ends_trick:
+        top_rank = JOKER if rules.jokers else np.where(revolution, 0, TWO)
+        ends_by_top = is_play & (rank == top_rank)
     if rules.revolution:
         put("revolution", revolution ^ (is_play & (count >= 4)))
 
@@ -934,12 +936,13 @@ def _go_out(rules: Rules, state: GameState, index: np.ndarray, seat: np.ndarray,
     they leave the manche (penalised with ``finish_on_two``)."""
     state.out_order[index, seat] = state.n_out[index]
     state.n_out[index] += 1
-    if rules.finish_on_two == "penalty":
-        bad = (rank == TWO) | (rank == JOKER)
-        if used_twos is not None:
-            bad |= used_twos > 0
-    else:
-        bad = np.zeros(index.size, bool)
+    if rules.finish_on_two != "penalty":  # nobody is penalized (``penalized`` stays as the deal set it: False)
+        state.out_rank[index, seat] = state.n_normal_out[index]
+        state.n_normal_out[index] += 1
+        return
+    bad = (rank == TWO) | (rank == JOKER)
+    if used_twos is not None:
+        bad |= used_twos > 0
     state.penalized[index, seat] = bad
     state.out_rank[index, seat] = np.where(bad, state.n_penalized[index], state.n_normal_out[index])
     state.n_penalized[index] += bad
@@ -1002,7 +1005,7 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     b, a = mask.shape
     flat = mask.ravel().nonzero()[0]
     bounds = np.searchsorted(flat, _arange(b + 1) * a)
-    n_legal = np.diff(bounds)
+    n_legal = bounds[1:] - bounds[:-1]
     if not n_legal.all():
         raise ValueError(f"row {int(np.flatnonzero(n_legal == 0)[0])} of the mask has no legal action")
     pick = (rng.random(b) * n_legal).astype(np.int64)

@@ -175,8 +175,6 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
     def _opponent_actions(self, obs: np.ndarray, mask: np.ndarray, acting: np.ndarray, games: np.ndarray) -> np.ndarray:
         """Actions of the opponents ``acting (n,)`` (players, never the learner) in games ``games``."""
         position = acting - (acting > self.learner[games])  # index among the other players
-        if len(self._distinct) == 1:
-            return self._act(self._distinct[0], obs, mask)
         objects = self._object_of_position[position]
         actions = np.empty(acting.size, np.int64)
         for k, opponent in enumerate(self._distinct):
@@ -226,8 +224,11 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                     obs = obs if whole else obs[active]
                 else:
                     obs = np.zeros((active.size, self.obs_dim), np.float32)
-                acting = work.player_at_seat[active, work.current[active]].astype(np.int64)
-                actions = self._opponent_actions(obs, mask, acting, active_games)
+                if len(self._distinct) == 1:
+                    actions = self._act(self._distinct[0], obs, mask)
+                else:
+                    acting = work.player_at_seat[active, work.current[active]].astype(np.int64)
+                    actions = self._opponent_actions(obs, mask, acting, active_games)
                 try:
                     events = engine.step(
                         rules,

@@ -353,3 +353,25 @@ def test_render_shows_the_chosen_game():
     venv.reset(seed=0)
     text = venv.render()
     assert text.startswith("game 2:") and "player_" in text
+
+
+def test_one_opponent_object_per_seat_plays_as_one_shared_object():
+    # Three distinct heuristic-1 objects (one per seat: rows grouped by the object that acts) and one shared
+    # object (every row in one call) must play the same games: the heuristic is deterministic. A fixed seat:
+    # the env's generator seeds each distinct opponent, so drawn seats would differ.
+    rules = pe.Rules(manches=2)
+    per_seat = pe.vector_env(32, rules=rules, opponents=["heuristic-1"] * 3, seat=1)
+    shared = pe.vector_env(32, rules=rules, opponents="heuristic-1", seat=1)
+    assert len(per_seat._distinct) == 3 and len(shared._distinct) == 1
+    a, info_a = per_seat.reset(seed=4)
+    b, info_b = shared.reset(seed=4)
+    np.testing.assert_array_equal(a, b)
+    for t in range(40):
+        masks = info_a["action_mask"].astype(bool)
+        masks[~masks.any(1), 0] = True
+        actions = np.array([pick(masks[i], t, i) for i in range(32)])
+        ra, rb = per_seat.step(actions), shared.step(actions)
+        for x, y in zip(ra[:4], rb[:4]):
+            np.testing.assert_array_equal(x, y, err_msg=f"step {t}")
+        info_a = ra[4]
+        np.testing.assert_array_equal(info_a["action_mask"], rb[4]["action_mask"])
