@@ -88,9 +88,12 @@ def _shipped(name: str) -> AgentFactory:
     def factory(rules: Rules | None, seed: Any = None) -> Any:
         path = shipped_checkpoint(name)
         if not path.is_file():
+            recipe = name.removeprefix("ppo-").replace("standard-", "standard_")
             raise ValueError(
-                f"agent {name!r} is the packaged checkpoint {path}, which is missing from this installation "
-                "(it is produced by training; reinstall president-env or pass the path of another checkpoint)"
+                f"agent {name!r} is the packaged checkpoint {path}, which is missing from this installation: "
+                "the package was installed without its data, or this table's training has not yet produced an "
+                f"agent that beats heuristic-3 (agents.names() lists the shipped ones); train one with "
+                f"president-train --config configs/train/{recipe}.yaml and pass its policy.pt path"
             )
         if importlib.util.find_spec("torch") is None:
             raise ValueError(f'agent {name!r} is a torch checkpoint; needs torch: pip install "president-env[train]"')
