@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows, groups = [], {opponent: ([], []) for opponent in OPPONENTS}
     for name, paths, metrics in sources(args.results):
-        cells = [f"`{name}`", agents.SHIPPED_AGENTS.get(name, "")]
+        shipped = agents.shipped_checkpoint(name).is_file()
+        cells = [f"`{name}`" if shipped else f"{name} (not shipped)", agents.SHIPPED_AGENTS.get(name, "")]
         for opponent, path in paths.items():
             if not path.is_file():
                 cells.append("")

@@ -16,6 +16,7 @@ import president_env as pe
 from president_env import agents, engine, registry
 from president_env.agents import Agent, RandomAgent
 from president_env.observation import layout
+from president_env.presets import PRESETS
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -237,3 +238,28 @@ def test_random_agent_without_rules_checks_the_masks_only():
         RandomAgent(seed=0).act_batch(None, mask[0])
     with pytest.raises(ValueError, match="row 1 of the mask has no legal action"):
         RandomAgent(seed=0).act_batch(None, np.array([[True], [False]]))
+
+
+TABLE_RULES = {
+    "ppo-standard-3p": pe.Rules(n_players=3),
+    "ppo-standard-5p": pe.Rules(n_players=5),
+    **{f"ppo-{preset}": pe.load_preset(preset) for preset in PRESETS},
+    "ppo-standard-4p": pe.Rules(),
+}
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+@pytest.mark.parametrize("name", INSTALLED)
+def test_every_shipped_agent_plays_its_table_and_is_small(name):
+    rules = TABLE_RULES[name]
+    assert agents.shipped_checkpoint(name).stat().st_size < 5_000_000
+    assert agents.make(name).rules == rules == agents.make(name, rules).rules
+    other = pe.Rules(n_players=rules.n_players, revolution=not rules.revolution)
+    with pytest.raises(ValueError, match=f"'{name}' was trained for .* plays only those rules"):
+        agents.make(name, other)
+    env = pe.gym_env(rules=rules, opponents=name, seat=0)
+    _, info = env.reset(seed=1)
+    terminated = False
+    while not terminated:
+        _, _, terminated, _, info = env.step(env.action_space.sample())
+    assert 0 <= info["finish_position"] < rules.n_players
