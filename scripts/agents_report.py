@@ -46,9 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder of the agents' result folders")
     args = parser.parse_args(argv)
-    rows, groups = [], {opponent: ([], []) for opponent in OPPONENTS}
+    rows, groups, unshipped = [], {opponent: ([], []) for opponent in OPPONENTS}, []
     for name, paths, metrics in sources(args.results):
         shipped = agents.shipped_checkpoint(name).is_file()
+        if not shipped:
+            unshipped.append(name.removeprefix("ppo-"))
         cells = [f"`{name}`" if shipped else f"{name} (not shipped)", agents.SHIPPED_AGENTS.get(name, "")]
         for opponent, path in paths.items():
             if not path.is_file():
@@ -73,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         args.results / "agents.png",
         groups={f"vs {opponent}": values for opponent, values in groups.items() if values[0]},
         ylabel="advantage (points per manche)",
-        title="Shipped learned agents, each on its own table, against copies of a baseline",
+        title="Learned agents, each on its own table, against copies of a baseline"
+        + (f" (not shipped: {', '.join(unshipped)})" if unshipped else ""),
     )
     print(table)
     return 0
