@@ -98,13 +98,12 @@ def _shipped(name: str) -> AgentFactory:
         if importlib.util.find_spec("torch") is None:
             raise ValueError(f'agent {name!r} is a torch checkpoint; needs torch: pip install "president-env[train]"')
         from .checkpoint import checkpoint_rules, load_checkpoint
-        from .torch_policy import TorchPolicyAgent
+        from .torch_policy import TorchPolicyAgent, rule_differences
 
         checkpoint = load_checkpoint(path)
         trained = checkpoint_rules(checkpoint)
         if rules is not None and rules != trained:
-            a, b = trained.to_dict(), rules.to_dict()
-            differences = ", ".join(f"{k} (trained {a[k]!r}, requested {b[k]!r})" for k in a if a[k] != b[k])
+            differences = rule_differences(trained, rules, label="trained")
             raise ValueError(
                 f"agent {name!r} was trained for {SHIPPED_AGENTS[name]} and plays only those rules; "
                 f"the requested rules differ in {differences}"

@@ -225,7 +225,7 @@ class TorchPolicyAgent(Agent):
         except CheckpointError as err:
             raise CheckpointError(f"{source}: {err}") from None
         rules = trained if rules is None else resolve_rules(rules)
-        differences = _rule_differences(trained, rules)
+        differences = rule_differences(trained, rules)
         obs_dim = layout(rules).size
         if net.obs_dim != obs_dim or net.num_actions != rules.num_actions:
             raise CheckpointError(
@@ -259,7 +259,8 @@ def sample_masked(logits: np.ndarray, masks: np.ndarray, rng: np.random.Generato
     return np.where(above.any(axis=1), above.argmax(axis=1), last_legal).astype(np.int64)
 
 
-def _rule_differences(trained: Rules, requested: Rules) -> str:
-    """``"n_players (checkpoint 4, requested 5)"`` for every field that differs; empty when the rules are equal."""
+def rule_differences(trained: Rules, requested: Rules, label: str = "checkpoint") -> str:
+    """``"n_players (checkpoint 4, requested 5)"`` for every field that differs (``label`` names the trained
+    side); empty when the rules are equal."""
     a, b = trained.to_dict(), requested.to_dict()
-    return ", ".join(f"{key} (checkpoint {a[key]!r}, requested {b[key]!r})" for key in a if a[key] != b[key])
+    return ", ".join(f"{key} ({label} {a[key]!r}, requested {b[key]!r})" for key in a if a[key] != b[key])
