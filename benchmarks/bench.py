@@ -1,6 +1,7 @@
 """Benchmark: ``python benchmarks/bench.py [--quick] [--preset NAME] [--json PATH]``.
 
-Prints a table and writes JSON. Measured in one run, with random legal actions:
+Prints two Markdown tables (tabulate, from the ``eval`` extra) and writes JSON. Measured in one run, with
+random legal actions:
 
 - ``VecGame`` steps/s at B = 1, 64, 1024, 4096 for (a) legal mask + action
   sampling + step and (b) the same plus the observation;
@@ -30,6 +31,7 @@ import tracemalloc
 import numpy as np
 
 from president_env.engine import sample_legal
+from president_env.evaluation.tournament import markdown_table
 from president_env.presets import load_preset
 from president_env.rules import Rules
 from president_env.vec_game import VecGame
@@ -235,41 +237,48 @@ def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int 
 
 
 def format_table(results: dict) -> str:
+    """The two Markdown tables of ``results``: the engine and AEC speeds, then the Gymnasium envs'."""
     ref = results["reference_steps_per_s"]
-    lines = [
-        "| what | B | steps/s | × reference | peak MB |",
-        "|---|---:|---:|---:|---:|",
-        f"| reference (pure Python, 1 game) | 1 | {ref:,.0f} | 1.0 | |",
-        f"| PettingZoo AEC `raw_env` (last + step) | 1 | {results['aec_steps_per_s']:,.0f} | "
-        f"{results['aec_steps_per_s'] / ref:.2f} | |",
-        f"| PettingZoo AEC `env()`, wrapped (last + step) | 1 | {results['aec_wrapped_steps_per_s']:,.0f} | "
-        f"{results['aec_wrapped_steps_per_s'] / ref:.2f} | |",
+    aec, wrapped = results["aec_steps_per_s"], results["aec_wrapped_steps_per_s"]
+    rows = [
+        ["reference (pure Python, 1 game)", "1", f"{ref:,.0f}", "1.0", ""],
+        ["PettingZoo AEC `raw_env` (last + step)", "1", f"{aec:,.0f}", f"{aec / ref:.2f}", ""],
+        ["PettingZoo AEC `env()`, wrapped (last + step)", "1", f"{wrapped:,.0f}", f"{wrapped / ref:.2f}", ""],
     ]
     for row in results["vec"]:
         b = row["batch_size"]
         a, o = row["step_mask_steps_per_s"], row["step_mask_obs_steps_per_s"]
-        lines.append(f"| VecGame (a) step + mask | {b} | {a:,.0f} | {a / ref:.1f} | {row['peak_mb']:.1f} |")
-        lines.append(f"| VecGame (b) step + mask + obs | {b} | {o:,.0f} | {o / ref:.1f} | |")
-    lines += [
-        "",
-        f"| Gymnasium env, opponents | learner steps/s | × single env | × VecGame (b) decisions/s at B = {VECTOR_ENVS} "
-        "| target |",
-        "|---|---:|---:|---:|---:|",
-    ]
+        rows.append(["VecGame (a) step + mask", str(b), f"{a:,.0f}", f"{a / ref:.1f}", f"{row['peak_mb']:.1f}"])
+        rows.append(["VecGame (b) step + mask + obs", str(b), f"{o:,.0f}", f"{o / ref:.1f}", ""])
+    engine = markdown_table(["what", "B", "steps/s", "× reference", "peak MB"], rows)
+
+    rows = []
     for row in results["gym"]:
         vector, single = row["vector_learner_steps_per_s"], row["single_learner_steps_per_s"]
         met = "met" if row["ratio_to_vecgame"] >= row["target_ratio"] else "NOT met"
         plain = row["plain_loop_learner_steps_per_s"]
-        lines.append(f"| `gym_env()`, {row['opponents']} | {single:,.0f} | 1.0 | | |")
-        lines.append(
-            f"| plain loop over `VecGame({row['num_envs']})` (no env), {row['opponents']} | {plain:,.0f} | "
-            f"{plain / single:,.0f} | {row['plain_loop_ratio_to_vecgame']:.3f} | |"
+        rows.append([f"`gym_env()`, {row['opponents']}", f"{single:,.0f}", "1.0", "", ""])
+        rows.append(
+            [
+                f"plain loop over `VecGame({row['num_envs']})` (no env), {row['opponents']}",
+                f"{plain:,.0f}",
+                f"{plain / single:,.0f}",
+                f"{row['plain_loop_ratio_to_vecgame']:.3f}",
+                "",
+            ]
         )
-        lines.append(
-            f"| `vector_env({row['num_envs']})`, {row['opponents']} | {vector:,.0f} | {vector / single:,.0f} | "
-            f"{row['ratio_to_vecgame']:.3f} | ≥ {row['target_ratio']:.2f} ({met}) |"
+        rows.append(
+            [
+                f"`vector_env({row['num_envs']})`, {row['opponents']}",
+                f"{vector:,.0f}",
+                f"{vector / single:,.0f}",
+                f"{row['ratio_to_vecgame']:.3f}",
+                f"≥ {row['target_ratio']:.2f} ({met})",
+            ]
         )
-    return "\n".join(lines)
+    header = ["Gymnasium env, opponents", "learner steps/s", "× single env"]
+    header += [f"× VecGame (b) decisions/s at B = {VECTOR_ENVS}", "target"]
+    return engine + "\n\n" + markdown_table(header, rows)
 
 
 def main(argv: list[str] | None = None) -> None:

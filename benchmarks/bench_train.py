@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from bench import bench_vec
 
+from president_env.evaluation.tournament import markdown_table
 from president_env.training.config import load_config
 from president_env.training.ppo_selfplay import Trainer
 
@@ -73,13 +74,15 @@ def main(argv: list[str] | None = None) -> dict:
     }
     per_update = f"{config.ppo.num_envs} games x {config.ppo.num_steps} steps per update"
     print(f"training throughput, {config.rules} rules, {per_update}")
-    print("| what | env steps/s | x engine |\n|---|---:|---:|")
-    for label, value in (
-        ("engine (mask + obs + step)", engine),
-        ("rollout (+ network, opponents)", rollout),
-        ("training (+ PPO update)", training),
-    ):
-        print(f"| {label} | {value:,.0f} | {value / engine:.2f} |")
+    rows = [
+        [label, f"{value:,.0f}", f"{value / engine:.2f}"]
+        for label, value in (
+            ("engine (mask + obs + step)", engine),
+            ("rollout (+ network, opponents)", rollout),
+            ("training (+ PPO update)", training),
+        )
+    ]
+    print(markdown_table(["what", "env steps/s", "x engine"], rows))
     print(f"peak resident memory: {peak_mb:,.0f} MB; torch threads: {torch.get_num_threads()}")
     Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     return result

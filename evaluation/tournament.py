@@ -31,9 +31,9 @@ points of the other seats at that table), finishing position (0 = first), prési
 trou-du-cul rates. Rotations of a deal share its cards, so they are not independent: the
 unit of a confidence interval is the deal group. Each statistic is averaged within each
 group, then reported as mean ± t(0.975, n-1)·sd/√n over the n groups (:func:`mean_ci`).
-Ratings are Bradley–Terry strengths on the Elo scale fitted to every pairwise finishing
-comparison between seats of *different* agents (:func:`bradley_terry`); unlike online
-Elo they do not depend on the order of the games.
+Ratings are Bradley–Terry strengths on the Elo scale fitted (by choix) to every pairwise
+finishing comparison between seats of *different* agents (:func:`bradley_terry`); unlike
+online Elo they do not depend on the order of the games.
 """
 
 from __future__ import annotations
@@ -113,31 +113,35 @@ def mean_ci(values: np.ndarray | Sequence[float]) -> Estimate:
     return Estimate(float(values.mean()), half, n)
 
 
-def bradley_terry(wins: np.ndarray, max_iter: int = 10_000, tol: float = 1e-10) -> np.ndarray:
+def bradley_terry(wins: np.ndarray) -> np.ndarray:
     """Bradley–Terry ratings on the Elo scale from ``wins (K, K)``: ``wins[a, b]`` = times a finished ahead of b.
 
-    Fitted by the MM algorithm (Hunter 2004): gamma_a <- W_a / sum_b n_ab / (gamma_a + gamma_b). Every pair
-    that met also gets one virtual draw (half a win each way), so that an agent that always wins or always
-    loses keeps a finite rating; against thousands of comparisons its weight is negligible. Returns
-    ``(K,) float64`` ratings ``400·log10(gamma)`` shifted to mean :data:`RATING_MEAN` (so a 400-point gap means
-    10:1 odds of finishing ahead). Agents that met nobody get the mean.
+    The maximum-likelihood fit of ``P(a ahead of b) = gamma_a / (gamma_a + gamma_b)``, by choix's iterative Luce
+    spectral ranking (:func:`choix.ilsr_pairwise_dense`; choix comes with the ``eval`` extra). Every pair that met
+    also gets one virtual draw (half a win each way), so that an agent that always wins or always loses keeps a
+    finite rating; against thousands of comparisons its weight is negligible. Returns ``(K,) float64`` ratings
+    ``400·log10(gamma)`` shifted to mean :data:`RATING_MEAN` (so a 400-point gap means 10:1 odds of finishing
+    ahead). Agents that met nobody get the mean; ValueError when the others fall into groups that never met.
     """
     wins = np.asarray(wins, dtype=np.float64)
+    if wins.ndim != 2 or wins.shape[0] != wins.shape[1] or not np.isfinite(wins).all() or (wins < 0).any():
+        raise ValueError(f"wins must be a square matrix of counts >= 0, got shape {wins.shape}")
     met = (wins + wins.T) > 0
-    wins = wins + 0.5 * met
-    games = wins + wins.T
-    total_wins = wins.sum(axis=1)
-    gamma = np.ones(wins.shape[0])
-    active = total_wins > 0
-    for _ in range(max_iter):
-        denom = (games / (gamma[:, None] + gamma[None, :])).sum(axis=1)
-        new = np.where(active, total_wins / np.where(active, denom, 1.0), 1.0)
-        new /= np.exp(np.log(new[active]).mean()) if active.any() else 1.0
-        done = np.max(np.abs(np.log(new) - np.log(gamma))) < tol
-        gamma = new
-        if done:
-            break
-    ratings = 400.0 * np.log10(gamma)
+    active = met.any(axis=1)
+    ratings = np.zeros(wins.shape[0])
+    if active.sum() >= 2:
+        try:
+            import choix
+            from scipy.sparse.csgraph import connected_components
+        except ImportError as err:
+            raise ImportError("ratings need choix and scipy: pip install 'president-env[eval]'") from err
+        among = np.ix_(active, active)
+        parts, _ = connected_components(met[among], directed=False)
+        if parts > 1:
+            raise ValueError(f"the comparisons fall into {parts} groups of agents that never met: no common scale")
+        # ``strengths`` = ln(gamma), centred on 0 over the agents that met someone.
+        strengths = choix.ilsr_pairwise_dense((wins + 0.5 * met)[among], max_iter=1000, tol=1e-12)
+        ratings[active] = 400.0 / math.log(10.0) * strengths
     return ratings - ratings.mean() + RATING_MEAN
 
 
@@ -525,11 +529,14 @@ def format_estimate(estimate: Estimate, signed: bool = False, scale: float = 1.0
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int = 1) -> str:
-    """A GitHub Markdown table: the first ``text_columns`` columns left-aligned, the numbers right-aligned."""
-    align = ["---"] * text_columns + ["---:"] * (len(header) - text_columns)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+    """A GitHub Markdown table (tabulate's ``pipe`` format; tabulate comes with the ``eval`` extra): the first
+    ``text_columns`` columns left-aligned, the numbers right-aligned; cells are written as given."""
+    try:
+        from tabulate import tabulate
+    except ImportError as err:
+        raise ImportError("Markdown tables need tabulate: pip install 'president-env[eval]'") from err
+    align = ["left"] * text_columns + ["right"] * (len(header) - text_columns)
+    return tabulate(rows, headers=header, tablefmt="pipe", colalign=align, disable_numparse=True)
 
 
 def errorbar_png(
