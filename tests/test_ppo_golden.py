@@ -2,8 +2,10 @@
 
 The values were recorded from the trainer before it was split into modules (``ppo``, ``ppo_selfplay``,
 ``opponents``, ``rollout``, ``run_state``, ``bookkeeping``); any change of what a seed trains fails here. Integer
-metrics (counts, steps) must match exactly; float metrics and weight sums to a relative 1e-6, the
-slack that summation order on another CPU may need (on one machine the runs are bit for bit the same).
+metrics (counts, steps) must match exactly; float metrics and weight sums to a relative 1e-4 (absolute 1e-7
+near zero), the slack that another CPU's torch kernels need: on a machine with other vector instructions the
+summation order changes and losses near zero moved by up to 1.4e-4 relative (1.4e-8 absolute) after five
+updates. On one machine the runs are bit for bit the same.
 
 Regenerate the file only when a change of the training is meant: ``python tests/test_ppo_golden.py``.
 """
@@ -80,7 +82,7 @@ def assert_same(got, want, where: str = "") -> None:
         for i, (g, w) in enumerate(zip(got, want)):
             assert_same(g, w, f"{where}[{i}]")
     elif isinstance(want, float):
-        assert got == pytest.approx(want, rel=1e-6, abs=1e-9), where
+        assert got == pytest.approx(want, rel=1e-4, abs=1e-7), where
     else:
         assert got == want, where
 
