@@ -5,9 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from president_env.training.config import TrainConfig, load_config
+pytest.importorskip("pydantic")  # the train extra
 
-CONFIGS = sorted((Path(__file__).resolve().parent.parent / "configs" / "train").glob("*.yaml"))
+from president_env.training.config import TrainConfig, from_dict, load_config  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CONFIGS = sorted((ROOT / "configs" / "train").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
@@ -32,8 +36,12 @@ def test_defaults_are_valid_and_overrides_are_typed():
         ("optimizer.lr=0.1", "unknown key 'optimizer'"),
         ("ppo.num_envs=many", "ppo.num_envs must be an integer"),
         ("ppo.num_envs=true", "ppo.num_envs must be an integer"),
+        ("ppo.num_envs=1.0", "ppo.num_envs must be an integer"),
+        ("ppo.num_envs='4'", "ppo.num_envs must be an integer"),
+        ("ppo.gamma=true", "ppo.gamma must be a finite number in [0, 1], got True"),
+        ("ppo.gamma=[1]", "ppo.gamma must be a finite number"),
         ("ppo.anneal_lr=1", "ppo.anneal_lr must be true or false"),
-        ("network.hidden=64", "network.hidden must be a list"),
+        ("network.hidden=64", "network.hidden must be a non-empty list, got 64"),
         ("ppo.num_envs=0", "ppo.num_envs must be an integer from 1 to 1048576, got 0"),
         ("ppo.gae_lambda=1.5", "ppo.gae_lambda must be a finite number in [0, 1], got 1.5"),
         ("opponents.self_play=0.9", "must sum to 1"),
@@ -41,6 +49,7 @@ def test_defaults_are_valid_and_overrides_are_typed():
         ("rules=no_such_preset", "neither a preset"),
         ("ppo=3", "ppo must be a mapping"),
         ("ppo.learning_rate", "section.field=value"),
+        ("ppo={lerning_rate: 0.1, num_envs: 0}", "unknown key 'ppo.lerning_rate'"),  # a typo before the rest
         ("ppo.num_envs.x=1", "ppo.num_envs must be an integer"),
     ],
 )
@@ -78,3 +87,27 @@ def test_shipped_configs_load_by_name():
         ValueError, match="shipped configs by name: .*party, probe, quebec, quick, standard_3p, standard_4p"
     ):
         load_config("no_such_config")
+
+
+def test_numbers_in_words_of_yaml_1_1_are_read_as_numbers():
+    """YAML 1.1 reads ``3e-4`` (no dot) as a string; a float field reads the number it spells, nothing else does."""
+    config = load_config(None, ["ppo.learning_rate=3e-4", "ppo.target_kl='0.02'", "budget.time_limit_min=1e2"])
+    assert (config.ppo.learning_rate, config.ppo.target_kl, config.budget.time_limit_min) == (3e-4, 0.02, 100.0)
+    with pytest.raises(ValueError, match="ppo.num_envs must be an integer"):
+        load_config(None, ["ppo.num_envs=1e3"])
+
+
+def test_shipped_agents_training_configs_still_load(monkeypatch):
+    """The config each shipped checkpoint stores (written by the dataclass config before pydantic) loads unchanged;
+    one from before ``rollout`` existed gets its defaults."""
+    pytest.importorskip("torch")
+    from president_env.agents.checkpoint import load_checkpoint
+
+    monkeypatch.chdir(ROOT)  # some name their rules by a path relative to the repository
+    checkpoints = sorted((ROOT / "agents" / "checkpoints").glob("*.pt"))
+    assert checkpoints
+    for path in checkpoints:
+        stored = load_checkpoint(path)["config"]
+        config = from_dict(stored).to_dict()
+        assert {key: config[key] for key in stored} == stored, path.name
+        assert from_dict(config).to_dict() == config

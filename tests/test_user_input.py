@@ -7,18 +7,17 @@ of input (random YAML documents and mutations of the shipped files, random overr
 
 from __future__ import annotations
 
-import dataclasses
+import importlib.util
 import io
 import math
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from president_env.presets import PRESETS, preset_path
 from president_env.rules import RULE_CHOICES, RULE_FIELDS, Rules
-from president_env.training.config import TrainConfig, load_config
 from president_env.user_input import (
     MAX_YAML_CHARS,
     MAX_YAML_DEPTH,
@@ -30,6 +29,8 @@ from president_env.user_input import (
 )
 
 SHORT = 400  # characters: the longest message any bad input may produce
+HAS_PYDANTIC = importlib.util.find_spec("pydantic") is not None  # training configs need it (the train extra)
+needs_pydantic = pytest.mark.skipif(not HAS_PYDANTIC, reason="training configs need pydantic (the train extra)")
 
 
 def billion_laughs(key: str, levels: int = 9) -> str:
@@ -177,6 +178,14 @@ def test_mutated_rules_files_give_rules_or_a_value_error(name, data):
 
 
 # ---------------------------------------------------------------- training configs
+def load_config(*args, **kwargs):
+    """``president_env.training.config.load_config``, imported when a test calls it (pydantic: the train extra)."""
+    from president_env.training.config import load_config
+
+    return load_config(*args, **kwargs)
+
+
+@needs_pydantic
 @pytest.mark.parametrize(
     "override, message",
     [
@@ -185,18 +194,23 @@ def test_mutated_rules_files_give_rules_or_a_value_error(name, data):
         ("ppo.learning_rate=.inf", "ppo.learning_rate must be a finite number in (0, 1], got inf"),
         ("ppo.learning_rate=1e999", "ppo.learning_rate must be a finite number in (0, 1], got inf"),
         ("ppo.ent_coef=.nan", "ppo.ent_coef must be a finite number in [0, 10], got nan"),
-        ("ppo.max_grad_norm=-1", "ppo.max_grad_norm must be a finite number in (0, 1e+06], got -1.0"),
+        ("ppo.max_grad_norm=-1", "ppo.max_grad_norm must be a finite number in (0, 1e+06], got -1"),
+        ("ppo.target_kl=0", "ppo.target_kl must be a finite number in (0, 1e+06] or null, got 0"),
         ("opponents.self_play=.nan", "opponents.self_play must be a finite number"),
         ("rollout.ray_cpus_per_shard=.inf", "rollout.ray_cpus_per_shard must be a finite number"),
         ("budget.eval_opponent=nobody", "budget.eval_opponent: unknown agent 'nobody'"),
         ("opponents.baselines={nobody: 0.3}", "opponents.baselines: unknown agent 'nobody'"),
-        ("network.activation=gelu", "network.activation must be one of relu, tanh"),
-        ("network.hidden=[]", "network.hidden must list at least one layer width"),
+        ("opponents.baselines={1: 0.3}", "opponents.baselines key must be a string, got 1"),
+        ("network.activation=gelu", "network.activation must be one of relu, tanh, got 'gelu'"),
+        ("network.hidden=[]", "network.hidden must be a non-empty list, got []"),
         ("network.hidden=[64, 0]", "network.hidden[1] must be an integer from 1 to"),
-        ("ppo.gamma=" + "9" * 400, "ppo.gamma must be a finite number"),
-        ("seed=" + "1" * 5000, "override 'seed=111"),
+        ("ppo.gamma=" + "9" * 400, "ppo.gamma must be a finite number in [0, 1], got <an integer of about 401 digits>"),
+        ("seed=" + "1" * 5000, "override seed='111"),
         ("rules=" + "x" * 5000, "rules: 'xxx"),
         ("ppo.clip_coef=0", "ppo.clip_coef must be a finite number in (0, 10]"),
+        ("rollout.shards=4096", "rollout.shards must divide ppo.num_envs (2048), got 4096"),
+        ("out_dir=' '", "out_dir: must not be empty"),
+        ("out_dir=", "out_dir must be a string, got None"),
     ],
     ids=lambda value: value[:30],
 )
@@ -204,6 +218,7 @@ def test_bad_override_is_a_short_error_naming_the_field(override, message):
     assert message in refused(load_config, None, [override])
 
 
+@needs_pydantic
 def test_config_alias_bomb_and_binary_file_are_short_errors(tmp_path):
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text(billion_laughs("ppo"))
@@ -214,18 +229,35 @@ def test_config_alias_bomb_and_binary_file_are_short_errors(tmp_path):
     assert "run.yaml' is not UTF-8 text" in refused(load_config, binary)
 
 
-def _fields(cls: type, prefix: str = "") -> list[str]:
-    out = []
-    for f in dataclasses.fields(cls):
-        out.append(prefix + f.name)
-        if dataclasses.is_dataclass(f.default_factory if f.default_factory is not dataclasses.MISSING else None):
-            out += _fields(f.default_factory, f"{prefix}{f.name}.")
-    return out
+def _config_keys() -> tuple[list[str], list[str]]:
+    """Every key of a training config, dotted (``ppo``, ``ppo.num_envs``, ...), and those of the leaf fields."""
+    if not HAS_PYDANTIC:
+        return [], []
+    from president_env.training.config import TrainConfig
+
+    keys, leaves = [], []
+    for name, field in TrainConfig.model_fields.items():
+        keys.append(name)
+        section = field.annotation
+        if isinstance(section, type) and hasattr(section, "model_fields"):
+            keys += [f"{name}.{child}" for child in section.model_fields]
+            leaves += [f"{name}.{child}" for child in section.model_fields]
+        else:
+            leaves.append(name)
+    return keys, leaves
 
 
-CONFIG_KEYS = _fields(TrainConfig)
+CONFIG_KEYS, CONFIG_FIELDS = _config_keys()
 
 
+def _assert_short_error_naming(message: str, key: str) -> None:
+    """A refusal fit for one line of ``president-train``: short, naming ``key``, none of pydantic's report."""
+    assert len(message) < SHORT and "\n" not in message, message
+    assert all(part in message for part in key.split(".")), message
+    assert "pydantic" not in message and "Input should" not in message, message
+
+
+@needs_pydantic
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(
@@ -252,6 +284,45 @@ def test_random_overrides_give_a_valid_config_or_an_error_naming_the_field(items
         assert math.isfinite(value)
     assert config.seed >= 0 and config.threads >= 0 and config.ppo.num_envs % config.rollout.shards == 0
     assert load_config(None, overrides) == config
+
+
+_NUMBERS = (
+    st.integers(-5, 5000)
+    | st.integers()
+    | st.floats(0, 1)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from([0, 1, 1e6, 1e9, 1024, 65536, 65537, 1 << 20, (1 << 20) + 1, 1e-300, 2**1024, -0.0])
+)
+_TYPED = st.sampled_from(
+    ["true", "no", "null", "~", "", " ", "[]", "{}", "[64, 64]", "[1, 0]", "{heuristic-3: 1.0}", "{random: 1}"]
+    + ["3e-4", "1e999", "-1e-3", ".inf", "-.inf", ".nan", "0x10", "1_000", "0o17", "017", "1:30", "2001-01-01"]
+    + ["relu", "tanh", "standard", "party", "heuristic-3", "ppo-party", "local", "'3'", '"1.5"', "!!binary aGk="]
+)
+
+
+@needs_pydantic
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(CONFIG_FIELDS),
+    _NUMBERS.map(repr) | _NUMBERS.map(str) | _TYPED | st.text(max_size=20),
+)
+def test_any_value_of_a_field_is_an_error_naming_it_or_a_config_that_round_trips(tmp_path_factory, key, text):
+    """``--set key=text`` for each field and any text: a short error naming the field, or a config whose field holds
+    the value the text spells (as YAML) and that comes back equal from ``save`` and ``load_config``."""
+    try:
+        config = load_config(None, [f"{key}={text}"])
+    except ValueError as err:
+        event("refused")
+        _assert_short_error_naming(str(err), key)
+        return
+    event("valid")
+    got = config.to_dict()
+    for part in key.split("."):
+        got = got[part]
+    typed = load_yaml(text, "override") if text.strip() else None
+    assert got == typed or (isinstance(typed, str) and got == float(typed)), (got, typed)
+    path = config.save(tmp_path_factory.mktemp("config") / "config.yaml")
+    assert load_config(path) == config
 
 
 # ---------------------------------------------------------------- president-train

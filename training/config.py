@@ -1,28 +1,41 @@
-"""The training configuration: typed dataclasses loaded from YAML, with command-line overrides.
+"""The training configuration: pydantic models loaded from YAML, with command-line overrides.
 
     config = load_config("configs/train/standard_4p.yaml", overrides=["ppo.learning_rate=3e-4"])
     config.ppo.num_envs          # typed fields, defaults below
     config.save("runs/x/config.yaml")
 
-A file sets any subset of the fields; unknown keys and values of the wrong type are errors that
-name the key and what was allowed (a typo must never be silently ignored). Overrides are
-``section.field=value`` strings whose value is parsed as YAML (``ppo.update_epochs=4``,
-``opponents.baselines={heuristic-3: 1.0}``). YAML is read by ``president_env.user_input.load_yaml``
-(``safe_load`` semantics, bounded in size).
+A file sets any subset of the fields. Overrides are ``section.field=value`` strings whose value is
+parsed as YAML (``ppo.update_epochs=4``, ``opponents.baselines={heuristic-3: 1.0}``) and merged into
+the file's mapping. YAML is read by ``president_env.user_input.load_yaml`` (``safe_load`` semantics,
+bounded in size). The merged mapping is validated once, by pydantic in strict mode: no value changes
+type (``1`` is not ``true``, ``"4"`` is not ``4``), except that a float field reads a string that
+spells a number (YAML 1.1 reads ``3e-4``, with no dot, as a string). Each field carries its range
+(``Field(ge=..., le=...)``; floats must be finite); validators check the agents named, the rules, and
+what spans fields (the opponent probabilities sum to 1, ``rollout.shards`` divides ``ppo.num_envs``).
+A config that validates can train. Any refusal is a ``ValueError`` of one short line that names the
+key and what it allows (an unknown key lists the allowed ones: a typo is never silently ignored).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 import os
 import types
 import typing
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
+from pydantic_core import ErrorDetails
 
 from president_env import agents
 from president_env.presets import PRESETS, preset_path
@@ -32,7 +45,7 @@ from president_env.user_input import load_yaml, read_text, short_repr
 TRAIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 """The shipped training configs (``configs/train/*.yaml``; installed as ``president_env/configs/train``)."""
 
-# Upper bounds of :func:`validate` (sensible, far above the shipped configs: a typo, not a choice, goes past them).
+# Upper bounds of the fields (sensible, far above the shipped configs: a typo, not a choice, goes past them).
 MAX_THREADS = 1024
 MAX_NUM_ENVS = 1 << 20
 MAX_NUM_STEPS = 1 << 16
@@ -40,71 +53,116 @@ MAX_UPDATE_EPOCHS = 1000
 MAX_POOL_SIZE = 1000
 MAX_EVAL_DEALS = 1_000_000
 MAX_HIDDEN = 1 << 16
-ACTIVATIONS = ("relu", "tanh")
-_BOUND_NOTES = {"rollout.shards": " (ppo.num_envs)"}
 
 
-@dataclass
-class PPOConfig:
+def _number_from_text(value: Any) -> Any:
+    """A string that spells a number, as that number (YAML 1.1 reads ``3e-4``, with no dot, as a string)."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    return value
+
+
+Number = Annotated[float, BeforeValidator(_number_from_text), Field(allow_inf_nan=False)]
+"""A finite float; an int or a string that spells a number is read as one (a bool is not)."""
+
+
+class _Section(BaseModel):
+    # strict: no coercion between types; validate_default: the defaults pass the same checks as a file.
+    model_config = ConfigDict(extra="forbid", strict=True, validate_default=True)
+
+
+class PPOConfig(_Section):
     """Masked PPO (CleanRL's ``ppo.py`` defaults where they fit)."""
 
-    num_envs: int = 2048  # games played at once (``VecGame`` slots); every seat acts in one batch
-    num_steps: int = 32  # decisions per slot in one rollout (all seats together)
-    learning_rate: float = 1e-3  # Adam step size
+    num_envs: int = Field(2048, ge=1, le=MAX_NUM_ENVS)  # games played at once (``VecGame`` slots); every seat acts
+    num_steps: int = Field(32, ge=1, le=MAX_NUM_STEPS)  # decisions per slot in one rollout (all seats together)
+    learning_rate: Number = Field(1e-3, gt=0, le=1)  # Adam step size
     anneal_lr: bool = True  # decay the step size linearly to 0 over the budget
-    gamma: float = 1.0  # discount per decision of the same seat
-    gae_lambda: float = 0.95  # GAE lambda along each seat's own chain of decisions
-    num_minibatches: int = 4  # minibatches per epoch
-    update_epochs: int = 2  # passes over each rollout
+    gamma: Number = Field(1.0, ge=0, le=1)  # discount per decision of the same seat
+    gae_lambda: Number = Field(0.95, ge=0, le=1)  # GAE lambda along each seat's own chain of decisions
+    num_minibatches: int = Field(4, ge=1)  # minibatches per epoch
+    update_epochs: int = Field(2, ge=1, le=MAX_UPDATE_EPOCHS)  # passes over each rollout
     norm_adv: bool = True  # normalise advantages per minibatch
-    clip_coef: float = 0.2  # PPO ratio clip
+    clip_coef: Number = Field(0.2, gt=0, le=10)  # PPO ratio clip
     clip_vloss: bool = False  # clip the value loss as well
-    ent_coef: float = 0.01  # entropy bonus
-    vf_coef: float = 0.5  # value-loss weight
-    max_grad_norm: float = 0.5  # gradient clipping
-    target_kl: float | None = None  # stop an update's epochs early past this approximate KL
+    ent_coef: Number = Field(0.01, ge=0, le=10)  # entropy bonus
+    vf_coef: Number = Field(0.5, ge=0, le=100)  # value-loss weight
+    max_grad_norm: Number = Field(0.5, gt=0, le=1e6)  # gradient clipping
+    target_kl: Number | None = Field(None, gt=0, le=1e6)  # stop an update's epochs early past this approximate KL
 
 
-@dataclass
-class NetworkConfig:
+class NetworkConfig(_Section):
     """The policy-value network (:class:`president_env.agents.torch_policy.PolicyNet`)."""
 
-    hidden: list[int] = field(default_factory=lambda: [256, 256])  # trunk widths
-    activation: str = "relu"  # relu | tanh
+    hidden: list[Annotated[int, Field(ge=1, le=MAX_HIDDEN)]] = Field(
+        default_factory=lambda: [256, 256], min_length=1
+    )  # trunk widths
+    activation: Literal["relu", "tanh"] = "relu"
 
 
-@dataclass
-class OpponentConfig:
+Probability = Annotated[Number, Field(ge=0, le=1)]
+
+
+class OpponentConfig(_Section):
     """Who sits at the learner's table; drawn per game, the probabilities sum to 1.
 
     A game is pure self-play (the learner in every seat) with probability ``self_play``; otherwise
     the learner takes one random seat and one opponent takes all the others: a past snapshot of the
-    learner (probability ``snapshots``) or a baseline (``baselines``: name -> probability).
+    learner (probability ``snapshots``) or a baseline (``baselines``: agent name -> probability).
     """
 
-    self_play: float = 0.5
-    snapshots: float = 0.2
-    baselines: dict[str, float] = field(
+    self_play: Probability = 0.5
+    snapshots: Probability = 0.2
+    baselines: dict[str, Probability] = Field(
         default_factory=lambda: {"heuristic-3": 0.2, "heuristic-2": 0.05, "random": 0.05}
     )
-    snapshot_every: int = 10  # updates between two snapshots joining the pool
-    pool_size: int = 8  # newest snapshots kept
+    snapshot_every: int = Field(10, ge=1)  # updates between two snapshots joining the pool
+    pool_size: int = Field(8, ge=1, le=MAX_POOL_SIZE)  # newest snapshots kept
+
+    @field_validator("baselines")
+    @classmethod
+    def _known_agents(cls, baselines: dict[str, float]) -> dict[str, float]:
+        for name in baselines:
+            if name not in agents.names():
+                raise ValueError(f"unknown agent {short_repr(name)}; known: {', '.join(agents.names())}")
+        return baselines
+
+    @model_validator(mode="after")
+    def _sum_to_one(self) -> OpponentConfig:
+        weights = {"self_play": self.self_play, "snapshots": self.snapshots}
+        weights.update({f"baselines.{k}": v for k, v in self.baselines.items()})
+        total = sum(weights.values())
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(
+                f"self_play + snapshots + baselines must sum to 1, got {total:g} ({short_repr(weights, 200)})"
+            )
+        return self
 
 
-@dataclass
-class BudgetConfig:
+class BudgetConfig(_Section):
     """How long to train and how often to look."""
 
-    total_steps: int = 50_000_000  # env steps: decisions at every seat, learner and opponents
-    time_limit_min: float | None = None  # stop earlier after this many minutes (a checkpoint is written)
-    eval_every: int = 25  # updates between evaluations against ``eval_opponent`` (0: never)
-    eval_deals: int = 100  # duplicate deal groups per evaluation (x players rotations)
-    eval_opponent: str = "heuristic-3"
-    checkpoint_every: int = 25  # updates between checkpoints (0: only at the end)
+    total_steps: int = Field(50_000_000, ge=1)  # env steps: decisions at every seat, learner and opponents
+    time_limit_min: Number | None = Field(None, gt=0, le=1e9)  # stop earlier after this many minutes (checkpointed)
+    eval_every: int = Field(25, ge=0)  # updates between evaluations against ``eval_opponent`` (0: never)
+    eval_deals: int = Field(100, ge=1, le=MAX_EVAL_DEALS)  # duplicate deal groups per evaluation (x rotations)
+    eval_opponent: str = "heuristic-3"  # an agent name or a checkpoint file
+    checkpoint_every: int = Field(25, ge=0)  # updates between checkpoints (0: only at the end)
+
+    @field_validator("eval_opponent")
+    @classmethod
+    def _known_agent(cls, name: str) -> str:
+        if name not in agents.names() and not os.path.isfile(name):
+            raise ValueError(
+                f"unknown agent {short_repr(name)}; known: {', '.join(agents.names())} (or a checkpoint file path)"
+            )
+        return name
 
 
-@dataclass
-class RolloutConfig:
+class RolloutConfig(_Section):
     """Where the rollout's games are played: cut into shards, run in this process or on Ray.
 
     The ``ppo.num_envs`` games are split evenly into ``shards``; each shard has its own game,
@@ -115,38 +173,52 @@ class RolloutConfig:
     ``ray_cpus_per_shard`` rounded down, at least 1, so that torch sums in the same order).
     """
 
-    shards: int = 1  # must divide ppo.num_envs
+    shards: int = Field(1, ge=1)  # must divide ppo.num_envs
     ray_address: str | None = None  # null: this process; "local", "auto", "ray://host:10001": a Ray actor per shard
-    ray_cpus_per_shard: float = 1.0  # CPUs each shard's actor reserves (fractional to fit more shards than CPUs)
+    ray_cpus_per_shard: Number = Field(1.0, gt=0, le=1024)  # CPUs per shard's actor (fractional: more shards than CPUs)
 
 
-@dataclass
-class TrainConfig:
+class TrainConfig(_Section):
     """A whole run: rules, algorithm, network, opponents and budget."""
 
     rules: str = "standard"  # a preset name or a rules YAML path
-    seed: int = 1  # root seed: games, sampling, network initialisation, opponents
+    seed: int = Field(1, ge=0)  # root seed: games, sampling, network initialisation, opponents
     out_dir: str = "runs/ppo"  # checkpoints, config.yaml, metrics.jsonl, TensorBoard events
-    threads: int = 0  # torch CPU threads (0: torch's default)
-    ppo: PPOConfig = field(default_factory=PPOConfig)
-    network: NetworkConfig = field(default_factory=NetworkConfig)
-    opponents: OpponentConfig = field(default_factory=OpponentConfig)
-    budget: BudgetConfig = field(default_factory=BudgetConfig)
-    rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    threads: int = Field(0, ge=0, le=MAX_THREADS)  # torch CPU threads (0: torch's default)
+    ppo: PPOConfig = Field(default_factory=PPOConfig)
+    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    opponents: OpponentConfig = Field(default_factory=OpponentConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+
+    @field_validator("rules")
+    @classmethod
+    def _rules_load(cls, rules: str) -> str:
+        _load_rules(rules)
+        return rules
+
+    @field_validator("out_dir")
+    @classmethod
+    def _out_dir_named(cls, out_dir: str) -> str:
+        if not out_dir.strip():
+            raise ValueError("must not be empty")
+        return out_dir
+
+    @model_validator(mode="after")
+    def _shards_divide_the_games(self) -> TrainConfig:
+        if self.ppo.num_envs % self.rollout.shards:
+            raise ValueError(
+                f"rollout.shards must divide ppo.num_envs ({self.ppo.num_envs}), got {self.rollout.shards}"
+            )
+        return self
 
     def resolve_rules(self) -> Rules:
         """The ``Rules`` named by ``rules`` (a preset name or a YAML file)."""
-        if self.rules in PRESETS:
-            return Rules.from_yaml(preset_path(self.rules))
-        path = Path(self.rules)
-        if not os.path.isfile(path):  # False, not OSError, for a name too long for the file system
-            raise ValueError(
-                f"rules: {short_repr(self.rules, 200)} is neither a preset ({', '.join(PRESETS)}) nor a YAML file"
-            )
-        return Rules.from_yaml(path)
+        return _load_rules(self.rules)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The config as plain nested data (what :func:`from_dict` reads back, and checkpoints store)."""
+        return self.model_dump()
 
     def save(self, path: str | Path) -> Path:
         """Write the resolved config as YAML (loadable with :func:`load_config`)."""
@@ -156,93 +228,24 @@ class TrainConfig:
         return path
 
 
-def validate(config: TrainConfig) -> TrainConfig:
-    """Check values beyond their types; raises ``ValueError`` naming the field.
-
-    Every integer has a range, every float must be finite and in its range, the agents named must exist
-    and the rules must load: a config that validates can train (see ``docs/training.md``).
-    """
-    p, o, b, r = config.ppo, config.opponents, config.budget, config.rollout
-    # name: (value, low, high) with both bounds inclusive; None: unbounded on that side.
-    ints: dict[str, tuple[int, int, int | None]] = {
-        "seed": (config.seed, 0, None),
-        "threads": (config.threads, 0, MAX_THREADS),
-        "ppo.num_envs": (p.num_envs, 1, MAX_NUM_ENVS),
-        "ppo.num_steps": (p.num_steps, 1, MAX_NUM_STEPS),
-        "ppo.num_minibatches": (p.num_minibatches, 1, None),
-        "ppo.update_epochs": (p.update_epochs, 1, MAX_UPDATE_EPOCHS),
-        "opponents.snapshot_every": (o.snapshot_every, 1, None),
-        "opponents.pool_size": (o.pool_size, 1, MAX_POOL_SIZE),
-        "budget.total_steps": (b.total_steps, 1, None),
-        "budget.eval_every": (b.eval_every, 0, None),
-        "budget.eval_deals": (b.eval_deals, 1, MAX_EVAL_DEALS),
-        "budget.checkpoint_every": (b.checkpoint_every, 0, None),
-        "rollout.shards": (r.shards, 1, p.num_envs),
-        **{f"network.hidden[{i}]": (width, 1, MAX_HIDDEN) for i, width in enumerate(config.network.hidden)},
-    }
-    for name, (value, low, high) in ints.items():
-        if value < low or (high is not None and value > high):
-            allowed = f">= {low}" if high is None else f"from {low} to {high}{_BOUND_NOTES.get(name, '')}"
-            raise ValueError(f"{name} must be an integer {allowed}, got {short_repr(value)}")
-    if p.num_envs % r.shards:
-        raise ValueError(f"rollout.shards must divide ppo.num_envs ({p.num_envs}), got {r.shards}")
-    if not config.network.hidden:
-        raise ValueError("network.hidden must list at least one layer width")
-    if config.network.activation not in ACTIVATIONS:
-        raise ValueError(
-            f"network.activation must be one of {', '.join(ACTIVATIONS)}, got {short_repr(config.network.activation)}"
-        )
-    # name: (value, low, high, low_open); None values are allowed where the field is optional.
-    floats: dict[str, tuple[float | None, float, float, bool]] = {
-        "ppo.learning_rate": (p.learning_rate, 0.0, 1.0, True),
-        "ppo.gamma": (p.gamma, 0.0, 1.0, False),
-        "ppo.gae_lambda": (p.gae_lambda, 0.0, 1.0, False),
-        "ppo.clip_coef": (p.clip_coef, 0.0, 10.0, True),
-        "ppo.ent_coef": (p.ent_coef, 0.0, 10.0, False),
-        "ppo.vf_coef": (p.vf_coef, 0.0, 100.0, False),
-        "ppo.max_grad_norm": (p.max_grad_norm, 0.0, 1e6, True),
-        "ppo.target_kl": (p.target_kl, 0.0, 1e6, True),
-        "budget.time_limit_min": (b.time_limit_min, 0.0, 1e9, True),
-        "rollout.ray_cpus_per_shard": (r.ray_cpus_per_shard, 0.0, 1024.0, True),
-        "opponents.self_play": (o.self_play, 0.0, 1.0, False),
-        "opponents.snapshots": (o.snapshots, 0.0, 1.0, False),
-        **{f"opponents.baselines.{_key(k)}": (v, 0.0, 1.0, False) for k, v in o.baselines.items()},
-    }
-    for name, (value, low, high, low_open) in floats.items():
-        if value is None:
-            continue
-        if not (math.isfinite(value) and (value > low if low_open else value >= low) and value <= high):
-            allowed = f"{'(' if low_open else '['}{low:g}, {high:g}]"
-            raise ValueError(f"{name} must be a finite number in {allowed}, got {short_repr(value)}")
-    weights = {
-        "self_play": o.self_play,
-        "snapshots": o.snapshots,
-        **{f"baselines.{k}": v for k, v in o.baselines.items()},
-    }
-    total = sum(weights.values())
-    if abs(total - 1.0) > 1e-6:
-        raise ValueError(
-            f"opponents: self_play + snapshots + baselines must sum to 1, got {total:g} ({short_repr(weights, 200)})"
-        )
-    for name in o.baselines:
-        if name not in agents.names():
-            raise ValueError(
-                f"opponents.baselines: unknown agent {short_repr(name)}; known: {', '.join(agents.names())}"
-            )
-    if b.eval_opponent not in agents.names() and not os.path.isfile(b.eval_opponent):
-        raise ValueError(
-            f"budget.eval_opponent: unknown agent {short_repr(b.eval_opponent)}; known: "
-            f"{', '.join(agents.names())} (or a checkpoint file path)"
-        )
-    if not config.out_dir.strip():
-        raise ValueError("out_dir must not be empty")
-    config.resolve_rules()
-    return config
+def _load_rules(spec: str) -> Rules:
+    """The ``Rules`` of a preset name or a rules YAML file."""
+    if spec in PRESETS:
+        return Rules.from_yaml(preset_path(spec))
+    if not os.path.isfile(spec):  # False, not OSError, for a name too long for the file system
+        raise ValueError(f"{short_repr(spec, 200)} is neither a preset ({', '.join(PRESETS)}) nor a YAML file")
+    return Rules.from_yaml(spec)
 
 
 def from_dict(data: dict[str, Any] | None) -> TrainConfig:
-    """A validated ``TrainConfig`` from a nested mapping; unknown keys and wrong types raise ``ValueError``."""
-    return validate(_build(TrainConfig, data or {}, ""))
+    """A validated ``TrainConfig`` from a nested mapping (None: the defaults); ``ValueError`` naming the key."""
+    try:
+        return TrainConfig.model_validate({} if data is None else data)
+    except ValidationError as err:
+        errors = err.errors(include_url=False)
+        # An unknown key first: a typo explains the errors it causes.
+        first = min(errors, key=lambda e: e["type"] not in ("extra_forbidden", "invalid_key"))
+        raise ValueError(_message(first)) from None
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
@@ -270,11 +273,14 @@ def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str
 def apply_override(data: dict[str, Any], item: str) -> None:
     """Set ``data[section][field]`` from ``"section.field=value"`` (value parsed as YAML)."""
     key, sep, text = item.partition("=")
-    shown = short_repr(item)
-    if not sep or not key.strip():
-        raise ValueError(f"override {shown} must look like section.field=value (e.g. ppo.learning_rate=3e-4)")
-    value = load_yaml(text, f"override {shown}") if text.strip() else None
-    parts = key.strip().split(".")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(
+            f"override {short_repr(item)} must look like section.field=value (e.g. ppo.learning_rate=3e-4)"
+        )
+    shown = f"override {_key(key)}={short_repr(text)}"  # the key whole (up to 40 characters), the value cut
+    value = load_yaml(text, shown) if text.strip() else None
+    parts = key.split(".")
     node = data
     for part in parts[:-1]:
         child = node.setdefault(part, {})
@@ -284,19 +290,35 @@ def apply_override(data: dict[str, Any], item: str) -> None:
     node[parts[-1]] = value
 
 
-def _build(cls: type, data: Any, prefix: str) -> Any:
-    where = prefix.rstrip(".") or "config"
-    if not isinstance(data, dict):
-        raise ValueError(f"{where} must be a mapping, got {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - set(fields), key=str)
-    if unknown:
-        raise ValueError(f"unknown key {short_repr(prefix + str(unknown[0]))} in {where}; allowed: {', '.join(fields)}")
-    values = {}
-    for name, value in data.items():
-        values[name] = _coerce(hints[name], value, f"{prefix}{name}")
-    return cls(**values)
+# ---------------------------------------------------------------- pydantic's errors as one line each
+def _message(error: ErrorDetails) -> str:
+    """One of pydantic's errors as a line that names the field: what it allows and what it got (an unknown key:
+    the allowed ones; a validator's refusal: the validator's words)."""
+    name, node, metadata = "", TrainConfig, []
+    loc = list(error["loc"])
+    while loc:
+        node, metadata, _ = _unwrap(node, metadata)
+        part = loc.pop(0)
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            field = node.model_fields.get(part) if isinstance(part, str) else None
+            if field is None:
+                allowed = ", ".join(node.model_fields)
+                return f"unknown key {short_repr(_join(name, str(part)))} in {name or 'config'}; allowed: {allowed}"
+            name, node, metadata = _join(name, part), field.annotation, list(field.metadata)
+        elif typing.get_origin(node) is list:
+            name, node, metadata = f"{name}[{part}]", typing.get_args(node)[0], []
+        elif loc[:1] == ["[key]"]:  # a mapping's key that is not of the key type
+            loc.pop(0)
+            name, node, metadata = f"{name} key", typing.get_args(node)[0], []
+        else:  # a mapping's value
+            name, node, metadata = _join(name, _key(str(part))), typing.get_args(node)[1], []
+    if error["type"] == "value_error":  # one of the validators above
+        return f"{name}: {error['ctx']['error']}" if name else str(error["ctx"]["error"])
+    return f"{name or 'config'} must be {_allowed(*_unwrap(node, metadata))}, got {short_repr(error['input'])}"
+
+
+def _join(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
 
 
 def _key(key: str) -> str:
@@ -304,45 +326,40 @@ def _key(key: str) -> str:
     return key if len(key) <= 40 else key[:37] + "..."
 
 
-def _coerce(hint: Any, value: Any, name: str) -> Any:
-    if dataclasses.is_dataclass(hint):
-        return _build(hint, value, f"{name}.")
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        (inner,) = [a for a in args if a is not type(None)]
-        return _coerce(inner, value, name)
-    if origin is list:
-        if not isinstance(value, list):
-            raise ValueError(f"{name} must be a list, got {short_repr(value)}")
-        return [_coerce(args[0], v, f"{name}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ValueError(f"{name} must be a mapping, got {short_repr(value)}")
-        return {_coerce(args[0], k, f"{name} key"): _coerce(args[1], v, f"{name}.{_key(k)}") for k, v in value.items()}
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ValueError(f"{name} must be true or false, got {short_repr(value)}")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{name} must be an integer, got {short_repr(value)}")
-        return value
-    if hint is float:
-        if isinstance(value, str):  # YAML 1.1 reads "3e-4" (no dot) as a string
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{name} must be a number, got {short_repr(value)}")
-        try:
-            return float(value)
-        except OverflowError:  # an integer beyond the float range
-            raise ValueError(f"{name} must be a finite number, got {short_repr(value)}") from None
-    if hint is str:
-        if not isinstance(value, str):
-            raise ValueError(f"{name} must be a string, got {short_repr(value)}")
-        return value
-    raise TypeError(f"unsupported config type {hint!r} for {name}")
+def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
+    """``annotation`` without its ``Annotated`` and ``| None`` layers, the constraints met on the way added to
+    ``metadata``, and whether None is allowed."""
+    nullable = False
+    while True:
+        origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+        if origin is Annotated:
+            annotation = args[0]
+            for extra in args[1:]:
+                metadata = metadata + (extra.metadata if isinstance(extra, FieldInfo) else [extra])
+        elif origin in (typing.Union, types.UnionType) and type(None) in args:
+            nullable = True
+            (annotation,) = [a for a in args if a is not type(None)]
+        else:
+            return annotation, metadata, nullable
+
+
+def _allowed(annotation: Any, metadata: list[Any], nullable: bool) -> str:
+    """What a field of this type and these constraints (``Field(gt=, ge=, le=, min_length=)``) accepts, in words."""
+    bounds = {key: getattr(m, key) for m in metadata for key in ("gt", "ge", "le", "min_length") if hasattr(m, key)}
+    if annotation is bool:
+        text = "true or false"
+    elif annotation is int:
+        low, high = bounds.get("ge"), bounds.get("le")
+        text = "an integer" + (f" from {low} to {high}" if high is not None else f" >= {low}")
+    elif annotation is float:
+        low = f"({bounds['gt']:g}" if "gt" in bounds else f"[{bounds['ge']:g}" if "ge" in bounds else None
+        text = f"a finite number in {low}, {bounds['le']:g}]" if low and "le" in bounds else "a finite number"
+    elif annotation is str:
+        text = "a string"
+    elif typing.get_origin(annotation) is Literal:
+        text = "one of " + ", ".join(typing.get_args(annotation))
+    elif typing.get_origin(annotation) is list:
+        text = "a non-empty list" if bounds.get("min_length") else "a list"
+    else:  # a section or a dict
+        text = "a mapping"
+    return text + (" or null" if nullable else "")
