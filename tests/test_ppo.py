@@ -126,6 +126,21 @@ def test_resume_reproduces_the_next_update_exactly(tmp_path):
     assert trainer.global_step == resumed.global_step and trainer.update == resumed.update
 
 
+def test_a_resumed_run_logs_each_update_once(tmp_path):
+    """Records written after the resumed checkpoint, and a line torn by a crash, leave metrics.jsonl."""
+    trainer = tiny_trainer(tmp_path, "budget.total_steps=1024")  # 4 updates of 256 steps
+    trainer.train()
+    checkpoint_4 = tmp_path / "checkpoint_4.pt"
+    checkpoint_4.write_bytes((tmp_path / "checkpoint.pt").read_bytes())
+    # A later session logged updates 5 and 6, then crashed in the middle of a line.
+    assert main(["--resume", str(checkpoint_4), "--set", "budget.total_steps=1536", "--no-progress"]) == 0
+    with open(tmp_path / "metrics.jsonl", "a") as metrics:
+        metrics.write('{"update": 7, "global_st')
+    assert main(["--resume", str(checkpoint_4), "--set", "budget.total_steps=2048", "--no-progress"]) == 0
+    updates = [json.loads(line)["update"] for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert updates == [1, 2, 3, 4, 5, 6, 7, 8]
+
+
 def test_resume_rejects_exported_policies_and_changed_runs(tmp_path):
     trainer = tiny_trainer(tmp_path)
     trainer.train()

@@ -12,7 +12,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -83,15 +83,35 @@ def json_line(record: dict[str, Any], indent: int | None = None) -> str:
     return json.dumps(clean, allow_nan=False, indent=indent)
 
 
+def continue_metrics(path: Path, update: int) -> TextIO:
+    """``path`` opened to append after the records of updates ``<= update`` (the resumed checkpoint's).
+
+    The records an interrupted session wrote after its last checkpoint, and a line torn by a crash, are
+    dropped: they will be written again, so each update appears once.
+    """
+    kept = []
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and isinstance(record.get("update"), int) and record["update"] <= update:
+                kept.append(line + "\n")
+    path.write_text("".join(kept))
+    return open(path, "a")
+
+
 class RunLog:
     """``out_dir/metrics.jsonl``, TensorBoard events in ``out_dir/tb`` and a tqdm bar, for one session of a run.
 
-    A new run starts its own log; a resumed one (``resume``) continues it, so re-running into a folder
-    never mixes runs. Use as a context manager: leaving it closes the file, the writer and the bar.
+    A new run (``resumed_at`` 0) starts its own log, so re-running into a folder never mixes runs; a run
+    resumed from the checkpoint of update ``resumed_at`` continues it (:func:`continue_metrics`). Use as a
+    context manager: leaving it closes the file, the writer and the bar.
     """
 
     def __init__(
-        self, out_dir: Path, budget: BudgetConfig, global_step: int, resume: bool, progress: bool = True
+        self, out_dir: Path, budget: BudgetConfig, global_step: int, resumed_at: int, progress: bool = True
     ) -> None:
         from tqdm.auto import tqdm
 
@@ -105,7 +125,8 @@ class RunLog:
             dynamic_ncols=True,
             disable=not progress,
         )
-        self.metrics = open(out_dir / "metrics.jsonl", "a" if resume else "w")
+        path = out_dir / "metrics.jsonl"
+        self.metrics = continue_metrics(path, resumed_at) if resumed_at else open(path, "w")
 
     def record(
         self, progress: dict[str, Any], stats: dict[str, float], steps: int, last_eval: dict[str, float]
