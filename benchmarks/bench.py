@@ -192,12 +192,16 @@ def best_of(repeat: int, measure, *args, **kwargs) -> float:
     return max(measure(*args, **kwargs) for _ in range(repeat))
 
 
-def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int = 3) -> dict:
+def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int = 3, only: str = "all") -> dict:
+    """Every measurement, or with ``only="vector"`` just the Gymnasium envs and their ``VecGame`` base."""
     results: dict = {"rules": rules.to_dict(), "seconds_per_measure": seconds, "repeat": repeat}
     results["python"], results["numpy"] = platform.python_version(), np.__version__
-    results["reference_steps_per_s"] = best_of(repeat, bench_reference, rules, seconds)
-    results["aec_steps_per_s"] = best_of(repeat, bench_aec, rules, seconds)
-    results["aec_wrapped_steps_per_s"] = best_of(repeat, bench_aec, rules, seconds, wrapped=True)
+    if only == "vector":
+        batch_sizes = ()
+    else:
+        results["reference_steps_per_s"] = best_of(repeat, bench_reference, rules, seconds)
+        results["aec_steps_per_s"] = best_of(repeat, bench_aec, rules, seconds)
+        results["aec_wrapped_steps_per_s"] = best_of(repeat, bench_aec, rules, seconds, wrapped=True)
     rows = []
     for b in batch_sizes:
         rows.append(
@@ -212,6 +216,7 @@ def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int 
     reference = next((row for row in rows if row["batch_size"] == VECTOR_ENVS), None)
     if reference is None:  # the vector env's ratio needs VecGame at its batch size, in this run
         reference = {"step_mask_obs_steps_per_s": best_of(repeat, bench_vec, rules, VECTOR_ENVS, True, seconds)}
+    results["vecgame_b_steps_per_s"] = reference["step_mask_obs_steps_per_s"]
     gym = []
     for opponents in VECTOR_TARGETS:
         vector = best_of(repeat, bench_gym_vector, rules, VECTOR_ENVS, opponents, seconds)
@@ -235,23 +240,27 @@ def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int 
 
 
 def format_table(results: dict) -> str:
-    ref = results["reference_steps_per_s"]
-    lines = [
-        "| what | B | steps/s | × reference | peak MB |",
-        "|---|---:|---:|---:|---:|",
-        f"| reference (pure Python, 1 game) | 1 | {ref:,.0f} | 1.0 | |",
-        f"| PettingZoo AEC `raw_env` (last + step) | 1 | {results['aec_steps_per_s']:,.0f} | "
-        f"{results['aec_steps_per_s'] / ref:.2f} | |",
-        f"| PettingZoo AEC `env()`, wrapped (last + step) | 1 | {results['aec_wrapped_steps_per_s']:,.0f} | "
-        f"{results['aec_wrapped_steps_per_s'] / ref:.2f} | |",
-    ]
-    for row in results["vec"]:
-        b = row["batch_size"]
-        a, o = row["step_mask_steps_per_s"], row["step_mask_obs_steps_per_s"]
-        lines.append(f"| VecGame (a) step + mask | {b} | {a:,.0f} | {a / ref:.1f} | {row['peak_mb']:.1f} |")
-        lines.append(f"| VecGame (b) step + mask + obs | {b} | {o:,.0f} | {o / ref:.1f} | |")
+    lines = []
+    if "reference_steps_per_s" in results:
+        ref = results["reference_steps_per_s"]
+        lines += [
+            "| what | B | steps/s | × reference | peak MB |",
+            "|---|---:|---:|---:|---:|",
+            f"| reference (pure Python, 1 game) | 1 | {ref:,.0f} | 1.0 | |",
+            f"| PettingZoo AEC `raw_env` (last + step) | 1 | {results['aec_steps_per_s']:,.0f} | "
+            f"{results['aec_steps_per_s'] / ref:.2f} | |",
+            f"| PettingZoo AEC `env()`, wrapped (last + step) | 1 | {results['aec_wrapped_steps_per_s']:,.0f} | "
+            f"{results['aec_wrapped_steps_per_s'] / ref:.2f} | |",
+        ]
+        for row in results["vec"]:
+            b = row["batch_size"]
+            a, o = row["step_mask_steps_per_s"], row["step_mask_obs_steps_per_s"]
+            lines.append(f"| VecGame (a) step + mask | {b} | {a:,.0f} | {a / ref:.1f} | {row['peak_mb']:.1f} |")
+            lines.append(f"| VecGame (b) step + mask + obs | {b} | {o:,.0f} | {o / ref:.1f} | |")
+        lines.append("")
+    else:
+        lines += [f"VecGame (b) step + mask + obs at B = {VECTOR_ENVS}: {results['vecgame_b_steps_per_s']:,.0f} steps/s", ""]
     lines += [
-        "",
         f"| Gymnasium env, opponents | learner steps/s | × single env | × VecGame (b) decisions/s at B = {VECTOR_ENVS} "
         "| target |",
         "|---|---:|---:|---:|---:|",
@@ -279,9 +288,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="report the best of this many measurements")
     parser.add_argument("--quick", action="store_true", help="short measurements (0.5 s each, best of 1)")
     parser.add_argument("--json", default="bench_results.json", help="where to write the JSON results")
+    parser.add_argument(
+        "--only",
+        choices=("all", "vector"),
+        default="all",
+        help="vector: only the Gymnasium envs and VecGame (b) at B = %d, the base of their ratios" % VECTOR_ENVS,
+    )
     args = parser.parse_args(argv)
     seconds, repeat = (0.5, 1) if args.quick else (args.seconds, args.repeat)
-    results = run(load_preset(args.preset), seconds, BATCH_SIZES, repeat)
+    results = run(load_preset(args.preset), seconds, BATCH_SIZES, repeat, only=args.only)
     results["preset"] = args.preset
     print(f"president-env benchmark, preset {args.preset}, best of {repeat} × {seconds} s per measurement")
     print(format_table(results))

@@ -65,7 +65,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from . import engine
+from . import compiled, engine
 from .aec_env import observation_high
 from .gym_single_env import ILLEGAL_ACTION_MODES, resolve_opponent
 from .observation import layout, observe
@@ -207,9 +207,11 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         rules, game = self.rules, self.game
         state = game.state
         work, work_games = state, None  # the batch the loop steps, and the game of each of its rows
+        # The compiled kernels touch the acting rows only; observations are computed for a whole batch.
+        compact = self._needs_observations or not compiled.available()
         try:
             while active.size:
-                if active.size <= _COMPACT_BELOW * work.batch_size and work.batch_size > _COMPACT_MIN:
+                if compact and active.size <= _COMPACT_BELOW * work.batch_size and work.batch_size > _COMPACT_MIN:
                     if work_games is not None:
                         _write_back(state, work, work_games)
                     active_games = active if work_games is None else work_games[active]
@@ -217,8 +219,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                     active = np.arange(active_games.size)
                 active_games = active if work_games is None else work_games[active]
                 whole = active.size == work.batch_size
-                mask = engine.legal_mask(rules, work)
-                mask = mask if whole else mask[active]
+                mask = engine.legal_mask(rules, work, None if whole else active, compiled=True)
                 if self._needs_observations:
                     obs = observe(rules, work)
                     obs = obs if whole else obs[active]
@@ -238,6 +239,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                         mask=mask,
                         reward_mode=game.reward_mode,
                         slots=None if whole else active,
+                        compiled=True,
                     )
                 except ValueError as error:
                     raise ValueError(f"an opponent chose an illegal action: {error}") from None
