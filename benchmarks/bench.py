@@ -29,6 +29,7 @@ import tracemalloc
 
 import numpy as np
 
+from president_env import compiled
 from president_env.engine import sample_legal
 from president_env.presets import load_preset
 from president_env.rules import Rules
@@ -196,6 +197,7 @@ def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int 
     """Every measurement, or with ``only="vector"`` just the Gymnasium envs and their ``VecGame`` base."""
     results: dict = {"rules": rules.to_dict(), "seconds_per_measure": seconds, "repeat": repeat}
     results["python"], results["numpy"] = platform.python_version(), np.__version__
+    results["vector_env_path"] = compiled.path_name()
     if only == "vector":
         batch_sizes = ()
     else:
@@ -259,7 +261,8 @@ def format_table(results: dict) -> str:
             lines.append(f"| VecGame (b) step + mask + obs | {b} | {o:,.0f} | {o / ref:.1f} | |")
         lines.append("")
     else:
-        lines += [f"VecGame (b) step + mask + obs at B = {VECTOR_ENVS}: {results['vecgame_b_steps_per_s']:,.0f} steps/s", ""]
+        base = results["vecgame_b_steps_per_s"]
+        lines += [f"VecGame (b) step + mask + obs at B = {VECTOR_ENVS}: {base:,.0f} steps/s", ""]
     lines += [
         f"| Gymnasium env, opponents | learner steps/s | × single env | × VecGame (b) decisions/s at B = {VECTOR_ENVS} "
         "| target |",
@@ -292,13 +295,14 @@ def main(argv: list[str] | None = None) -> None:
         "--only",
         choices=("all", "vector"),
         default="all",
-        help="vector: only the Gymnasium envs and VecGame (b) at B = %d, the base of their ratios" % VECTOR_ENVS,
+        help=f"vector: only the Gymnasium envs and VecGame (b) at B = {VECTOR_ENVS}, the base of their ratios",
     )
     args = parser.parse_args(argv)
     seconds, repeat = (0.5, 1) if args.quick else (args.seconds, args.repeat)
     results = run(load_preset(args.preset), seconds, BATCH_SIZES, repeat, only=args.only)
     results["preset"] = args.preset
     print(f"president-env benchmark, preset {args.preset}, best of {repeat} × {seconds} s per measurement")
+    print(f"vector env opponents' engine path: {results['vector_env_path']} (president_env.compiled)")
     print(format_table(results))
     with open(args.json, "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)

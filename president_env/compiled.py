@@ -45,8 +45,10 @@ def _kernels() -> tuple[Any, Any] | None:
     return jit(_mask_kernel), jit(_play_kernel)
 
 
+@lru_cache(maxsize=1)
 def available() -> bool:
-    """Whether the compiled path runs: Numba importable and ``PRESIDENT_ENV_NUMBA`` not ``0``."""
+    """Whether the compiled path runs: Numba importable and ``PRESIDENT_ENV_NUMBA`` not ``0`` (read once; tests
+    that switch it call ``available.cache_clear()``)."""
     return os.environ.get(ENV_SWITCH, "1") != "0" and _kernels() is not None
 
 
