@@ -57,16 +57,22 @@ def path_name() -> str:
     return "numba" if available() else "numpy"
 
 
-@lru_cache(maxsize=64)
-def _rule_args(rules: Rules) -> tuple:
-    """The rules and the engine's tables as the kernels' arguments."""
-    from . import engine
+_ARGS: dict[Rules, tuple] = {}
 
-    tab = engine.tables(rules)
+
+def _rule_args(rules: Rules, tab: Any) -> tuple:
+    """The rules and the engine's tables ``tab`` (``engine.tables(rules)``) as the kernels' arguments."""
+    args = _ARGS.get(rules)
+    if args is not None:
+        return args
     p, c = rules.n_players, rules.max_count
-    starts = np.repeat(np.arange(p), 256)
-    bits = np.tile(np.arange(256), p).astype(np.uint8)
-    next_seat = np.ascontiguousarray(engine.next_seat_bits(bits, starts, p), dtype=np.int64)
+    next_seat = np.full(p * 256, -1, np.int64)  # [start * 256 + bits]: first seat clockwise after start in bits
+    for start in range(p):
+        for bits in range(1 << p):
+            for step in range(1, p + 1):
+                if bits >> (start + step) % p & 1:
+                    next_seat[start * 256 + bits] = (start + step) % p
+                    break
     playable = np.ascontiguousarray(tab.play_words.view(bool).reshape(-1, c))
     equal_rank = {"none": 0, "skip": 1, "or_nothing": 2}[rules.equal_rank]
     flags = np.array(
@@ -84,7 +90,7 @@ def _rule_args(rules: Rules) -> tuple:
         ],
         np.int64,
     )
-    return (
+    args = _ARGS[rules] = (
         flags,
         np.ascontiguousarray(tab.kind, dtype=np.int64),
         np.ascontiguousarray(tab.rank, dtype=np.int64),
@@ -94,12 +100,14 @@ def _rule_args(rules: Rules) -> tuple:
         np.ascontiguousarray(tab.wild_ranks),
         next_seat,
     )
+    return args
 
 
-def legal_mask(rules: Rules, state, slots: np.ndarray) -> np.ndarray:
-    """``(n, num_actions) bool``: ``engine.legal_mask`` of the slots ``slots (n,) int64``."""
+def legal_mask(rules: Rules, tab: Any, state: Any, slots: np.ndarray) -> np.ndarray:
+    """``(n, num_actions) bool``: ``engine.legal_mask`` of the slots ``slots (n,) int64`` (``tab``: the engine's
+    tables of ``rules``)."""
     mask_kernel, _ = _kernels()
-    flags, kind, rank, count, rank_ok, playable, wild, next_seat = _rule_args(rules)
+    flags, kind, rank, count, rank_ok, playable, wild, next_seat = _rule_args(rules, tab)
     mask = np.zeros((slots.size, rules.num_actions), bool)
     mask_kernel(
         flags, rank_ok, playable, wild, slots, state.hands, state.current, state.phase, state.trick_rank,
@@ -108,11 +116,11 @@ def legal_mask(rules: Rules, state, slots: np.ndarray) -> np.ndarray:
     return mask
 
 
-def play(rules: Rules, state, slots: np.ndarray, actions: np.ndarray) -> np.ndarray:
+def play(rules: Rules, tab: Any, state: Any, slots: np.ndarray, actions: np.ndarray) -> np.ndarray:
     """Play legal ``actions (n,) int64`` in ``slots (n,) int64`` as ``engine.step`` does, up to ending manches;
     returns ``(n,) bool``: the rows whose manche ended (the engine scores them)."""
     _, play_kernel = _kernels()
-    flags, kind, rank, count, rank_ok, playable, wild, next_seat = _rule_args(rules)
+    flags, kind, rank, count, rank_ok, playable, wild, next_seat = _rule_args(rules, tab)
     ended = np.zeros(slots.size, bool)
     s = state
     play_kernel(

@@ -685,7 +685,7 @@ def legal_mask(rules: Rules, state: GameState, slots: np.ndarray | None = None, 
     (:mod:`president_env.compiled`, the same mask)."""
     if compiled and _compiled.available():
         index = _arange(state.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
-        return _compiled.legal_mask(rules, state, index)
+        return _compiled.legal_mask(rules, tables(rules), state, index)
     tab = tables(rules)
     r, c, p = rules.n_ranks, rules.max_count, rules.n_players
     if slots is None:
@@ -844,7 +844,7 @@ def step(
     game_over = np.zeros(b, bool)
     result = StepResult(rewards, manche_over, game_over)
     if compiled and _compiled.available():
-        over = _compiled.play(rules, state, slot, actions.astype(np.int64, copy=False)).nonzero()[0]
+        over = _compiled.play(rules, tab, state, slot, actions.astype(np.int64, copy=False)).nonzero()[0]
         if over.size:
             _end_manche(rules, state, slot[over], over, rng, result, reward_mode)
         return result
