@@ -40,7 +40,11 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
   ``SyncVectorEnv``). ``"disabled"``: a finished game stays finished (stepping it raises) until
   ``reset(options={"reset_mask": mask})``.
 - **Terminal observation**: the table after the game's last play, from the learner's seat
-  (final scores, the phase one-hot all 0).
+  (final scores, the phase one-hot all 0), as the single env's (the AEC env's is the table before
+  that play: ``docs/environment.md``).
+- **Speed**: with the ``fast`` extra (Numba) the opponents' masks and steps run in the compiled
+  kernels of :mod:`president_env.compiled` (the same games); opponents with ``act_views`` (the
+  heuristics) read the state's named views (:class:`~president_env.observation.StateViews`).
 - **Seeding**: ``reset(seed=int)`` seeds the env's ``np_random``, which draws the seats, the
   game generator's seed and the opponents' seeds (``opponent.reset(seed=...)`` where they have
   one); a list of ``N`` seeds (Gymnasium's per-sub-env form) is folded into one ``SeedSequence``.
