@@ -12,6 +12,7 @@ strategies read ``view.hand`` and ``view.trick_rank`` instead of slicing vectors
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,10 +68,36 @@ class ObsView:
         return self.exchange_partner
 
 
+class _MappedView(ObsView):
+    """An :class:`ObsView` whose fields are looked up in a mapping of named views when first read."""
+
+    def __new__(cls, views: Mapping[str, np.ndarray]) -> _MappedView:
+        view = object.__new__(cls)
+        object.__setattr__(view, "_views", views)
+        return view
+
+    def __init__(self, views: Mapping[str, np.ndarray]) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._views[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def view_of(views: Mapping[str, np.ndarray]) -> ObsView:
+    """An :class:`ObsView` over the named views ``views`` (``layout(rules).view``, ``view_state`` or the lazy
+    ``observation.StateViews``): a segment is read from the mapping only when a strategy reads it."""
+    return _MappedView(views)
+
+
 def decode(rules: Rules, observations: np.ndarray) -> ObsView:
     """Named arrays of a batch ``(B, obs_dim)`` (or one ``(obs_dim,)``, as a batch of 1) of observations."""
     obs = np.asarray(observations)
     return ObsView(**layout(rules).view(obs[None] if obs.ndim == 1 else obs))
 
 
-__all__ = ["Agent", "ObsView", "Policy", "RandomAgent", "as_agent", "check_batch", "decode"]
+__all__ = ["Agent", "ObsView", "Policy", "RandomAgent", "as_agent", "check_batch", "decode", "view_of"]

@@ -34,6 +34,7 @@ group (never a pair) and never a top card when they can avoid it.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -45,7 +46,7 @@ from president_env.cards import JOKER, N_NATURAL_RANKS, TWO
 from president_env.engine import tables as engine_tables
 from president_env.rules import Rules
 
-from .base import Agent, ObsView, check_batch, decode
+from .base import Agent, ObsView, check_batch, decode, view_of
 
 LEVELS = (1, 2, 3)
 
@@ -318,6 +319,11 @@ class HeuristicAgent(Agent):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         observations, masks = check_batch(self.rules, observations, masks)
         return choose(self.rules, decode(self.rules, observations), masks, self.weights)
+
+    def act_views(self, views: Mapping[str, np.ndarray], masks: np.ndarray) -> np.ndarray:
+        """:meth:`act_batch` on the named views of the observations (``layout(rules).view``, ``view_state`` or the
+        lazy ``StateViews``): the vector env's opponents skip encoding and decoding the observation."""
+        return choose(self.rules, view_of(views), np.asarray(masks, dtype=bool), self.weights)
 
     def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
         """The decision and the cost of every legal action under the level's weights (the cheapest is played)."""

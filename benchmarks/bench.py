@@ -12,8 +12,10 @@ random legal actions:
 - the Gymnasium envs, in learner steps/s (one learner decision plus the opponents' until its
   next turn): the single env ``gym_env()`` and the vector env ``vector_env(num_envs=1024)``
   with random and ``heuristic-3`` opponents, and the vector env's ratio to ``VecGame``'s
-  (b) step + mask + obs decisions/s at B = 1024 measured in the same run (targets
-  ``VECTOR_TARGETS``: at a four-player table one learner step covers about four decisions).
+  (b) step + mask + obs decisions/s at B = 1024, measured in rounds alternating with it (targets
+  ``VECTOR_TARGETS``: at a four-player table one learner step covers about four decisions). The
+  header says which path the vector env's opponents ran (``numba``: the ``fast`` extra's kernels of
+  ``president_env.compiled``; ``numpy`` without it). ``--only vector`` measures just these.
 
 A "step" is one decision of one game. Numbers are wall-clock throughput on
 this machine, the best of ``--repeat`` measurements; run it alone for stable figures.
@@ -30,6 +32,7 @@ import tracemalloc
 
 import numpy as np
 
+from president_env import compiled
 from president_env.engine import sample_legal
 from president_env.evaluation.tournament import markdown_table
 from president_env.presets import load_preset
@@ -194,12 +197,17 @@ def best_of(repeat: int, measure, *args, **kwargs) -> float:
     return max(measure(*args, **kwargs) for _ in range(repeat))
 
 
-def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int = 3) -> dict:
+def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int = 3, only: str = "all") -> dict:
+    """Every measurement, or with ``only="vector"`` just the Gymnasium envs and their ``VecGame`` base."""
     results: dict = {"rules": rules.to_dict(), "seconds_per_measure": seconds, "repeat": repeat}
     results["python"], results["numpy"] = platform.python_version(), np.__version__
-    results["reference_steps_per_s"] = best_of(repeat, bench_reference, rules, seconds)
-    results["aec_steps_per_s"] = best_of(repeat, bench_aec, rules, seconds)
-    results["aec_wrapped_steps_per_s"] = best_of(repeat, bench_aec, rules, seconds, wrapped=True)
+    results["vector_env_path"] = compiled.path_name()
+    if only == "vector":
+        batch_sizes = ()
+    else:
+        results["reference_steps_per_s"] = best_of(repeat, bench_reference, rules, seconds)
+        results["aec_steps_per_s"] = best_of(repeat, bench_aec, rules, seconds)
+        results["aec_wrapped_steps_per_s"] = best_of(repeat, bench_aec, rules, seconds, wrapped=True)
     rows = []
     for b in batch_sizes:
         rows.append(
@@ -214,20 +222,31 @@ def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int 
     reference = next((row for row in rows if row["batch_size"] == VECTOR_ENVS), None)
     if reference is None:  # the vector env's ratio needs VecGame at its batch size, in this run
         reference = {"step_mask_obs_steps_per_s": best_of(repeat, bench_vec, rules, VECTOR_ENVS, True, seconds)}
+    results["vecgame_b_steps_per_s"] = reference["step_mask_obs_steps_per_s"]
     gym = []
     for opponents in VECTOR_TARGETS:
-        vector = best_of(repeat, bench_gym_vector, rules, VECTOR_ENVS, opponents, seconds)
+        # The ratios' base is measured again in rounds alternating with the vector env and the plain loop:
+        # on a shared machine the load drifts between measurements taken minutes apart.
+        rounds = [
+            (
+                bench_vec(rules, VECTOR_ENVS, True, seconds),
+                bench_gym_vector(rules, VECTOR_ENVS, opponents, seconds),
+                bench_plain_loop(rules, VECTOR_ENVS, opponents, seconds),
+            )
+            for _ in range(repeat)
+        ]
+        base, vector, plain = (max(column) for column in zip(*rounds))
         single = best_of(repeat, bench_gym_single, rules, opponents, seconds)
-        plain = best_of(repeat, bench_plain_loop, rules, VECTOR_ENVS, opponents, seconds)
         gym.append(
             {
                 "opponents": opponents,
                 "num_envs": VECTOR_ENVS,
+                "vecgame_b_steps_per_s": base,
                 "vector_learner_steps_per_s": vector,
                 "single_learner_steps_per_s": single,
                 "plain_loop_learner_steps_per_s": plain,
-                "plain_loop_ratio_to_vecgame": plain / reference["step_mask_obs_steps_per_s"],
-                "ratio_to_vecgame": vector / reference["step_mask_obs_steps_per_s"],
+                "plain_loop_ratio_to_vecgame": plain / base,
+                "ratio_to_vecgame": vector / base,
                 "target_ratio": VECTOR_TARGETS[opponents],
             }
         )
@@ -237,26 +256,39 @@ def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int 
 
 
 def format_table(results: dict) -> str:
-    """The two Markdown tables of ``results``: the engine and AEC speeds, then the Gymnasium envs'."""
-    ref = results["reference_steps_per_s"]
-    aec, wrapped = results["aec_steps_per_s"], results["aec_wrapped_steps_per_s"]
-    rows = [
-        ["reference (pure Python, 1 game)", "1", f"{ref:,.0f}", "1.0", ""],
-        ["PettingZoo AEC `raw_env` (last + step)", "1", f"{aec:,.0f}", f"{aec / ref:.2f}", ""],
-        ["PettingZoo AEC `env()`, wrapped (last + step)", "1", f"{wrapped:,.0f}", f"{wrapped / ref:.2f}", ""],
-    ]
-    for row in results["vec"]:
-        b = row["batch_size"]
-        a, o = row["step_mask_steps_per_s"], row["step_mask_obs_steps_per_s"]
-        rows.append(["VecGame (a) step + mask", str(b), f"{a:,.0f}", f"{a / ref:.1f}", f"{row['peak_mb']:.1f}"])
-        rows.append(["VecGame (b) step + mask + obs", str(b), f"{o:,.0f}", f"{o / ref:.1f}", ""])
-    engine = markdown_table(["what", "B", "steps/s", "× reference", "peak MB"], rows)
-
+    """The Markdown tables of ``results``: the engine and AEC speeds (when measured), then the Gymnasium envs'."""
+    parts = []
+    if "reference_steps_per_s" in results:
+        ref = results["reference_steps_per_s"]
+        aec, wrapped = results["aec_steps_per_s"], results["aec_wrapped_steps_per_s"]
+        rows = [
+            ["reference (pure Python, 1 game)", "1", f"{ref:,.0f}", "1.0", ""],
+            ["PettingZoo AEC `raw_env` (last + step)", "1", f"{aec:,.0f}", f"{aec / ref:.2f}", ""],
+            ["PettingZoo AEC `env()`, wrapped (last + step)", "1", f"{wrapped:,.0f}", f"{wrapped / ref:.2f}", ""],
+        ]
+        for row in results["vec"]:
+            b = row["batch_size"]
+            a, o = row["step_mask_steps_per_s"], row["step_mask_obs_steps_per_s"]
+            rows.append(["VecGame (a) step + mask", str(b), f"{a:,.0f}", f"{a / ref:.1f}", f"{row['peak_mb']:.1f}"])
+            rows.append(["VecGame (b) step + mask + obs", str(b), f"{o:,.0f}", f"{o / ref:.1f}", ""])
+        parts.append(markdown_table(["what", "B", "steps/s", "× reference", "peak MB"], rows))
+    else:
+        base = results["vecgame_b_steps_per_s"]
+        parts.append(f"VecGame (b) step + mask + obs at B = {VECTOR_ENVS}: {base:,.0f} steps/s (alone)")
     rows = []
     for row in results["gym"]:
         vector, single = row["vector_learner_steps_per_s"], row["single_learner_steps_per_s"]
         met = "met" if row["ratio_to_vecgame"] >= row["target_ratio"] else "NOT met"
         plain = row["plain_loop_learner_steps_per_s"]
+        rows.append(
+            [
+                f"VecGame (b), B = {row['num_envs']}, in the rounds with {row['opponents']} (decisions/s)",
+                f"{row['vecgame_b_steps_per_s']:,.0f}",
+                "",
+                "",
+                "",
+            ]
+        )
         rows.append([f"`gym_env()`, {row['opponents']}", f"{single:,.0f}", "1.0", "", ""])
         rows.append(
             [
@@ -277,8 +309,9 @@ def format_table(results: dict) -> str:
             ]
         )
     header = ["Gymnasium env, opponents", "learner steps/s", "× single env"]
-    header += [f"× VecGame (b) decisions/s at B = {VECTOR_ENVS}", "target"]
-    return engine + "\n\n" + markdown_table(header, rows)
+    header += [f"× VecGame (b) decisions/s at B = {VECTOR_ENVS} (alternating rounds)", "target"]
+    parts.append(markdown_table(header, rows))
+    return "\n\n".join(parts)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -288,11 +321,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="report the best of this many measurements")
     parser.add_argument("--quick", action="store_true", help="short measurements (0.5 s each, best of 1)")
     parser.add_argument("--json", default="bench_results.json", help="where to write the JSON results")
+    parser.add_argument(
+        "--only",
+        choices=("all", "vector"),
+        default="all",
+        help=f"vector: only the Gymnasium envs and VecGame (b) at B = {VECTOR_ENVS}, the base of their ratios",
+    )
     args = parser.parse_args(argv)
     seconds, repeat = (0.5, 1) if args.quick else (args.seconds, args.repeat)
-    results = run(load_preset(args.preset), seconds, BATCH_SIZES, repeat)
+    results = run(load_preset(args.preset), seconds, BATCH_SIZES, repeat, only=args.only)
     results["preset"] = args.preset
     print(f"president-env benchmark, preset {args.preset}, best of {repeat} × {seconds} s per measurement")
+    print(f"vector env opponents' engine path: {results['vector_env_path']} (president_env.compiled)")
     print(format_table(results))
     with open(args.json, "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)

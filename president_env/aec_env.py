@@ -82,7 +82,8 @@ A game is `rules.manches` manches, plus one decisive manche when the highest
 total is tied. After its last play every agent is terminated (never
 truncated); agents then leave by stepping `None`. The final observation is the
 table as it stood before that last play (the engine deals the next game in the
-same call); the result is in `infos`. `manche_over` is True right after a step
+same call; the Gymnasium envs' terminal observation is the table after it); the
+result is in `infos`. `manche_over` is True right after a step
 that ended a manche (the engine's event), else False.
 
 ### Reset options

@@ -20,6 +20,9 @@ Also registered as ``gymnasium.make("president_env/President-v0", rules=..., opp
   raises ``ValueError`` naming the reason and changes nothing, like the AEC env.
 - **Episode**: one game (``rules.manches`` manches, plus a decisive one on a tie);
   ``terminated`` at its end, never truncated.
+- **Terminal observation**: the table after the game's last play, from the learner's seat (final
+  scores, the phase one-hot all 0), as in the vector env :func:`president_env.vector_env`. (The AEC
+  env's final observation is the table before that last play: ``docs/environment.md``.)
 - **Reward**: the learner's manche rewards (``reward_mode``, see the AEC env)
   that fell during the step: its own action and the opponents' until its next
   turn or the end of the game.
@@ -45,7 +48,7 @@ from . import registry
 from .actions import as_action
 from .aec_env import LegalActionSpace, raw_env
 from .engine import sample_legal
-from .observation import layout
+from .observation import layout, observe
 from .presets import resolve_rules
 from .render import render_for_mode
 from .rules import Rules
@@ -123,11 +126,15 @@ class PresidentGymEnv(gymnasium.Env):
 
     def _observation(self) -> tuple[np.ndarray, dict]:
         observed = self.aec.observe(self.learner_agent)
+        obs = observed["observation"]
+        if self.aec.terminations[self.learner_agent]:  # the table after the game's last play (see the docstring)
+            final = self.aec.game.final
+            obs = observe(self.rules, final, final.seat_of_player[:, self.learner].astype(np.int64))[0]
         info = dict(self.aec.infos[self.learner_agent])
         info["scores"] = dict(info["scores"])
         info["action_mask"] = observed["action_mask"]
         info["player"] = self.learner
-        return observed["observation"], info
+        return obs, info
 
     def __setstate__(self, state: dict) -> None:
         # The AEC env comes back new (EzPickle) and the action space without its link to the game: rebind it.

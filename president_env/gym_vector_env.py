@@ -40,7 +40,11 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
   ``SyncVectorEnv``). ``"disabled"``: a finished game stays finished (stepping it raises) until
   ``reset(options={"reset_mask": mask})``.
 - **Terminal observation**: the table after the game's last play, from the learner's seat
-  (final scores, the phase one-hot all 0).
+  (final scores, the phase one-hot all 0), as the single env's (the AEC env's is the table before
+  that play: ``docs/environment.md``).
+- **Speed**: with the ``fast`` extra (Numba) the opponents' masks and steps run in the compiled
+  kernels of :mod:`president_env.compiled` (the same games); opponents with ``act_views`` (the
+  heuristics) read the state's named views (:class:`~president_env.observation.StateViews`).
 - **Seeding**: ``reset(seed=int)`` seeds the env's ``np_random``, which draws the seats, the
   game generator's seed and the opponents' seeds (``opponent.reset(seed=...)`` where they have
   one); a list of ``N`` seeds (Gymnasium's per-sub-env form) is folded into one ``SeedSequence``.
@@ -65,10 +69,10 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from . import engine
+from . import compiled, engine
 from .aec_env import observation_high
 from .gym_single_env import ILLEGAL_ACTION_MODES, resolve_opponent
-from .observation import layout, observe
+from .observation import StateViews, layout, observe
 from .presets import resolve_rules
 from .render import render_for_mode, render_table
 from .rules import Rules
@@ -141,8 +145,12 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         self._object_of_position = np.array(
             [next(k for k, o in enumerate(self._distinct) if o is opponent) for opponent in self.opponents]
         )
-        # Opponents that declare ``needs_observations = False`` (they read the masks only) get zeros.
-        self._needs_observations = any(getattr(o, "needs_observations", True) for o in self._distinct)
+        # Opponents with ``act_views`` get the named views read from the state; those that declare
+        # ``needs_observations = False`` (they read the masks only) get zeros; the others, the observations.
+        self._by_views = [callable(getattr(o, "act_views", None)) for o in self._distinct]
+        self._needs_observations = any(
+            getattr(o, "needs_observations", True) and not views for o, views in zip(self._distinct, self._by_views)
+        )
         self.game = VecGame(self.rules, batch_size=self.num_envs, reward_mode=reward_mode, autoreset=False)
         self.obs_dim = layout(self.rules).size
         self.num_actions = self.rules.num_actions
@@ -168,22 +176,39 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         if not self._started:
             raise RuntimeError(f"{what}() before reset(): call reset() first")
 
+    def _legal_mask(self) -> np.ndarray:
+        """The game's legal mask (``VecGame.legal_mask``, cached there), by the compiled kernel where available."""
+        game = self.game
+        if game._mask is None:
+            game._mask = engine.legal_mask(self.rules, game.state, compiled=True)
+            game._mask.flags.writeable = False
+        return game._mask
+
     def _learner_player_at_turn(self, state: engine.GameState, rows: np.ndarray, games: np.ndarray) -> np.ndarray:
         """``(n,) bool``: in rows ``rows`` of ``state`` (games ``games``), is the learner to act?"""
         return state.player_at_seat[rows, state.current[rows]] == self.learner[games]
 
-    def _opponent_actions(self, obs: np.ndarray, mask: np.ndarray, acting: np.ndarray, games: np.ndarray) -> np.ndarray:
-        """Actions of the opponents ``acting (n,)`` (players, never the learner) in games ``games``."""
+    def _opponent_actions(
+        self, work: engine.GameState, active: np.ndarray, obs: np.ndarray, mask: np.ndarray, games: np.ndarray
+    ) -> np.ndarray:
+        """Actions of the opponents to act in rows ``active`` of ``work`` (games ``games``); ``obs`` and ``mask``
+        follow ``active``."""
+        acting = work.player_at_seat[active, work.current[active]].astype(np.int64)
         position = acting - (acting > self.learner[games])  # index among the other players
         objects = self._object_of_position[position]
         actions = np.empty(acting.size, np.int64)
-        for k, opponent in enumerate(self._distinct):
+        for k in range(len(self._distinct)):
             rows = np.flatnonzero(objects == k)
             if rows.size:
-                actions[rows] = self._act(opponent, obs[rows], mask[rows])
+                views = StateViews(layout(self.rules), work, slots=active[rows]) if self._by_views[k] else None
+                actions[rows] = self._act(k, obs[rows], views, mask[rows])
         return actions
 
-    def _act(self, opponent: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def _act(self, k: int, obs: np.ndarray, views: dict | None, mask: np.ndarray) -> np.ndarray:
+        """Actions of the distinct opponent ``k`` for the rows of ``obs`` / ``views`` / ``mask``."""
+        opponent = self._distinct[k]
+        if self._by_views[k]:
+            return np.asarray(opponent.act_views(views, mask), dtype=np.int64).reshape(-1)
         if hasattr(opponent, "act_batch"):
             return np.asarray(opponent.act_batch(obs, mask), dtype=np.int64).reshape(-1)
         masks = mask.astype(np.int8)
@@ -207,9 +232,12 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         rules, game = self.rules, self.game
         state = game.state
         work, work_games = state, None  # the batch the loop steps, and the game of each of its rows
+        # The compiled kernels touch the acting rows only; observations are computed for a whole batch.
+        compact = self._needs_observations or not compiled.available()
+        any_views = any(self._by_views)
         try:
             while active.size:
-                if active.size <= _COMPACT_BELOW * work.batch_size and work.batch_size > _COMPACT_MIN:
+                if compact and active.size <= _COMPACT_BELOW * work.batch_size and work.batch_size > _COMPACT_MIN:
                     if work_games is not None:
                         _write_back(state, work, work_games)
                     active_games = active if work_games is None else work_games[active]
@@ -217,18 +245,17 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                     active = np.arange(active_games.size)
                 active_games = active if work_games is None else work_games[active]
                 whole = active.size == work.batch_size
-                mask = engine.legal_mask(rules, work)
-                mask = mask if whole else mask[active]
+                mask = engine.legal_mask(rules, work, None if whole else active, compiled=True)
                 if self._needs_observations:
                     obs = observe(rules, work)
                     obs = obs if whole else obs[active]
                 else:
                     obs = np.zeros((active.size, self.obs_dim), np.float32)
                 if len(self._distinct) == 1:
-                    actions = self._act(self._distinct[0], obs, mask)
+                    views = StateViews(layout(rules), work, slots=None if whole else active) if any_views else None
+                    actions = self._act(0, obs, views, mask)
                 else:
-                    acting = work.player_at_seat[active, work.current[active]].astype(np.int64)
-                    actions = self._opponent_actions(obs, mask, acting, active_games)
+                    actions = self._opponent_actions(work, active, obs, mask, active_games)
                 try:
                     events = engine.step(
                         rules,
@@ -238,6 +265,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                         mask=mask,
                         reward_mode=game.reward_mode,
                         slots=None if whole else active,
+                        compiled=True,
                     )
                 except ValueError as error:
                     raise ValueError(f"an opponent chose an illegal action: {error}") from None
@@ -287,7 +315,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         state = self.game.state
         viewer = state.seat_of_player[self._rows, self.learner].astype(np.int64)
         obs = observe(self.rules, state, viewer)
-        self._mask = self.game.legal_mask()
+        self._mask = self._legal_mask()
         info: dict[str, Any] = {
             "action_mask": self._mask.astype(np.int8),
             "player": self.learner.copy(),
@@ -310,7 +338,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
     def action_masks(self) -> np.ndarray:
         """``(N, num_actions) bool``: each learner's legal actions now (all False for a finished game)."""
         self._require_reset("action_masks")
-        return self.game.legal_mask().copy()
+        return self._legal_mask().copy()
 
     def reset(
         self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
@@ -375,7 +403,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
             )
         actions = actions.astype(np.int64)
         restart = self._needs_reset if self.autoreset_mode == AutoresetMode.NEXT_STEP else None
-        mask = self.game.legal_mask() if self._mask is None else self._mask
+        mask = self._legal_mask() if self._mask is None else self._mask
         over = self.game.game_over
         playing = ~over if restart is None else ~over & ~restart
         if self.autoreset_mode == AutoresetMode.DISABLED and over.any():
@@ -422,6 +450,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                 mask=mask if whole else mask[rows],
                 reward_mode=game.reward_mode,
                 slots=None if whole else rows,
+                compiled=True,
             )
             game._mask = None
             reward[rows] = self._carried[rows] + events.rewards[np.arange(rows.size), self.learner[rows]]

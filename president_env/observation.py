@@ -19,6 +19,7 @@ scalar encoder of :class:`~president_env.single.SingleGame` and the index table 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -147,21 +148,12 @@ class ObservationSpec:
                 views[seg.name] = np.where(hot.any(axis=-1), hot.argmax(axis=-1) + seg.first, seg.first - 1)
         return views
 
-    def view_state(self, state: GameState, viewer: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        """What ``view(observe(rules, state, viewer))`` gives, read straight from the state (batched, cheaper)."""
-        b = state.batch_size
-        seat = state.current if viewer is None else np.asarray(viewer, dtype=np.int64)
-        views = {}
-        for seg, values in zip(self.segments, _gather(self, state, seat)):
-            if seg.encoding == FLAG:
-                values = values.astype(bool)
-            elif seg.encoding == ONE_HOT:
-                top = seg.first + seg.shape[-1]
-                values = np.where((values >= seg.first) & (values < top), values, seg.first - 1)
-            else:
-                values = values.astype(np.int64)
-            views[seg.name] = values.reshape((b,) + seg.view_shape)
-        return views
+    def view_state(
+        self, state: GameState, viewer: np.ndarray | None = None, slots: np.ndarray | None = None
+    ) -> dict[str, np.ndarray]:
+        """What ``view(observe(rules, state, viewer))`` gives, read straight from the state (batched, cheaper);
+        with ``slots (n,) int``, of those slots only (``viewer``, when given, follows ``slots``)."""
+        return dict(StateViews(self, state, viewer, slots))
 
     def table(self) -> str:
         """The index table as Markdown (the one of ``docs/environment.md`` for the standard rules)."""
@@ -221,27 +213,86 @@ def _source(state: GameState, name: str) -> np.ndarray:
     return state.scores.ravel().take(np.arange(b)[:, None] * p + state.player_at_seat)
 
 
+class StateViews(Mapping):
+    """The named views of :meth:`ObservationSpec.view_state` as a mapping that reads each segment from the state
+    when it is first looked up: a reader of a few segments (the heuristics) pays for those only.
+
+    The state must not change while the mapping is in use.
+    """
+
+    def __init__(
+        self, spec: ObservationSpec, state: GameState, viewer: np.ndarray | None = None, slots: np.ndarray | None = None
+    ) -> None:
+        if slots is not None:
+            slots = np.asarray(slots, dtype=np.int64)
+        seat = state.current if viewer is None else np.asarray(viewer, dtype=np.int64)
+        if viewer is None and slots is not None:
+            seat = seat.take(slots)
+        self._spec, self._state, self._seat, self._slots = spec, state, seat, slots
+        self._n = state.batch_size if slots is None else slots.size
+        self._rows: tuple[np.ndarray, np.ndarray] | None = None
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        value = self._cache.get(name)
+        if value is None:
+            seg = self._spec.segment(name)
+            values = _segment_values(seg, self._state, self._seat, self._slots, self._flat_rows())
+            if seg.encoding == FLAG:
+                values = values.astype(bool)
+            elif seg.encoding == ONE_HOT:
+                top = seg.first + seg.shape[-1]
+                values = np.where((values >= seg.first) & (values < top), values, seg.first - 1)
+            else:
+                values = values.astype(np.int64)
+            value = self._cache[name] = values.reshape((self._n,) + seg.view_shape)
+        return value
+
+    def __iter__(self):
+        return iter(self._spec.names)
+
+    def __len__(self) -> int:
+        return len(self._spec.segments)
+
+    def _flat_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._rows is None:
+            self._rows = _flat_rows(self._state, self._seat, self._slots)
+        return self._rows
+
+
+def _flat_rows(state: GameState, seat: np.ndarray, slots: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``(B*P, ...)`` views of seat-indexed fields: the viewer's ``(n,)`` and every seat's in relative
+    order ``(n*P,)``, for the slots ``slots`` (default: all) seen from ``seat (n,)``."""
+    b, p = state.hands.shape[:2]
+    rows = np.arange(b) if slots is None else slots
+    return rows * p + seat, (rows[:, None] * p + _relative_seats(p)[seat]).ravel()
+
+
+def _segment_values(
+    seg: Segment, state: GameState, seat: np.ndarray, slots: np.ndarray | None, flat_rows: tuple
+) -> np.ndarray:
+    """One segment's values ``(n, k)`` seen from ``seat (n,)``: in the state's dtype, or ``int64`` relative seats."""
+    b, p = state.hands.shape[:2]
+    own, flat_rel = flat_rows
+    n = own.size
+    values = _source(state, seg.source)
+    if seg.whose == OWN:
+        values = values.reshape(b * p, -1).take(own, axis=0)
+    elif seg.whose == SEATS:
+        values = values.reshape(b * p, -1).take(flat_rel, axis=0).reshape(n, -1)
+    else:
+        values = (values if slots is None else values.take(slots)).reshape(n, 1)
+    if seg.encoding == ONE_HOT:
+        values = values.astype(np.int64)
+    if seg.seat:
+        values = np.where(values >= 0, (values - seat[:, None]) % p, -1)
+    return values
+
+
 def _gather(spec: ObservationSpec, state: GameState, seat: np.ndarray) -> list[np.ndarray]:
     """Each segment's values ``(B, n)`` seen from ``seat (B,)``: in the state's dtype, or ``int64`` relative seats."""
-    b, p = state.hands.shape[:2]
-    rows = np.arange(b)
-    own = rows * p + seat  # rows of (B*P, ...) views for the viewer's seat
-    flat_rel = (rows[:, None] * p + _relative_seats(p)[seat]).ravel()  # the same, in relative seat order
-    gathered = []
-    for seg in spec.segments:
-        values = _source(state, seg.source)
-        if seg.whose == OWN:
-            values = values.reshape(b * p, -1).take(own, axis=0)
-        elif seg.whose == SEATS:
-            values = values.reshape(b * p, -1).take(flat_rel, axis=0).reshape(b, -1)
-        else:
-            values = values.reshape(b, 1)
-        if seg.encoding == ONE_HOT:
-            values = values.astype(np.int64)
-        if seg.seat:
-            values = np.where(values >= 0, (values - seat[:, None]) % p, -1)
-        gathered.append(values)
-    return gathered
+    rows = _flat_rows(state, seat, None)
+    return [_segment_values(seg, state, seat, None, rows) for seg in spec.segments]
 
 
 @lru_cache(maxsize=8)

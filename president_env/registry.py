@@ -12,7 +12,11 @@ PettingZoo/Gymnasium observation ``{"observation": (obs_dim,) float32, "action_m
   one decision per row (batched callers use it; :func:`as_agent` supplies a row-by-row one where it is missing);
 - ``reset(seed)``: reseed the agent (the Gym envs call it at every reset);
 - ``name``: what tournaments report it as; ``explain(observation_dict, info)``: the decision and what weighed in it;
-- ``needs_observations = False``: it reads the masks only (a batched env may skip computing observations for it).
+- ``needs_observations = False``: it reads the masks only (a batched env may skip computing observations for it);
+- ``act_views(views, masks) -> actions``: ``act_batch`` on the observations' named views (the dict
+  ``observation.layout(rules).view(observations)`` gives, one ``(B, ...)`` array per segment) instead of the
+  vectors; a batched env that holds the state reads them from it (``layout(rules).view_state``) and skips
+  encoding and decoding. It must choose what ``act_batch`` chooses on the same observations.
 
 :class:`Agent` is the base class the shipped agents share (``act`` is one row of ``act_batch``), and
 :class:`RandomAgent` the one random player (``"random"``, registered here).

@@ -15,7 +15,9 @@ the step that ends a manche (scoring, roles, the next deal or a new game) are
 played by a ``VecGame(batch_size=1)`` this object owns, and its state is copied
 back. So the random draws, and therefore the games for a given seed, are those
 of ``VecGame(rules, batch_size=1, seed=seed)``; like it, a finished game is dealt
-anew in the same call (autoreset).
+anew in the same call (autoreset); the finished game's table stays readable, before its last play
+(``ended``, the AEC env's final observation) and after it (``final``, a one-slot ``GameState`` in phase
+over with the final scores: the Gymnasium envs' terminal observation).
 
 One tested truth: ``tests/test_single_game.py`` plays this class and a
 ``VecGame(batch_size=1)`` in lockstep on random rule sets and demands the same
@@ -138,6 +140,7 @@ class SingleGame:
         self._tab = _tables(self.rules)
         self.obs_dim = layout(self.rules).size
         self.ended: SingleGame | None = None  # after a game ended: that game's table before its last play
+        self.final: GameState | None = None  # after a game ended: that game's table after its last play
         self._load()
 
     def __getstate__(self) -> dict:
@@ -148,6 +151,7 @@ class SingleGame:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        self.__dict__.setdefault("final", None)
         self._tab = _tables(self.rules)
 
     # ---- state ------------------------------------------------------------------------------
@@ -192,7 +196,7 @@ class SingleGame:
         Invalid input raises ``ValueError`` and leaves the game as it was.
         """
         self.engine_game.reset(seed=seed, deals=deals, dealers=dealers, roles=roles)
-        self.ended = None
+        self.ended = self.final = None
         self._load()
 
     @property
@@ -357,13 +361,19 @@ class SingleGame:
         game = self.engine_game
         arrays = {name: np.asarray([value]) for name, value in self._fields().items()}
         game.load_state_dict({"state": arrays, "rng": game.rng.bit_generator.state})
-        rewards, done = game.step(np.array([action]))
+        game.autoreset = False  # the new game is dealt below, with the same draws, once the final table is kept
+        try:
+            rewards, done = game.step(np.array([action]))
+        finally:
+            game.autoreset = True
         if done[0]:
-            # The table as it stood before the game's last play (the engine game already holds the next game).
+            # The table as it stood before the game's last play, and the one after it (phase over, final scores).
             ended = object.__new__(SingleGame)
             ended.__dict__.update(self.__dict__)
-            ended.ended = None  # not a chain of every game played
+            ended.ended = ended.final = None  # not a chain of every game played
             self.ended = ended
+            self.final = game.state.copy()
+            game.reset(slots=np.zeros(1, np.int64))  # what autoreset does: the next game from the same generator
         self._load()
         return rewards[0].tolist(), bool(done[0])
 

@@ -326,3 +326,21 @@ def test_gym_env_is_a_function_and_the_registered_entry_points_resolve():
     assert isinstance(venv.unwrapped, gym_vector_env.PresidentVectorEnv)
     env.close()
     venv.close()
+
+
+def test_terminal_observation_is_the_table_after_the_last_play():
+    """As the vector env's: final scores, the phase one-hot all 0, from the learner's seat."""
+    rules = pe.Rules(manches=2)
+    env = pe.gym_env(rules, opponents="heuristic-1", seat=2)
+    obs, info = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    terminated, reward = False, 0.0
+    while not terminated:
+        obs, reward, terminated, _, info = env.step(int(sample_legal(info["action_mask"][None].astype(bool), rng)[0]))
+    lay = pe.observation.layout(rules)
+    final = env.aec.game.final
+    assert final.phase[0] == pe.engine.PHASE_OVER and not info["action_mask"].any()
+    np.testing.assert_array_equal(obs, pe.observation.observe(rules, final, final.seat_of_player[:, 2])[0])
+    assert not obs[lay["phase"]].any()
+    assert obs[lay["scores"]][0] == final.last_scores[0, 2] == info["scores"]["player_2"]
+    assert reward == reward_table(rules)[final.last_positions[0, 2]]

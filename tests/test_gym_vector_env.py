@@ -112,8 +112,8 @@ def test_each_game_is_the_single_env_game(preset, state_seeded_deals):
         for t, (one, batched) in enumerate(zip(single, vector[i])):
             np.testing.assert_array_equal(one[1], batched[1], err_msg=f"game {i} step {t}: masks")
             assert one[2] == batched[2] and one[3] == batched[3], f"game {i} step {t}: reward/termination"
-            if not one[3]:  # the terminal table: see test_terminal_observation_is_the_table_after_the_last_play
-                np.testing.assert_array_equal(one[0], batched[0], err_msg=f"game {i} step {t}: observations")
+            # Terminal observations too: both show the table after the game's last play.
+            np.testing.assert_array_equal(one[0], batched[0], err_msg=f"game {i} step {t}: observations")
 
 
 def test_terminal_observation_is_the_table_after_the_last_play():

@@ -263,3 +263,23 @@ def test_weights_for_adjusts_or_nothing_only_for_levels_2_and_3():
     assert weights_for(or_nothing, 3).match > 0 and weights_for(or_nothing, 3).break_pairs == 0
     with pytest.raises(ValueError, match="level"):
         weights_for(STANDARD, 0)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rules_strategy(), seed=st.integers(0, 2**32 - 1))
+def test_act_views_chooses_what_act_batch_chooses(rules, seed):
+    """The vector env's path (lazy views of the state, no observation vectors) plays the same actions."""
+    from president_env.observation import StateViews, layout
+
+    game = pe.VecGame(rules, batch_size=8, seed=seed)
+    rng = np.random.default_rng(seed)
+    agents_by_level = [HeuristicAgent(rules, level) for level in LEVELS]
+    for _ in range(80):
+        mask = game.legal_mask()
+        slots = np.flatnonzero(rng.random(8) < 0.6)
+        if slots.size:
+            for agent in agents_by_level:
+                expected = agent.act_batch(observe(rules, game.state)[slots], mask[slots])
+                got = agent.act_views(StateViews(layout(rules), game.state, slots=slots), mask[slots])
+                np.testing.assert_array_equal(got, expected)
+        game.step(engine.sample_legal(mask, rng))

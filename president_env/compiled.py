@@ -1,0 +1,270 @@
+"""The engine's per-slot work compiled with Numba (the optional ``fast`` extra): legal masks and steps of a few slots.
+
+A NumPy call costs about a microsecond whatever its size, so :func:`~president_env.engine.step` and
+:func:`~president_env.engine.legal_mask` pay some 60 and 15 of them per call even for one slot. The
+vector env's opponents finish the manches of the games whose learner is out in long chains of calls on a
+handful of slots; there, these two kernels do the same work slot by slot in compiled loops:
+
+- :func:`legal_mask` is ``engine.legal_mask`` for some slots;
+- :func:`play` is the part of ``engine.step`` that plays the actions (gives, passes, plays, a player going
+  out, the turn order) in place, and says which slots' manches ended. Ending a manche — scoring, roles,
+  the next deal or the game's end, and its random draws — stays with the engine's ``_end_manche``, called
+  by ``engine.step`` for those slots in the same order, so the games and the generator's draws are the same.
+
+``engine.step(..., compiled=True)`` and ``engine.legal_mask(..., compiled=True)`` use them when
+:func:`available` (Numba importable, and the environment variable ``PRESIDENT_ENV_NUMBA`` is not ``0``),
+the NumPy code otherwise. One truth: ``tests/test_compiled.py`` plays both paths in lockstep on every preset
+and random rule sets and demands equal masks, results and whole states after every step.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY
+from .cards import JOKER, TWO
+from .rules import Rules
+
+PHASE_EXCHANGE, PHASE_PLAY = 0, 1  # as engine.PHASE_EXCHANGE / PHASE_PLAY (engine imports this module)
+ENV_SWITCH = "PRESIDENT_ENV_NUMBA"
+"""Set to ``0`` to keep the NumPy path even where Numba is installed."""
+
+
+@lru_cache(maxsize=1)
+def _kernels() -> tuple[Any, Any] | None:
+    """The compiled ``(mask, play)`` kernels, or ``None`` without Numba (compiled once per process, cached on disk)."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    jit = numba.njit(cache=True, nogil=True)
+    return jit(_mask_kernel), jit(_play_kernel)
+
+
+@lru_cache(maxsize=1)
+def available() -> bool:
+    """Whether the compiled path runs: Numba importable and ``PRESIDENT_ENV_NUMBA`` not ``0`` (read once; tests
+    that switch it call ``available.cache_clear()``)."""
+    return os.environ.get(ENV_SWITCH, "1") != "0" and _kernels() is not None
+
+
+def path_name() -> str:
+    """``"numba"`` or ``"numpy"``: the path ``compiled=True`` takes in this process (benchmarks print it)."""
+    return "numba" if available() else "numpy"
+
+
+_ARGS: dict[Rules, tuple] = {}
+
+
+def _rule_args(rules: Rules, tab: Any) -> tuple:
+    """The rules and the engine's tables ``tab`` (``engine.tables(rules)``) as the kernels' arguments."""
+    args = _ARGS.get(rules)
+    if args is not None:
+        return args
+    p, c = rules.n_players, rules.max_count
+    next_seat = np.full(p * 256, -1, np.int64)  # [start * 256 + bits]: first seat clockwise after start in bits
+    for start in range(p):
+        for bits in range(1 << p):
+            for step in range(1, p + 1):
+                if bits >> (start + step) % p & 1:
+                    next_seat[start * 256 + bits] = (start + step) % p
+                    break
+    playable = np.ascontiguousarray(tab.play_words.view(bool).reshape(-1, c))
+    equal_rank = {"none": 0, "skip": 1, "or_nothing": 2}[rules.equal_rank]
+    flags = np.array(
+        [
+            p,
+            rules.n_ranks,
+            c,
+            int(rules.twos_wild),
+            int(rules.top_rank_ends_trick),
+            int(rules.jokers > 0),
+            int(rules.revolution),
+            int(rules.finish_on_two == "penalty"),
+            int(rules.pass_rule == "can_return"),
+            equal_rank,
+        ],
+        np.int64,
+    )
+    args = _ARGS[rules] = (
+        flags,
+        np.ascontiguousarray(tab.kind, dtype=np.int64),
+        np.ascontiguousarray(tab.rank, dtype=np.int64),
+        np.ascontiguousarray(tab.count, dtype=np.int64),
+        np.ascontiguousarray(tab.rank_ok),
+        playable,
+        np.ascontiguousarray(tab.wild_ranks),
+        next_seat,
+    )
+    return args
+
+
+def legal_mask(rules: Rules, tab: Any, state: Any, slots: np.ndarray) -> np.ndarray:
+    """``(n, num_actions) bool``: ``engine.legal_mask`` of the slots ``slots (n,) int64`` (``tab``: the engine's
+    tables of ``rules``)."""
+    mask_kernel, _ = _kernels()
+    flags, kind, rank, count, rank_ok, playable, wild, next_seat = _rule_args(rules, tab)
+    mask = np.zeros((slots.size, rules.num_actions), bool)
+    mask_kernel(
+        flags, rank_ok, playable, wild, slots, state.hands, state.current, state.phase, state.trick_rank,
+        state.trick_count, state.revolution, state.constrained, mask,
+    )  # fmt: skip
+    return mask
+
+
+def play(rules: Rules, tab: Any, state: Any, slots: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """Play legal ``actions (n,) int64`` in ``slots (n,) int64`` as ``engine.step`` does, up to ending manches;
+    returns ``(n,) bool``: the rows whose manche ended (the engine scores them)."""
+    _, play_kernel = _kernels()
+    flags, kind, rank, count, rank_ok, playable, wild, next_seat = _rule_args(rules, tab)
+    ended = np.zeros(slots.size, bool)
+    s = state
+    play_kernel(
+        flags, kind, rank, count, next_seat, slots, actions, s.hands, s.n_held, s.played, s.passed_bits,
+        s.holding_bits, s.out_order, s.out_rank, s.penalized, s.gives_left, s.partner, s.gave, s.received,
+        s.prev_pos, s.current, s.leader, s.trick_rank, s.trick_count, s.trick_owner, s.revolution, s.constrained,
+        s.phase, s.n_out, s.n_normal_out, s.n_penalized, s.manche_steps, ended,
+    )  # fmt: skip
+    return ended
+
+
+# ---- the kernels (plain Python, compiled by _kernels; each line follows engine.py) ------------------------------
+def _mask_kernel(
+    flags, rank_ok, playable, wild, slots, hands, current, phase, trick_rank, trick_count, revolution, constrained,
+    mask,
+):  # fmt: skip
+    r, c, twos_wild = flags[1], flags[2], flags[3]
+    for i in range(slots.size):
+        s = slots[i]
+        seat = current[s]
+        in_play = phase[s] == PHASE_PLAY
+        mask[i, 0] = in_play and trick_rank[s] >= 0
+        context = (int(revolution[s]) * 2 + int(constrained[s])) * (r + 1) + trick_rank[s] + 1
+        tc = trick_count[s]
+        twos = hands[s, seat, TWO]
+        for k in range(r):
+            h = hands[s, seat, k]
+            usable = h
+            if twos_wild and wild[k] and h > 0:
+                usable = min(h + twos, c)
+            if not (in_play and rank_ok[context, k]):
+                usable = 0
+            key = usable * (c + 1) + tc
+            for j in range(c):
+                mask[i, 1 + k * c + j] = playable[key, j]
+            mask[i, 1 + r * c + k] = h > 0 and phase[s] == PHASE_EXCHANGE
+
+
+def _play_kernel(
+    flags, kind_of, rank_of, count_of, next_seat, slots, actions, hands, n_held, played, passed_bits, holding_bits,
+    out_order, out_rank, penalized, gives_left, partner, gave, received, prev_pos, current, leader, trick_rank,
+    trick_count, trick_owner, revolution, constrained, phase, n_out, n_normal_out, n_penalized, manche_steps, ended,
+):  # fmt: skip
+    p, twos_wild, top_ends, jokers = flags[0], flags[3], flags[4], flags[5]
+    revolution_rule, penalty, can_return, equal_rank = flags[6], flags[7], flags[8], flags[9]
+    for i in range(slots.size):
+        s = slots[i]
+        a = actions[i]
+        manche_steps[s] += 1
+        kind = kind_of[a]
+        rank = rank_of[a]
+        cur = current[s]
+        if kind == KIND_GIVE:  # engine._apply_gives
+            other = partner[s, cur]
+            hands[s, cur, rank] -= 1
+            hands[s, other, rank] += 1
+            n_held[s, cur] -= 1
+            n_held[s, other] += 1
+            gave[s, cur, rank] += 1
+            received[s, other, rank] += 1
+            gives_left[s, cur] -= 1
+            giver, best = -1, p
+            for seat in range(p):  # the pending giver best placed in the previous manche (lowest seat on ties)
+                if gives_left[s, seat] > 0 and prev_pos[s, seat] < best:
+                    giver, best = seat, prev_pos[s, seat]
+            if giver >= 0:
+                current[s] = giver
+                phase[s] = PHASE_EXCHANGE
+            else:
+                current[s] = leader[s]
+                phase[s] = PHASE_PLAY
+            continue
+        is_play = kind == KIND_PLAY
+        is_pass = kind == KIND_PASS
+        count = count_of[a] if is_play else 0
+        bit = 1 << cur
+        # Cards leave the hand: naturals first, wild 2s complete.
+        naturals = min(hands[s, cur, rank], count)
+        hands[s, cur, rank] -= naturals
+        played[s, cur, rank] += naturals
+        used_twos = 0
+        if twos_wild:
+            used_twos = count - naturals
+            hands[s, cur, TWO] -= used_twos
+            played[s, cur, TWO] += used_twos
+        n_held[s, cur] -= count
+        # What the play means, judged by the order in force before it.
+        old_rank = trick_rank[s]
+        is_match = is_play and old_rank == rank
+        ends_by_top = False
+        if top_ends:
+            top = JOKER if jokers else (0 if revolution[s] else TWO)
+            ends_by_top = is_play and rank == top
+        if revolution_rule and is_play and count >= 4:
+            revolution[s] = not revolution[s]
+        holding = np.int64(holding_bits[s])
+        went_out = is_play and n_held[s, cur] == 0
+        if went_out:  # engine._go_out
+            out_order[s, cur] = n_out[s]
+            n_out[s] += 1
+            bad = penalty and (rank == TWO or rank == JOKER or used_twos > 0)
+            penalized[s, cur] = bad
+            if bad:
+                out_rank[s, cur] = n_penalized[s]
+                n_penalized[s] += 1
+            else:
+                out_rank[s, cur] = n_normal_out[s]
+                n_normal_out[s] += 1
+            holding = holding & ~bit
+            holding_bits[s] = holding
+        # Turn order: the next eligible seat clockwise; the trick ends when the turn would reach the last
+        # player to have played, or nobody else can act.
+        passed = np.int64(passed_bits[s])
+        if is_pass:
+            passed |= bit
+        if can_return and is_play:
+            passed = 0
+        owner = cur if is_play else trick_owner[s]
+        eligible = holding & ~passed & ~bit & 255
+        nxt = next_seat[cur * 256 + eligible]
+        if equal_rank == 1 and is_match and nxt >= 0:
+            nxt = next_seat[nxt * 256 + (eligible & ~(1 << nxt) & 255)]
+        trick_ends = nxt < 0 or nxt == owner or ends_by_top
+        if trick_ends:
+            owner_seat = max(owner, 0)
+            if holding & (1 << owner_seat):
+                current[s] = owner
+            else:
+                current[s] = next_seat[owner_seat * 256 + holding]
+            trick_rank[s] = -1
+            trick_count[s] = 0
+            trick_owner[s] = -1
+            passed_bits[s] = 0
+        else:
+            current[s] = nxt
+            if is_play:
+                trick_rank[s] = rank
+                trick_count[s] = count
+            trick_owner[s] = owner
+            passed_bits[s] = passed
+        if equal_rank == 2:
+            constrained[s] = (not trick_ends) and is_match
+        if went_out:
+            left = 0
+            for seat in range(p):
+                left += (holding >> seat) & 1
+            ended[i] = left <= 1
