@@ -1,5 +1,8 @@
 """``president-play``: play a game of Président in the terminal against AI opponents.
 
+Needs the ``play`` extra (``pip install "president-env[play]"``: rich and prompt_toolkit, used through
+``president_env.apps.terminal_ui``); without it the command says so and exits with code 2.
+
     president-play                                        # you against three heuristic-3, standard rules
     president-play --opponents mc-5,heuristic-3,ppo-standard-4p --manches 3 --seed 7
     president-play --rules quebec --opponents random --seat 0 --name Alice --ascii
@@ -26,7 +29,11 @@
 - ``--save-replay PATH``: write the game as a JSON replay (``docs/replay.md``) when it ends or is
   abandoned; ``president-web`` plays it back.
 - ``--name NAME`` (default ``You``), ``--ascii`` (suit letters C D H S and plain ASCII instead of
-  ♣ ♦ ♥ ♠; chosen automatically when the output cannot encode the symbols).
+  ♣ ♦ ♥ ♠; chosen automatically when the output's encoding is not UTF).
+
+**Output** goes through rich: hearts and diamonds in red, each finished manche and the standings as
+tables sized to the terminal. It is plain text, without escape codes, when the output is not a
+terminal or ``NO_COLOR`` is set.
 
 **What you type** when it is your turn (case does not matter; ``help`` lists it):
 
@@ -38,6 +45,11 @@
 - ``#N``: move ``N`` of the listed legal moves. A bare number is a rank when it names one (``7``
   plays one 7, as the list writes it) and a move number otherwise (``1``, ``11``).
 - ``hand``, ``table``, ``moves``, ``help``, ``quit``.
+
+At a terminal the line is edited with prompt_toolkit: Tab completes the legal moves of the
+position (as listed, and ``7x2`` for several cards), the up arrow recalls earlier lines, and the
+bottom toolbar counts the legal moves. Piped input (scripts, tests) is read line by line and echoed
+after the prompt.
 
 Invalid input (anything else, numbers in digits other than ASCII 0-9 such as ``²`` or ``①``
 included) is answered with the reason and a new prompt. **Exit codes**: 0 the game was played
@@ -53,11 +65,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import re
 import sys
-import textwrap
-import unicodedata
 import warnings
 from collections import Counter
 from dataclasses import dataclass
@@ -68,7 +77,7 @@ import numpy as np
 import president_env as pe
 from president_env import agents as agent_registry
 from president_env.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
-from president_env.cards import RANK_NAMES, SUIT_SYMBOLS, TWO, format_cards, parse_card, rank_index
+from president_env.cards import RANK_NAMES, TWO, format_cards, parse_card, rank_index
 from president_env.engine import ROLE_NAMES, tables
 from president_env.evaluation.tournament import check_agent_name, load_rules
 from president_env.render import ROLE_LABELS, ordinal, pretty_cards
@@ -76,21 +85,17 @@ from president_env.replay import ReplayRecorder
 from president_env.rules import Rules
 from president_env.user_input import short_repr
 
+try:
+    from . import terminal_ui as ui
+except ModuleNotFoundError as err:  # the play extra is missing: main() says so
+    if (err.name or "").partition(".")[0] not in ("rich", "prompt_toolkit"):
+        raise
+    ui = None  # type: ignore[assignment]
+
 EXIT_DONE, EXIT_ABANDONED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DEFAULT_OPPONENT = "heuristic-3"
+NEEDS_PLAY_EXTRA = 'president-play needs the play extra: pip install "president-env[play]"'
 
-# --ascii: the renderer's symbols in plain ASCII; anything else non-ASCII loses its accents (NFKD) below.
-_ASCII = str.maketrans(
-    {
-        **{symbol: letter for letter, symbol in SUIT_SYMBOLS.items()},
-        "·": "-",
-        "←": "<-",
-        "×": "x",
-        "…": "...",
-        "→": "->",
-    }
-)
-_RED_CARD = re.compile(r"(?:10|[2-9JQKA])[♥♦]")
 _RANK_TOKEN = re.compile(r"(10|[2-9TJQKA]|JK)(?:X([0-9]+))?")  # ASCII digits only: int() reads "²" too
 
 HELP = """\
@@ -98,7 +103,8 @@ Moves:  7 7 | 7x2     play two 7s (10 or T, J, Q, K, A, 2, JK; "play" in front i
         pass | p      pass (not when you lead the trick)
         give 3        exchange phase: give back one 3 (give 3 5: several cards)
         #2            move 2 of the list (a bare number is a rank, 7, or else a move number, 1 or 11)
-Other:  hand (your cards), table (the whole table), moves (the legal moves), help, quit"""
+Other:  hand (your cards), table (the whole table), moves (the legal moves), help, quit
+At a terminal, Tab completes the legal moves and the up arrow recalls what you typed."""
 
 
 class InputError(ValueError):
@@ -243,10 +249,9 @@ class TerminalGame:
     ) -> None:
         self.rules, self.human, self.name = rules, human, name
         self.lineup = opponents
-        self.stdin, self.stdout = stdin, stdout
-        self.ascii_only = ascii_only or not _can_encode(stdout, "♣♦♥♠é·←×")
-        self.colour = _is_tty(stdout) and not self.ascii_only and "NO_COLOR" not in os.environ
-        self.echo = not _is_tty(stdin)  # piped input is echoed after the prompt, so transcripts read well
+        self.screen = ui.Screen(stdout, ascii_only)
+        self.completer = ui.MoveCompleter()
+        self.keyboard = ui.Keyboard(stdin, stdout, self.screen, self.completer)
         env_seed, agent_seeds = seed.spawn(2)
         self.env_seed = int(env_seed.generate_state(1)[0])
         seeds = agent_seeds.spawn(rules.n_players)
@@ -270,23 +275,14 @@ class TerminalGame:
         self.recorder: ReplayRecorder | None = None
 
     # ---- output -----------------------------------------------------------------
-    def say(self, text: str = "") -> None:
-        if self.ascii_only:
-            text = unicodedata.normalize("NFKD", text.translate(_ASCII)).encode("ascii", "ignore").decode()
-        elif self.colour:
-            text = _RED_CARD.sub(lambda m: f"\x1b[31m{m[0]}\x1b[0m", text)
-        self.stdout.write(text + "\n")
-        self.stdout.flush()
+    def say(self, text: str = "", style: str = "") -> None:
+        self.screen.say(text, style)
 
     def ask(self, prompt: str) -> str:
-        self.stdout.write(prompt)
-        self.stdout.flush()
-        line = self.stdin.readline()
-        if not line:
-            raise EndOfInput
-        if self.echo:
-            self.stdout.write(line if line.endswith("\n") else line + "\n")
-        return line
+        try:
+            return self.keyboard.read(prompt)
+        except EOFError:
+            raise EndOfInput from None
 
     def label(self, player: int) -> str:
         return self.name if player == self.human else self.agent_names[player]
@@ -393,7 +389,7 @@ class TerminalGame:
         else:
             title = f"Manche {info['manche'] + 1} of {self.rules.manches}"
         self.say()
-        self.say(f"=== {title} ===")
+        self.say(f"=== {title} ===", "bold")
         roles = [self.who(p) for p in range(self.rules.n_players) if self.raw.infos[self.agent_names[p]]["role"]]
         if roles:
             self.say("Roles: " + ", ".join(roles) + ".")
@@ -465,42 +461,58 @@ class TerminalGame:
         self.totals = [int(infos[0]["scores"][a]) for a in self.agent_names]
         if "winner" in infos[0]:
             self.winner = self.agent_names.index(infos[0]["winner"])
-        self.say(self.manche_line(result))
-        self.say("Totals: " + ", ".join(f"{self.label(p)} {s}" for p, s in enumerate(self.totals)))
+        self.show_result(result)
         if not any(self.raw.terminations.values()):
             self.start_manche()
 
-    def manche_line(self, result: MancheResult) -> str:
-        """``Manche 1: 1st player_0 → Président +3, ...``: finishing order, the role won and the points."""
+    def show_result(self, result: MancheResult) -> None:
+        """A finished manche as a table: finishing order, the role won, the manche's points and the totals."""
         order = sorted(range(self.rules.n_players), key=result.positions.__getitem__)
         role_by_pos = tables(self.rules).role_by_pos
-        title = "Decisive manche (points not added)" if result.decisive else f"Manche {result.number}"
-        parts = [
-            f"{ordinal(result.positions[p] + 1)} {self.label(p)} → {ROLE_LABELS[role_by_pos[result.positions[p]]]} "
-            f"+{_number(result.points[p])}"
+        title = "Decisive manche (its points are not added)" if result.decisive else f"Manche {result.number}"
+        self.say()
+        self.say(f"{title} over:", "bold")
+        rows = [
+            [
+                ordinal(result.positions[p] + 1),
+                self.label(p),
+                ROLE_LABELS[role_by_pos[result.positions[p]]],
+                f"+{_number(result.points[p])}",
+                str(self.totals[p]),
+            ]
             for p in order
         ]
-        return f"{title}: " + ", ".join(parts)
+        self.screen.table(["Place", "Player", "Role", "Points", "Total"], rows, right=[False] * 3 + [True] * 2)
 
     def standings(self, final: bool) -> None:
-        self.say("=== Final standings ===" if final else "=== Standings so far ===")
-        for result in self.results:
-            self.say(self.manche_line(result))
+        """The ranking as a table: each player's points in every manche (the finishing place in a decisive
+        manche, whose points are not added), the total and the winner."""
+        self.say("=== Final standings ===" if final else "=== Standings so far ===", "bold")
+        regular = [r for r in self.results if not r.decisive]
+        decisive = [r for r in self.results if r.decisive]
+        headers = ["Place", "Player", "Agent", *(f"Manche {r.number}" for r in regular)]
+        headers += ["Decisive"] * len(decisive) + ["Total", ""]
         # The winner of a decisive manche goes first among the tied.
         ranking = sorted(range(self.rules.n_players), key=lambda p: (-self.totals[p], p != self.winner, p))
-        self.say("Totals:")
-        for place, player in enumerate(ranking, start=1):
-            agent = self.lineup[player] or "you"
-            mark = "  <- winner" if player == self.winner else ""
-            points = self.totals[player]
-            self.say(
-                f"  {place}. {self.label(player):<10} {agent:<16} {points:>3} point{'s' if points != 1 else ''}{mark}"
-            )
+        rows = [
+            [
+                f"{place}.",
+                self.label(player),
+                self.lineup[player] or "you",
+                *(f"+{_number(r.points[player])}" for r in regular),
+                *(ordinal(r.positions[player] + 1) for r in decisive),
+                str(self.totals[player]),
+                "<- winner" if player == self.winner else "",
+            ]
+            for place, player in enumerate(ranking, start=1)
+        ]
+        self.screen.table(headers, rows, right=[False] * 3 + [True] * (len(self.results) + 1))
 
     # ---- the human's turn ----------------------------------------------------------
     def ask_move(self, observation: dict) -> list[int]:
         """Show the table and the legal moves, read lines until one is playable; returns its action(s)."""
         legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
+        self.completer.moves = [self.move_forms(action) for action in legal]
         self.say()
         self.show_table()
         self.show_moves(legal)
@@ -541,11 +553,14 @@ class TerminalGame:
         naturals = min(count, int(self.view().hand[0, rank]))
         return " ".join([decoded[1]] * naturals + [RANK_NAMES[TWO]] * (count - naturals))
 
+    def move_forms(self, action: int) -> tuple[str, ...]:
+        """The ways to type ``action`` that Tab completes: the listed text, then ``7x2`` for several cards."""
+        decoded = pe.decode(self.rules, action)
+        text = self.move_text(action)
+        return (text, f"{decoded[1]}x{decoded[2]}") if decoded[0] == "play" and decoded[2] > 1 else (text,)
+
     def show_moves(self, legal: list[int]) -> None:
-        # No-break spaces inside an entry keep "#2 7 7" on one line when the list wraps.
-        moves = [f"#{i} {self.move_text(a)}".replace(" ", "\xa0") for i, a in enumerate(legal, start=1)]
-        text = textwrap.fill("Legal moves: " + "   ".join(moves), width=100, subsequent_indent="  ")
-        self.say(text.replace("\xa0", " "))
+        self.screen.moves("Legal moves:", [(f"#{i}", self.move_text(a)) for i, a in enumerate(legal, start=1)])
 
     def resolve(self, command: tuple, legal: list[int]) -> list[int]:
         """The action(s) of a parsed command, or ``InputError`` saying why it cannot be played now."""
@@ -639,22 +654,6 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def _is_tty(stream: Any) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
-
-
-def _can_encode(stream: Any, text: str) -> bool:
-    encoding = getattr(stream, "encoding", None)
-    if not encoding:
-        return True  # a StringIO holds any text
-    try:
-        text.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
-
-
 # --------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------
@@ -730,6 +729,9 @@ def main(
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     stderr = sys.stderr if stderr is None else stderr
+    if ui is None:
+        stderr.write(f"{NEEDS_PLAY_EXTRA}\n")
+        return EXIT_USAGE
     try:
         # argparse prints --help to stdout and its errors to stderr, then exits: keep both on our streams.
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):

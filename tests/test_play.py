@@ -7,6 +7,7 @@ so a test plays like a person at the terminal: it sees the listed legal moves an
 from __future__ import annotations
 
 import io
+import itertools
 import re
 import subprocess
 import sys
@@ -14,9 +15,21 @@ from collections.abc import Callable
 
 import pytest
 
-from president_env.apps.terminal import InputError, build_game, main, parse_command
-from president_env.cards import RANK_NAMES
-from president_env.engine import tables
+pytest.importorskip("rich", reason="president-play needs the play extra")
+pytest.importorskip("prompt_toolkit", reason="president-play needs the play extra")
+
+import numpy as np  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from prompt_toolkit.completion import CompleteEvent  # noqa: E402
+from prompt_toolkit.document import Document  # noqa: E402
+from prompt_toolkit.input import create_pipe_input  # noqa: E402
+from prompt_toolkit.output import DummyOutput  # noqa: E402
+
+from president_env.apps import terminal_ui as ui  # noqa: E402
+from president_env.apps.terminal import InputError, build_game, main, parse_command  # noqa: E402
+from president_env.cards import RANK_NAMES  # noqa: E402
+from president_env.engine import tables  # noqa: E402
 
 CHEAP = ["--opponents", "random,heuristic-1,random"]
 # Standard rules, 2 manches, seed 0, seat 0, playing the lowest listed play: you are Président in manche 2.
@@ -24,10 +37,13 @@ EXCHANGE_GAME = ["--opponents", "random", "--manches", "2", "--seed", "0", "--se
 
 
 def listed_moves(text: str) -> list[str]:
-    """The legal moves of the last ``Legal moves:`` list in ``text``, as listed (``pass``, ``7 7``, ``give 3``)."""
+    """The legal moves of the last ``Legal moves:`` list in ``text``, as listed (``pass``, ``7 7``, ``give 3``).
+
+    The list is laid out in columns, entries three spaces apart or more, on lines that start with a ``#`` entry.
+    """
     lines = text[text.rindex("Legal moves:") + len("Legal moves:") :].split("\n")
-    block = lines[0] + "".join(line for line in lines[1:] if line.startswith("  #"))
-    return [move.strip() for move in re.findall(r"#\d+ ([^#]+)", block)]
+    block = [lines[0], *itertools.takewhile(lambda line: line.lstrip().startswith("#"), lines[1:])]
+    return [move for line in block for move in re.findall(r"#\d+ (\S+(?: \S+)*)", line)]
 
 
 def hand_ranks(text: str) -> list[str]:
@@ -78,14 +94,22 @@ def play(argv: list[str], reply=lowest_play) -> tuple[int, str, Typist]:
     return code, out.getvalue(), typist
 
 
+def table_rows(block: str) -> list[dict[str, str]]:
+    """The rows of the first table in ``block`` (a header line, a rule of ``─``, or ``-`` in ASCII, rows up to
+    a blank line), as ``{header: cell}``; cells are two spaces apart or more and hold no such gap."""
+    lines = block.strip("\n").split("\n")
+    rule = next(i for i, line in enumerate(lines) if set(line.strip()) in ({"─"}, {"-"}))
+    headers = re.split(r" {2,}", lines[rule - 1].strip())
+    rows = itertools.takewhile(str.strip, lines[rule + 1 :])
+    return [dict(zip(headers, re.split(r" {2,}", row.strip()))) for row in rows]
+
+
 def standings(text: str) -> tuple[dict[int, dict[str, int]], dict[str, int]]:
-    """Points by manche number and name, and totals by name, read from the final standings."""
-    final = text[text.rindex("=== Final standings ===") :]
-    manches: dict[int, dict[str, int]] = {}
-    for number, body in re.findall(r"^Manche (\d+): (.*)$", final, re.M):
-        manches[int(number)] = {name: int(p) for name, p in re.findall(r"\d+\w\w (\S+) → [^+]+\+(\d+)", body)}
-    totals = {name: int(p) for name, p in re.findall(r"^  \d+\. (\S+) .*?(\d+) points?", final, re.M)}
-    return manches, totals
+    """Points by manche number and name, and totals by name, read from the final standings table."""
+    rows = table_rows(text[text.rindex("=== Final standings ===") :].split("\n", 1)[1])
+    numbers = [int(h.split()[1]) for h in rows[0] if h.startswith("Manche ")]
+    manches = {n: {row["Player"]: int(row[f"Manche {n}"]) for row in rows} for n in numbers}
+    return manches, {row["Player"]: int(row["Total"]) for row in rows}
 
 
 def test_full_game_by_typed_moves_reaches_standings_whose_points_are_the_rewards() -> None:
@@ -303,3 +327,200 @@ def test_entry_point_runs_as_a_module_with_piped_stdin() -> None:
     assert "=== Final standings ===" in done.stdout and "Traceback" not in done.stderr
     cut = subprocess.run(command, input="#1\n", capture_output=True, text=True, timeout=120)
     assert cut.returncode == 1 and "End of input" in cut.stdout and "Traceback" not in cut.stderr
+
+
+# ---------------------------------------------------------------------------------------------- rich and prompt_toolkit
+@pytest.fixture(autouse=True)
+def plain_environment(monkeypatch) -> None:
+    """rich reads these: a forced colour or terminal would put escape codes into the text the tests read, and
+    the width (a terminal's own, else ``COLUMNS``, else 80) lays out the list of moves and the tables."""
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR", "COLORTERM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.setenv("COLUMNS", "80")
+
+
+def first_decision(argv: list[str]):
+    """A game built from ``argv`` (not run), stepped by its agents to the human's first decision."""
+    game = build_game(argv, io.StringIO(), io.StringIO())
+    game.env.reset(seed=game.env_seed)
+    for agent in game.env.agent_iter():
+        observation, _, _, _, info = game.env.last()
+        player = game.agent_names.index(agent)
+        if player == game.human:
+            return game, [int(a) for a in np.flatnonzero(observation["action_mask"])]
+        game.env.step(int(game.agents[player].act(observation, info)))
+    raise AssertionError("the human never acts")
+
+
+def completed(completer, typed: str) -> list[tuple[int, str]]:
+    """What Tab offers after ``typed``: ``(move number, text)``, each replacing the whole line typed so far."""
+    found = list(completer.get_completions(Document(typed), CompleteEvent(completion_requested=True)))
+    assert all(c.start_position == -len(typed) for c in found)
+    return [(int(c.display_meta_text.removeprefix("#")), c.text) for c in found]
+
+
+def test_tab_completes_the_legal_moves_of_a_fixed_deal_filtered_by_what_is_typed() -> None:
+    game, legal = first_decision(["--opponents", "random", "--seed", "3", "--seat", "0"])
+    # Hand 3♣ 3♥ 3♠ 6♠ 7♥ 7♠ 8♣ 10♦ 10♥ J♦ A♣ 2♦ 2♠; the human leads (no pass).
+    listed = ["3", "3 3", "3 3 3", "6", "7", "7 7", "8", "10", "10 10", "J", "A", "2", "2 2"]
+    assert [game.move_text(a) for a in legal] == listed
+    game.completer.moves = [game.move_forms(a) for a in legal]  # as ask_move sets them before the prompt
+    assert completed(game.completer, "") == list(enumerate(listed, start=1))
+    assert completed(game.completer, "3") == [(1, "3"), (2, "3 3"), (3, "3 3 3")]
+    assert completed(game.completer, "3x") == [(2, "3x2"), (3, "3x3")]
+    assert completed(game.completer, " 3  3 ") == [(3, "3 3 3")]
+    assert completed(game.completer, "1") == [(8, "10"), (9, "10 10")]
+    assert completed(game.completer, "10X") == [(9, "10x2")]
+    assert completed(game.completer, "j") == [(10, "J")]
+    assert completed(game.completer, "2") == [(12, "2"), (13, "2 2")]
+    for nothing in ("p", "pass", "#", "4", "3 4", "give"):
+        assert completed(game.completer, nothing) == [], nothing
+    for number, text in completed(game.completer, "") + completed(game.completer, "3x"):
+        assert game.resolve(parse_command(text), legal) == [legal[number - 1]], text
+
+
+def test_completions_at_the_prompt_are_the_listed_moves() -> None:
+    """In a whole game, at every prompt, Tab offers exactly the moves just listed, numbered as listed."""
+    checked: list[int] = []
+
+    def reply(screen: str, moves: list[str], text: str) -> str:
+        assert completed(game.completer, "") == list(enumerate(moves, start=1))
+        checked.append(len(moves))
+        return lowest_play(screen, moves)
+
+    out = io.StringIO()
+    game = build_game(EXCHANGE_GAME, Typist(out, reply), out)
+    assert game.run() == 0
+    assert len(checked) > 10 and max(checked) > 5
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rules=st.sampled_from(["standard", "family", "big_table", "quebec", "party", "or_nothing"]),
+    seed=st.integers(0, 2**16),
+    decisions=st.integers(0, 40),
+    data=st.data(),
+)
+def test_every_completion_parses_back_to_its_legal_move(rules, seed, decisions, data) -> None:
+    """Random play (two manches: exchanges too) to a decision of the human; there Tab offers each legal move once
+    with the listed text, every way of typing a move that it offers plays that move, and a prefix of one of them
+    (any case, any spaces) keeps that move among the completions, all of which start with the prefix."""
+    game = build_game(["--rules", rules, "--opponents", "random", "--manches", "2", "--seed", str(seed)], *(None, None))
+    rng = np.random.default_rng(seed)
+    game.env.reset(seed=game.env_seed)
+    seen = -1
+    for agent in game.env.agent_iter():  # to the human's decision number `decisions`, if the game lasts so long
+        observation, _, terminated, truncated, _ = game.env.last()
+        if terminated or truncated:
+            game.env.step(None)
+            continue
+        legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
+        if game.agent_names.index(agent) == game.human:
+            seen += 1
+            if seen == decisions:
+                break
+        game.env.step(int(rng.choice(legal)))
+    else:
+        return
+    game.completer.moves = moves = [game.move_forms(a) for a in legal]
+    assert completed(game.completer, "") == [(i, forms[0]) for i, forms in enumerate(moves, start=1)]
+    assert [forms[0] for forms in moves] == [game.move_text(a) for a in legal]
+    for action, forms in zip(legal, moves):
+        for form in forms:
+            assert game.resolve(parse_command(form), legal) == [action], form
+    number = data.draw(st.integers(1, len(moves)), label="move")
+    form = data.draw(st.sampled_from(moves[number - 1]), label="form")
+    prefix = form[: data.draw(st.integers(0, len(form)), label="cut")]
+    typed = data.draw(st.sampled_from([prefix, prefix.lower(), " " + prefix.replace(" ", "   ")]), label="typed")
+    offered = completed(game.completer, typed)
+    assert number in [n for n, _ in offered]
+    for n, text in offered:
+        assert " ".join(text.lower().split()).startswith(" ".join(typed.lower().split()))
+        assert game.resolve(parse_command(text), legal) == [legal[n - 1]]
+
+
+def test_up_arrow_recalls_earlier_lines_in_the_terminal_prompt() -> None:
+    screen = ui.Screen(io.StringIO())
+    with create_pipe_input() as keys:
+        keyboard = ui.Keyboard(io.StringIO(), io.StringIO(), screen, ui.MoveCompleter(), (keys, DummyOutput()))
+        keys.send_text("7 7\r")
+        assert keyboard.read("You> ") == "7 7"
+        keys.send_text("pass\r")
+        assert keyboard.read("You> ") == "pass"
+        keys.send_text("\x1b[A\r")  # up: the last line
+        assert keyboard.read("You> ") == "pass"
+        keys.send_text("\x1b[A\x1b[A\x1b[A\r")  # three up: pass, pass (the recalled one), 7 7
+        assert keyboard.read("You> ") == "7 7"
+
+
+class TypingAtThePrompt(ui.Keyboard):
+    """A keyboard whose PromptSession reads keys from a pipe: each prompt gets the next keys, sent as it opens
+    (keys sent all at once would be typed ahead, before the session has loaded its history)."""
+
+    def __init__(self, game, pipe, keys: list[str]) -> None:
+        super().__init__(io.StringIO(), io.StringIO(), game.screen, game.completer, (pipe, DummyOutput()))
+        self.pipe, self.keys = pipe, iter(keys)
+
+    def read(self, prompt: str) -> str:
+        self.pipe.send_text(next(self.keys))
+        return super().read(prompt)
+
+
+def test_a_game_at_the_terminal_prompt_plays_by_history_and_ends_cleanly_on_ctrl_d_and_ctrl_c() -> None:
+    """The whole game through the PromptSession: "#1" once, then the up arrow and Enter recall it at every turn."""
+
+    def run(keys: list[str]) -> tuple[int, str, ui.Keyboard]:
+        out = io.StringIO()
+        game = build_game(CHEAP + ["--seed", "1", "--seat", "0"], io.StringIO(), out)
+        with create_pipe_input() as pipe:
+            game.keyboard = TypingAtThePrompt(game, pipe, keys)
+            return game.run(), out.getvalue(), game.keyboard
+
+    code, text, keyboard = run(["#1\r"] + ["\x1b[A\r"] * 400)
+    assert code == 0 and "=== Final standings ===" in text and "Traceback" not in text
+    assert set(keyboard.session.history.get_strings()) == {"#1"}
+    assert text.count("  You played ") + text.count("  You passed") > 5
+    count = len(listed_moves(text))
+    assert keyboard.toolbar().startswith(f" {count} legal move{'s' if count != 1 else ''} · Tab completes")
+    code, text, _ = run(["#1\r", "\x04"])  # Ctrl-D on an empty line
+    assert code == 1 and text.rstrip().endswith("End of input: the game is abandoned.")
+    code, text, _ = run(["#1\r", "\x03"])  # Ctrl-C
+    assert code == 130 and "Interrupted: the game is abandoned." in text
+
+
+class TerminalOut(io.StringIO):
+    """An output that says it is a terminal: rich then colours it."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_no_escape_codes_off_a_terminal_or_with_no_color_and_red_cards_at_a_terminal(monkeypatch) -> None:
+    argv = [*CHEAP, "--seed", "0", "--manches", "2"]
+    piped = io.StringIO()
+    assert main(argv, io.StringIO("#1\n" * 400), piped) == 0
+    assert "\x1b" not in piped.getvalue() and "♥" in piped.getvalue()
+    terminal = TerminalOut()
+    assert main(argv, io.StringIO("#1\n" * 400), terminal) == 0
+    coloured = terminal.getvalue()
+    assert re.search(r"\x1b\[31m(10|[2-9JQKA])♥\x1b\[0m", coloured)  # hearts in red
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == piped.getvalue()  # the same text
+    monkeypatch.setenv("NO_COLOR", "1")
+    terminal = TerminalOut()
+    assert main(argv, io.StringIO("#1\n" * 400), terminal) == 0
+    assert terminal.getvalue() == piped.getvalue()  # no colour, no bold: no escape code at all
+
+
+def test_ascii_output_when_asked_or_when_the_stream_cannot_encode_the_suits() -> None:
+    argv = [*CHEAP, "--seed", "0", "--manches", "2"]
+    out = io.StringIO()
+    assert main([*argv, "--ascii"], io.StringIO("#1\n" * 400), out) == 0
+    asked = out.getvalue()
+    assert asked.isascii() and "=== Final standings ===" in asked
+    assert re.search(r"Hand of You \(13\): (\S+[CDHS] )+", asked)
+    assert table_rows(asked[asked.rindex("Final standings") :].split("\n", 1)[1])[0]["Place"] == "1."
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii", write_through=True)
+    assert main(argv, io.StringIO("#1\n" * 400), stream) == 0
+    assert raw.getvalue().decode("ascii").replace("\r\n", "\n") == asked

@@ -156,6 +156,8 @@ def test_bad_files(tmp_path):
 
 
 def test_president_play_saves_a_replay(tmp_path):
+    for module in ("rich", "prompt_toolkit"):
+        pytest.importorskip(module, reason="president-play needs the play extra")
     from president_env.apps.terminal import main
 
     path = tmp_path / "out" / "game.json"

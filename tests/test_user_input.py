@@ -380,7 +380,30 @@ def test_president_eval_checks_every_input_before_the_tournament(tmp_path, monke
 
 
 # ---------------------------------------------------------------- president-play
+def needs_play_extra() -> None:
+    """Skip unless rich and prompt_toolkit (the play extra, which ``president-play`` needs) are installed."""
+    for module in ("rich", "prompt_toolkit"):
+        pytest.importorskip(module, reason="president-play needs the play extra")
+
+
+@pytest.mark.parametrize("missing", ["rich", "prompt_toolkit"])
+def test_president_play_without_the_play_extra_says_so_in_one_line_and_exits_2(missing):
+    """Run with the library hidden (``None`` in ``sys.modules`` fails its import), as on a core install."""
+    import subprocess
+    import sys
+
+    code = (
+        f"import sys; sys.modules[{missing!r}] = None\n"
+        "from president_env.apps.terminal import main\n"
+        "raise SystemExit(main(['--seed', '1']))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], input="", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == 'president-play needs the play extra: pip install "president-env[play]"\n'
+
+
 def test_president_play_rules_bomb_is_exit_2(tmp_path):
+    needs_play_extra()
     from president_env.apps.terminal import main
 
     bomb = tmp_path / "bomb.yaml"
@@ -393,6 +416,7 @@ def test_president_play_rules_bomb_is_exit_2(tmp_path):
 @pytest.fixture(scope="module")
 def human_turn():
     """A game of ``president-play`` at the human's first decision, and its legal actions."""
+    needs_play_extra()
     from president_env.apps.terminal import build_game
 
     game = build_game(["--opponents", "random", "--seed", "3", "--seat", "0"], io.StringIO(), io.StringIO())
@@ -456,6 +480,7 @@ def test_a_tiny_run_writes_strict_json_metrics_without_warnings(tmp_path, capsys
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.text(max_size=30) | st.lists(_TOKENS, max_size=4).map(" ".join), max_size=6))
 def test_president_play_answers_any_typed_lines_and_quits_cleanly(lines):
+    needs_play_extra()
     from president_env.apps.terminal import main
 
     out, err = io.StringIO(), io.StringIO()
