@@ -1,6 +1,7 @@
 """Gather the shipped learned agents' measurements into one table and one plot.
 
-    python scripts/agents_report.py            # reads docs/results/agents/, writes agents.md and agents.png there
+    python scripts/agents_report.py            # reads docs/results/agents/, writes agents.md and agents.png there,
+                                               # and the same table in README.md between its agents-table markers
 
 Each agent's folder ``docs/results/agents/<table>/`` holds the ``president-eval --against`` outputs
 (``<opponent>/results.json``) and the training run's ``metrics.jsonl``; this script only reads
@@ -19,6 +20,19 @@ from president_env.evaluation.tournament import Estimate, errorbar_png, format_e
 
 DOCS_RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 RESULTS = DOCS_RESULTS / "agents"
+README = DOCS_RESULTS.parent.parent / "README.md"
+README_MARKERS = ("<!-- agents-table -->\n", "<!-- /agents-table -->")
+
+
+def readme_with_table(readme: str, table: str) -> str:
+    """``readme`` with ``table`` between its agents-table markers (``ValueError`` if they are missing)."""
+    start, end = README_MARKERS
+    if start not in readme or end not in readme:
+        raise ValueError(f"README.md has no {start.strip()} ... {end} block")
+    head, rest = readme.split(start, 1)
+    return head + start + table + "\n" + end + rest.split(end, 1)[1]
+
+
 OPPONENTS = ("heuristic-3", "mc-4")
 
 
@@ -71,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     header = ["agent", "trained for", "vs heuristic-3 ×(P-1) (deal groups)", "vs mc-4 ×(P-1) (deal groups)", "training"]
     table = markdown_table(header, rows, text_columns=2)
     (args.results / "agents.md").write_text(table + "\n", encoding="utf-8")
+    if args.results == RESULTS:
+        README.write_text(readme_with_table(README.read_text(encoding="utf-8"), table), encoding="utf-8")
     errorbar_png(
         args.results / "agents.png",
         groups={f"vs {opponent}": values for opponent, values in groups.items() if values[0]},

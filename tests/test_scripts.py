@@ -38,3 +38,11 @@ def test_the_render_demo_plays_a_game():
     assert done.returncode == 0, done.stderr
     moves = [line for line in done.stdout.splitlines() if line.startswith("--- move ")]
     assert moves and moves == [f"--- move {k} ---" for k in range(1, len(moves) + 1)]
+
+
+def test_the_readme_shows_the_agents_table():
+    """README.md's agents-table block is docs/results/agents/agents.md, as scripts/agents_report.py writes it."""
+    start, end = "<!-- agents-table -->\n", "<!-- /agents-table -->"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split(start, 1)[1].split(end, 1)[0]
+    assert block == (ROOT / "docs" / "results" / "agents" / "agents.md").read_text(encoding="utf-8")
