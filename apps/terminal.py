@@ -52,9 +52,10 @@ bottom toolbar counts the legal moves. Piped input (scripts, tests) is read line
 after the prompt.
 
 Invalid input (anything else, numbers in digits other than ASCII 0-9 such as ``²`` or ``①``
-included) is answered with the reason and a new prompt. **Exit codes**: 0 the game was played
-to its end (the standings are printed); 1 it was abandoned (``quit`` or end of input); 2 bad
-arguments (an unknown agent, a wrong number of opponents, bad rules); 130 interrupted (Ctrl-C).
+included) is answered with the reason and a new prompt; why a move is illegal is the engine's
+decision (``engine.why_illegal``), worded here by :func:`illegal_text`. **Exit codes**: 0 the game
+was played to its end (the standings are printed); 1 it was abandoned (``quit`` or end of input); 2
+bad arguments (an unknown agent, a wrong number of opponents, bad rules); 130 interrupted (Ctrl-C).
 
 The game runs on the AEC env (``president_env.env(render_mode="ansi", reward_mode="points")``):
 the table is the env's own ``render_text`` (``president_env.render``), the AI seats act through
@@ -76,9 +77,10 @@ import numpy as np
 
 import president_env as pe
 from president_env import agents as agent_registry
-from president_env.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
+from president_env import engine
+from president_env.actions import KIND_GIVE, KIND_PLAY, action_tables
 from president_env.cards import RANK_NAMES, TWO, format_cards, parse_card, rank_index
-from president_env.engine import ROLE_NAMES, tables
+from president_env.engine import ROLE_NAMES, IllegalMove, tables
 from president_env.evaluation.tournament import check_agent_name, load_rules
 from president_env.render import ROLE_LABELS, ordinal, pretty_cards
 from president_env.replay import ReplayRecorder
@@ -591,59 +593,68 @@ class TerminalGame:
             raise InputError(f"{err}{hint}") from None
 
     def play_action(self, rank: int, count: int) -> int:
-        rules = self.rules
-        if rank >= rules.n_ranks:
+        """The action of a typed play; ``InputError`` for one that is no action of these rules (whether it is
+        legal now is for :meth:`check` to say)."""
+        if rank >= self.rules.n_ranks:
             raise InputError("there are no jokers in this game")
-        if count > rules.max_count:
-            raise InputError(f"a play holds at most {rules.max_count} cards of one rank")
-        hand = self.view().hand[0]
-        usable = int(hand[rank]) + (int(hand[TWO]) if rules.twos_wild and rank < TWO and hand[rank] > 0 else 0)
-        if hand[rank] == 0:
-            raise InputError(f"you hold no {RANK_NAMES[rank]}")
-        if usable < count:
-            wild = " (wild 2s included)" if usable > hand[rank] else ""
-            raise InputError(f"you hold only {usable} × {RANK_NAMES[rank]}{wild}, not {count}")
-        return pe.encode_play(rules, RANK_NAMES[rank], count)
+        if count > self.rules.max_count:
+            raise InputError(f"a play holds at most {self.rules.max_count} cards of one rank")
+        return pe.encode_play(self.rules, RANK_NAMES[rank], count)
 
     def resolve_give(self, ranks: list[int], legal: list[int]) -> list[int]:
+        """The gives of ``give 3`` or ``give 3 5``: the engine judges the first; several must fit the hand and the
+        cards left to give back."""
+        if any(rank >= self.rules.n_ranks for rank in ranks):
+            raise InputError("there are no jokers in this game")
+        actions = [pe.encode_give(self.rules, RANK_NAMES[rank]) for rank in ranks]
+        self.check(actions[0], legal)
         view = self.view()
-        if not view.exchange[0]:
-            raise InputError("give is for the exchange at the start of a manche; now play cards or pass")
         left = int(view.gives_left[0])
         if len(ranks) > left:
             raise InputError(f"you have {left} card(s) left to give back, not {len(ranks)}")
         for rank, wanted in Counter(ranks).items():
-            if rank >= self.rules.n_ranks or view.hand[0, rank] < wanted:
-                held = 0 if rank >= self.rules.n_ranks else int(view.hand[0, rank])
-                raise InputError(
-                    f"you hold no {RANK_NAMES[rank]}" if not held else f"you hold only {held} × {RANK_NAMES[rank]}"
-                )
-        actions = [pe.encode_give(self.rules, RANK_NAMES[rank]) for rank in ranks]
-        self.check(actions[0], legal)
+            held, name = int(view.hand[0, rank]), RANK_NAMES[rank]
+            if held < wanted:
+                raise InputError(f"you hold only {held} × {name}" if held else f"you hold no {name}")
         return actions
 
     def check(self, action: int, legal: list[int]) -> int:
-        """``action`` if it is legal now, else ``InputError`` with the reason in the human's terms."""
+        """``action`` if it is legal now, else ``InputError`` with the engine's reason in the human's terms."""
         if action in legal:
             return action
-        view = self.view()
-        kind = self._kind[action]
-        if view.exchange[0]:
-            raise InputError(f"first give back {int(view.gives_left[0])} card(s) to your exchange partner: give RANK")
-        if kind == KIND_PASS:
-            raise InputError("you lead this trick, so you cannot pass: play any cards of one rank")
-        rank = int(view.trick_rank[0])
-        count = int(view.trick_count[0])
-        if rank < 0:
-            raise InputError("that move is not legal now")
-        on_pile = " ".join([RANK_NAMES[rank]] * count)
-        played = pe.decode(self.rules, action)
-        if played[2] != count:
-            raise InputError(f"this trick is played {count} card(s) at a time (on the pile: {on_pile})")
-        if view.constrained[0]:
-            raise InputError(f"or nothing: you must play {RANK_NAMES[rank]} again, or pass")
-        order = " (revolution: lower ranks are stronger now)" if view.revolution[0] else ""
-        raise InputError(f"{' '.join([played[1]] * count)} does not beat the {on_pile} on the pile{order}")
+        raise InputError(illegal_text(engine.why_illegal(self.rules, self.raw.game.state, 0, action)))
+
+
+def illegal_text(why: IllegalMove) -> str:
+    """The human's sentence for each reason of ``engine.ILLEGAL_REASONS`` (the engine decides which)."""
+    reason = why.reason
+    rank = RANK_NAMES[why.rank] if why.rank >= 0 else ""
+    on_pile = " ".join([RANK_NAMES[why.trick_rank]] * why.trick_count) if why.trick_rank >= 0 else ""
+    if reason == engine.OUT_OF_RANGE:
+        return f"{short_repr(why.action, 20)} is not a move of this game"
+    if reason == engine.GAME_OVER:
+        return "the game is over"
+    if reason == engine.MUST_GIVE:
+        return f"first give back {why.gives_left} card(s) to your exchange partner: give RANK"
+    if reason == engine.NOTHING_TO_GIVE:
+        return f"you hold no {rank}"
+    if reason == engine.GIVE_OUTSIDE_EXCHANGE:
+        return "give is for the exchange at the start of a manche; now play cards or pass"
+    if reason == engine.LEADER_CANNOT_PASS:
+        return "you lead this trick, so you cannot pass: play any cards of one rank"
+    if reason == engine.NOT_ENOUGH_CARDS:
+        if why.held == 0:
+            return f"you hold no {rank}"
+        wild = " (wild 2s included)" if why.wild else ""
+        return f"you hold only {why.held} × {rank}{wild}, not {why.count}"
+    if reason == engine.WRONG_COUNT:
+        return f"this trick is played {why.trick_count} card(s) at a time (on the pile: {on_pile})"
+    if reason == engine.OR_NOTHING:
+        return f"or nothing: you must play {RANK_NAMES[why.trick_rank]} again, or pass"
+    if reason == engine.DOES_NOT_BEAT:
+        order = " (revolution: lower ranks are stronger now)" if why.revolution else ""
+        return f"{' '.join([rank] * why.count)} does not beat the {on_pile} on the pile{order}"
+    raise ValueError(f"unknown reason {reason!r}")
 
 
 def _rank_list(counts: np.ndarray) -> str:

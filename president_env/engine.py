@@ -6,7 +6,9 @@ first and work on all slots at once — there is no Python loop over games:
 
 - :func:`new_games` deals fresh games into some slots (random or supplied deals,
   optional starting roles), including the exchange set-up;
-- :func:`legal_mask` gives ``(B, num_actions) bool``;
+- :func:`legal_mask` gives ``(B, num_actions) bool``; :func:`why_illegal` decides why an action is
+  not legal (an :class:`IllegalMove`: a reason code of :data:`ILLEGAL_REASONS` and the facts behind it),
+  which :func:`describe_illegal` words for the errors and each front end words its own way;
 - :func:`step` applies one action per slot (all slots, or a chosen subset) and reports
   per-player rewards and the manche-over and game-over events (:class:`StepResult`). It
   deals the next manche of a game (a rule), never a new game: a finished game stays
@@ -34,7 +36,7 @@ import numpy as np
 
 from . import compiled as _compiled
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables, decode
-from .cards import JOKER, N_NATURAL_RANKS, TWO, deck, deck_card_ranks, validate_deal
+from .cards import JOKER, N_NATURAL_RANKS, RANK_NAMES, TWO, deck, deck_card_ranks, validate_deal
 from .rules import Rules
 
 ROLE_NAMES: tuple[str, ...] = ("president", "vice_president", "neutre", "vice_trou", "trou_du_cul")
@@ -733,35 +735,130 @@ def _arange(n: int) -> np.ndarray:
     return _ARANGE[:n]
 
 
-def describe_illegal(rules: Rules, state: GameState, slot: int, action: int) -> str:
-    """Why ``action`` is illegal in ``slot``: a sentence for the error message."""
+# Why an action is illegal: the reason codes of IllegalMove.reason, in the order why_illegal decides them.
+OUT_OF_RANGE = "out_of_range"  # not an action of these rules (not an int in 0..num_actions-1)
+GAME_OVER = "game_over"  # the game in the slot ended: nothing is legal until new_games
+MUST_GIVE = "must_give"  # exchange phase: only a give is legal, the action is a pass or a play
+NOTHING_TO_GIVE = "nothing_to_give"  # exchange phase: a give of a rank the player does not hold
+GIVE_OUTSIDE_EXCHANGE = "give_outside_exchange"  # a give in the play phase
+LEADER_CANNOT_PASS = "leader_cannot_pass"  # a pass by the player who leads the trick
+NOT_ENOUGH_CARDS = "not_enough_cards"  # a play of more cards of the rank than the player can use (held < count)
+WRONG_COUNT = "wrong_count"  # a play of another number of cards than the trick's
+OR_NOTHING = "or_nothing"  # "or nothing" binds the player: only the trick's rank (or a pass) is legal
+DOES_NOT_BEAT = "does_not_beat"  # the rank does not beat the trick's under the current order (revolution)
+ILLEGAL_REASONS: tuple[str, ...] = (
+    OUT_OF_RANGE,
+    GAME_OVER,
+    MUST_GIVE,
+    NOTHING_TO_GIVE,
+    GIVE_OUTSIDE_EXCHANGE,
+    LEADER_CANNOT_PASS,
+    NOT_ENOUGH_CARDS,
+    WRONG_COUNT,
+    OR_NOTHING,
+    DOES_NOT_BEAT,
+)
+
+
+class IllegalMove(NamedTuple):
+    """Why an action is illegal (:func:`why_illegal`): a reason of :data:`ILLEGAL_REASONS` and the facts a message
+    needs. ``out_of_range`` and ``game_over`` carry the action only (the other fields stay -1, ``""``, False)."""
+
+    reason: str
+    action: object  # as passed: an out-of-range action may not even be an int
+    player: int = -1  # the player to act
+    kind: str = ""  # "pass", "play" or "give"
+    rank: int = -1  # of a play or a give (cards.RANK_NAMES); -1 for a pass
+    count: int = -1  # cards the action plays: 0 for a pass, 1 for a give
+    held: int = -1  # cards of `rank` the player may use: with wild 2s, the 2s count when a natural is held
+    wild: int = -1  # the 2s counted in `held`
+    trick_rank: int = -1  # the rank on the pile, -1 when the next play leads
+    trick_count: int = -1  # cards per play in the trick, 0 when the next play leads
+    revolution: bool = False  # lower ranks are stronger
+    constrained: bool = False  # "or nothing" binds the player to the trick's rank
+    gives_left: int = -1  # cards the player still has to give back in the exchange
+
+
+def why_illegal(rules: Rules, state: GameState, slot: int, action: int) -> IllegalMove:
+    """Why ``action`` is illegal for the player to act in ``slot``: the one place that decides it (the front ends
+    only word it). ``ValueError`` when ``action`` is legal there."""
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < rules.num_actions:
-        return f"action {action!r} is not in 0..{rules.num_actions - 1}"
-    if state.phase[slot] == PHASE_OVER:
-        return "the game in this slot is over; start a new game (engine.new_games or VecGame.reset) first"
-    what = decode(rules, int(action))
+        return IllegalMove(OUT_OF_RANGE, action)
+    action = int(action)
+    phase = int(state.phase[slot])
+    if phase == PHASE_OVER:
+        return IllegalMove(GAME_OVER, action)
+    if legal_mask(rules, state, np.array([slot]))[0, action]:
+        raise ValueError(f"action {action} {decode(rules, action)} is legal in slot {slot}: nothing to explain")
+    tab = tables(rules)
     seat = int(state.current[slot])
-    player = int(state.player_at_seat[slot, seat])
     hand = state.hands[slot, seat]
-    if state.phase[slot] == PHASE_EXCHANGE:
-        if what[0] != "give":
-            return f"player_{player} must give back a card in the exchange phase (a give action), not {what[0]}"
-        return f"player_{player} holds no {what[1]} to give back"
-    if what[0] == "give":
+    kind = {KIND_PASS: "pass", KIND_PLAY: "play", KIND_GIVE: "give"}[int(tab.kind[action])]
+    rank = -1 if kind == "pass" else int(tab.rank[action])
+    count = {"pass": 0, "play": int(tab.count[action]), "give": 1}[kind]
+    held = wild = -1
+    if rank >= 0:
+        held, wild = int(hand[rank]), 0
+        if rules.twos_wild and tab.wild_ranks[rank] and held > 0:
+            wild = int(hand[TWO])
+            held += wild
+    trick_rank, trick_count = int(state.trick_rank[slot]), int(state.trick_count[slot])
+    constrained = bool(state.constrained[slot])
+    if phase == PHASE_EXCHANGE:
+        reason = MUST_GIVE if kind != "give" else NOTHING_TO_GIVE
+    elif kind == "give":
+        reason = GIVE_OUTSIDE_EXCHANGE
+    elif kind == "pass":
+        reason = LEADER_CANNOT_PASS
+    elif held < count:
+        reason = NOT_ENOUGH_CARDS
+    elif trick_rank >= 0 and count != trick_count:
+        reason = WRONG_COUNT
+    elif constrained:
+        reason = OR_NOTHING
+    else:
+        reason = DOES_NOT_BEAT
+    return IllegalMove(
+        reason,
+        action,
+        player=int(state.player_at_seat[slot, seat]),
+        kind=kind,
+        rank=rank,
+        count=count,
+        held=held,
+        wild=wild,
+        trick_rank=trick_rank,
+        trick_count=trick_count,
+        revolution=bool(state.revolution[slot]),
+        constrained=constrained,
+        gives_left=int(state.gives_left[slot, seat]),
+    )
+
+
+def describe_illegal(rules: Rules, state: GameState, slot: int, action: int) -> str:
+    """Why ``action`` is illegal in ``slot`` (:func:`why_illegal`): a sentence for the error message."""
+    why = why_illegal(rules, state, slot, action)
+    reason, player = why.reason, f"player_{why.player}"
+    rank = RANK_NAMES[why.rank] if why.rank >= 0 else ""
+    if reason == OUT_OF_RANGE:
+        return f"action {why.action!r} is not in 0..{rules.num_actions - 1}"
+    if reason == GAME_OVER:
+        return "the game in this slot is over; start a new game (engine.new_games or VecGame.reset) first"
+    if reason == MUST_GIVE:
+        return f"{player} must give back a card in the exchange phase (a give action), not {why.kind}"
+    if reason == NOTHING_TO_GIVE:
+        return f"{player} holds no {rank} to give back"
+    if reason == GIVE_OUTSIDE_EXCHANGE:
         return "give actions are only legal in the exchange phase"
-    if what[0] == "pass":
-        return f"player_{player} leads this trick and may not pass"
-    rank, count = int(tables(rules).rank[action]), int(tables(rules).count[action])
-    held = int(hand[rank])
-    if rules.twos_wild and tables(rules).wild_ranks[rank] and held > 0:
-        held += int(hand[TWO])
-    if held < count:
-        return f"player_{player} cannot play {count} × {what[1]}: holds {held} usable"
-    if state.trick_rank[slot] >= 0 and count != state.trick_count[slot]:
-        return f"the trick is played with {int(state.trick_count[slot])} card(s), not {count}"
-    if state.constrained[slot]:
+    if reason == LEADER_CANNOT_PASS:
+        return f"{player} leads this trick and may not pass"
+    if reason == NOT_ENOUGH_CARDS:
+        return f"{player} cannot play {why.count} × {rank}: holds {why.held} usable"
+    if reason == WRONG_COUNT:
+        return f"the trick is played with {why.trick_count} card(s), not {why.count}"
+    if reason == OR_NOTHING:
         return "or nothing: player must play the same rank as the previous play, or pass"
-    return f"{what[1]} does not beat the trick in force under the current rank order"
+    return f"{rank} does not beat the trick in force under the current rank order"
 
 
 # --------------------------------------------------------------------------------------

@@ -6,11 +6,14 @@ import random
 
 import numpy as np
 import pytest
+from helpers import act, make_deal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from president_env import engine
-from president_env.engine import PHASE_EXCHANGE, sample_legal
+from president_env.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
+from president_env.cards import JOKER, RANK_NAMES, TWO
+from president_env.engine import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, sample_legal
 from president_env.rules import RULE_CHOICES, Rules
 from president_env.vec_game import VecGame
 
@@ -151,6 +154,127 @@ def test_illegal_action_raises_and_leaves_state_unchanged() -> None:
     with pytest.raises(ValueError, match="not in 0"):
         game.step(np.full(4, 999))
     game.step(actions)
+
+
+def _claims(rules: Rules, state: engine.GameState, slot: int, action: int) -> dict[str, bool]:
+    """What each reason of ``engine.ILLEGAL_REASONS`` claims about ``action`` in ``slot``, read from RULES.md and
+    the state (not from the engine's tables): for an illegal action exactly one claim holds, for a legal one none."""
+    kind, rank, count = (int(table[action]) for table in action_tables(rules))
+    seat = int(state.current[slot])
+    hand = state.hands[slot, seat]
+    phase, trick_rank, trick_count = int(state.phase[slot]), int(state.trick_rank[slot]), int(state.trick_count[slot])
+    usable = int(hand[rank]) if rank >= 0 else 0
+    if rules.twos_wild and 0 <= rank < TWO and hand[rank] > 0:
+        usable += int(hand[TWO])  # 2s complete a natural rank (RULES.md, twos_wild)
+
+    def strength(r: int) -> int:  # jokers stay strongest; a revolution inverts the natural ranks
+        return 99 if r == JOKER else (-r if state.revolution[slot] else r)
+
+    play = phase == PHASE_PLAY and kind == KIND_PLAY and usable >= count and trick_rank >= 0
+    follows = play and count == trick_count
+    beats = (
+        rank != trick_rank
+        and strength(rank) > strength(trick_rank)
+        or (rank == trick_rank and rules.equal_rank != "none")
+    )
+    return {
+        engine.GAME_OVER: phase == PHASE_OVER,
+        engine.MUST_GIVE: phase == PHASE_EXCHANGE and kind != KIND_GIVE,
+        engine.NOTHING_TO_GIVE: phase == PHASE_EXCHANGE and kind == KIND_GIVE and hand[rank] == 0,
+        engine.GIVE_OUTSIDE_EXCHANGE: phase == PHASE_PLAY and kind == KIND_GIVE,
+        engine.LEADER_CANNOT_PASS: phase == PHASE_PLAY and kind == KIND_PASS and trick_rank < 0,
+        engine.NOT_ENOUGH_CARDS: phase == PHASE_PLAY and kind == KIND_PLAY and usable < count,
+        engine.WRONG_COUNT: play and count != trick_count,
+        engine.OR_NOTHING: follows and bool(state.constrained[slot]) and rank != trick_rank,
+        engine.DOES_NOT_BEAT: follows and not state.constrained[slot] and not beats,
+    }
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rules_strategy(), seed=st.integers(0, 2**32 - 1))
+def test_why_illegal_gives_the_one_true_reason_of_every_illegal_action_and_refuses_legal_ones(
+    rules: Rules, seed: int
+) -> None:
+    game = VecGame(rules, batch_size=2, seed=seed, autoreset=False)
+    rng = np.random.default_rng(seed)
+    state = game.state
+    for step in range(300):
+        mask = engine.legal_mask(rules, state)
+        live = np.flatnonzero(state.phase != PHASE_OVER)
+        for slot in range(state.batch_size) if step % 4 == 0 or live.size == 0 else ():
+            for action in range(rules.num_actions):
+                claims = _claims(rules, state, slot, action)
+                if mask[slot, action]:
+                    assert not any(claims.values()), (action, claims)
+                    with pytest.raises(ValueError, match=f"action {action} .* is legal in slot {slot}"):
+                        engine.why_illegal(rules, state, slot, action)
+                    continue
+                why = engine.why_illegal(rules, state, slot, action)
+                assert why.reason in engine.ILLEGAL_REASONS and why.action == action
+                assert [reason for reason, true in claims.items() if true] == [why.reason], (action, claims)
+                assert engine.describe_illegal(rules, state, slot, action)  # the error message's sentence
+                if why.reason == engine.GAME_OVER:
+                    continue
+                seat = state.current[slot]
+                kind, rank, count = engine.decode(rules, action)[0], *action_tables(rules)[1:]
+                assert (why.player, why.kind, why.rank) == (state.player_at_seat[slot, seat], kind, rank[action])
+                assert why.count == (count[action] if kind != "give" else 1)
+                assert (why.trick_rank, why.trick_count) == (state.trick_rank[slot], state.trick_count[slot])
+                assert (why.revolution, why.constrained) == (state.revolution[slot], state.constrained[slot])
+                assert why.gives_left == state.gives_left[slot, seat]
+                if why.rank >= 0:
+                    assert why.held - why.wild == state.hands[slot, seat, why.rank]
+                    assert why.wild in (0, state.hands[slot, seat, TWO])
+        if live.size == 0:
+            break
+        engine.step(rules, state, sample_legal(mask[live], rng), rng, slots=live)
+
+
+@pytest.mark.parametrize("action", [-1, 66, 999, True, 2.0, "7"])
+def test_why_illegal_of_what_is_not_an_action_is_out_of_range(action) -> None:
+    game = VecGame(Rules(), batch_size=1, seed=0)
+    why = engine.why_illegal(game.rules, game.state, 0, action)
+    assert why == engine.IllegalMove(engine.OUT_OF_RANGE, action)
+    assert engine.describe_illegal(game.rules, game.state, 0, action) == f"action {action!r} is not in 0..65"
+
+
+ROLES4 = ["trou_du_cul", "president", "vice_president", "vice_trou"]
+
+
+def test_describe_illegal_words_each_reason_as_the_engine_errors_always_did() -> None:
+    rules = Rules(twos_wild=True, equal_rank="or_nothing")
+    hands = make_deal(rules, rest=3, p0="3C 7D 2S 8C 8D 9S", p1="7H 7S 5C 4C 4D 9C", p2="7C 2D 5D 6D 6C 6H")
+    game = VecGame(rules, batch_size=1, seed=0)
+    engine.new_games(rules, game.state, np.array([0]), game.rng, deals=[hands], dealers=np.array([3]))
+
+    def said(token: str) -> str:
+        return engine.describe_illegal(rules, game.state, 0, act(rules, token))
+
+    assert game.current_player[0] == 0  # holds the 3 of clubs
+    assert said("pass") == "player_0 leads this trick and may not pass"
+    assert said("g3") == "give actions are only legal in the exchange phase"
+    assert said("7x3") == "player_0 cannot play 3 × 7: holds 2 usable"
+    game.step(np.array([act(rules, "7")]))
+    assert said("4x2") == "the trick is played with 1 card(s), not 2"
+    assert said("5") == "5 does not beat the trick in force under the current rank order"
+    game.step(np.array([act(rules, "7")]))  # player_1 matches: player_2 must play a 7 or pass
+    assert said("6") == "or nothing: player must play the same rank as the previous play, or pass"
+
+    engine.new_games(rules, game.state, np.array([0]), game.rng, deals=[hands], roles=[ROLES4])
+    giver = int(game.current_player[0])
+    assert game.state.phase[0] == PHASE_EXCHANGE and ROLES4[giver] == "president"
+    assert said("pass") == f"player_{giver} must give back a card in the exchange phase (a give action), not pass"
+    assert said("3") == f"player_{giver} must give back a card in the exchange phase (a give action), not play"
+    absent = RANK_NAMES[int(np.flatnonzero(game.hands_by_player()[0][giver] == 0)[0])]
+    assert said(f"g{absent}") == f"player_{giver} holds no {absent} to give back"
+
+    over = VecGame(Rules(n_players=3), batch_size=1, seed=1, autoreset=False)
+    while not over.game_over[0]:
+        over.step(sample_legal(over.legal_mask(), game.rng))
+    assert engine.why_illegal(over.rules, over.state, 0, 0) == engine.IllegalMove(engine.GAME_OVER, 0)
+    assert engine.describe_illegal(over.rules, over.state, 0, 0) == (
+        "the game in this slot is over; start a new game (engine.new_games or VecGame.reset) first"
+    )
 
 
 def test_observation_does_not_depend_on_hidden_cards() -> None:

@@ -19,6 +19,7 @@ pytest.importorskip("rich", reason="president-play needs the play extra")
 pytest.importorskip("prompt_toolkit", reason="president-play needs the play extra")
 
 import numpy as np  # noqa: E402
+from helpers import make_deal  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from prompt_toolkit.completion import CompleteEvent  # noqa: E402
@@ -26,10 +27,31 @@ from prompt_toolkit.document import Document  # noqa: E402
 from prompt_toolkit.input import create_pipe_input  # noqa: E402
 from prompt_toolkit.output import DummyOutput  # noqa: E402
 
+import president_env as pe  # noqa: E402
+from president_env import Rules, engine  # noqa: E402
 from president_env.apps import terminal_ui as ui  # noqa: E402
-from president_env.apps.terminal import InputError, build_game, main, parse_command  # noqa: E402
+from president_env.apps.terminal import (  # noqa: E402
+    InputError,
+    TerminalGame,
+    build_game,
+    illegal_text,
+    main,
+    parse_command,
+    play_of,
+)
 from president_env.cards import RANK_NAMES  # noqa: E402
-from president_env.engine import tables  # noqa: E402
+from president_env.engine import (  # noqa: E402
+    DOES_NOT_BEAT,
+    GIVE_OUTSIDE_EXCHANGE,
+    LEADER_CANNOT_PASS,
+    MUST_GIVE,
+    NOT_ENOUGH_CARDS,
+    NOTHING_TO_GIVE,
+    OR_NOTHING,
+    WRONG_COUNT,
+    tables,
+)
+from president_env.vec_game import VecGame  # noqa: E402
 
 CHEAP = ["--opponents", "random,heuristic-1,random"]
 # Standard rules, 2 manches, seed 0, seat 0, playing the lowest listed play: you are Président in manche 2.
@@ -524,3 +546,105 @@ def test_ascii_output_when_asked_or_when_the_stream_cannot_encode_the_suits() ->
     stream = io.TextIOWrapper(raw, encoding="ascii", write_through=True)
     assert main(argv, io.StringIO("#1\n" * 400), stream) == 0
     assert raw.getvalue().decode("ascii").replace("\r\n", "\n") == asked
+
+
+# One fixed deal (standard deck, 4 players, player_0 leads with the 3 of clubs) under rules where every reason of
+# engine.ILLEGAL_REASONS can arise: wild 2s, revolution, "or nothing".
+ILLEGAL_RULES = Rules(twos_wild=True, revolution=True, equal_rank="or_nothing")
+ILLEGAL_DEAL = make_deal(
+    ILLEGAL_RULES,
+    rest=3,
+    p0="3C 7D 2S 8C 8D 9S KH 5C 5D 5H 5S",
+    p1="3D 4C 4D 9C 10C",
+    p2="3H 6D 6C 6H 4H",
+)
+ROLES4 = {"player_0": "trou_du_cul", "player_1": "president", "player_2": "vice_president", "player_3": "vice_trou"}
+# (reason, moves played from the deal, what the player to act types, the terminal's answer)
+TYPED_ILLEGAL = [
+    (LEADER_CANNOT_PASS, "", "pass", "you lead this trick, so you cannot pass: play any cards of one rank"),
+    (GIVE_OUTSIDE_EXCHANGE, "", "give 3", "give is for the exchange at the start of a manche; now play cards or pass"),
+    (NOT_ENOUGH_CARDS, "", "Q", "you hold no Q"),
+    (NOT_ENOUGH_CARDS, "", "2 2", "you hold only 1 × 2, not 2"),
+    (NOT_ENOUGH_CARDS, "", "9 9 9", "you hold only 2 × 9 (wild 2s included), not 3"),
+    (WRONG_COUNT, "8x2", "10", "this trick is played 2 card(s) at a time (on the pile: 8 8)"),
+    (DOES_NOT_BEAT, "8x2", "4 4", "4 4 does not beat the 8 8 on the pile"),
+    (OR_NOTHING, "3 3", "6", "or nothing: you must play 3 again, or pass"),
+    (
+        DOES_NOT_BEAT,
+        "5x4 pass pass pass 7",
+        "9",
+        "9 does not beat the 7 on the pile (revolution: lower ranks are stronger now)",
+    ),
+    (MUST_GIVE, "roles", "pass", "first give back 2 card(s) to your exchange partner: give RANK"),
+    (MUST_GIVE, "roles", "J", "first give back 2 card(s) to your exchange partner: give RANK"),
+    (NOTHING_TO_GIVE, "roles", "give 5", "you hold no 5"),
+]
+
+
+def legal_now(game: TerminalGame) -> list[int]:
+    return [int(a) for a in np.flatnonzero(game.env.last()[0]["action_mask"])]
+
+
+def terminal_at(moves: str) -> TerminalGame:
+    """A terminal game on ILLEGAL_DEAL after ``moves`` typed in turn (``roles``: dealt with ROLES4, so in the
+    exchange); the human is the player to act."""
+    options = {"deal": ILLEGAL_DEAL, "roles": ROLES4} if moves == "roles" else {"deal": ILLEGAL_DEAL, "dealer": 3}
+    game = TerminalGame(ILLEGAL_RULES, [None] * 4, 0, np.random.SeedSequence(0), io.StringIO(), io.StringIO())
+    game.env.reset(seed=0, options=options)
+    for line in moves.split() if moves != "roles" else ():
+        game.env.step(*game.resolve(parse_command(line), legal_now(game)))
+    game.human = game.agent_names.index(game.env.agent_selection)
+    return game
+
+
+def typed_action(game: TerminalGame, line: str) -> int:
+    """The action of a typed ``pass``, ``give R`` or play, legal or not."""
+    command = parse_command(line)
+    if command[0] == "pass":
+        return pe.PASS
+    if command[0] == "give":
+        return pe.encode_give(game.rules, RANK_NAMES[command[1][0]])
+    ranks = [RANK_NAMES.index(str(command[1]))] if command[0] == "number" else command[1]  # "9": one 9
+    return game.play_action(*play_of(ranks, game.rules))
+
+
+@pytest.mark.parametrize("reason, moves, line, answer", TYPED_ILLEGAL)
+def test_the_terminal_words_each_reason_the_engine_gives_for_a_typed_move(reason, moves, line, answer) -> None:
+    game = terminal_at(moves)
+    with pytest.raises(InputError) as caught:
+        game.resolve(parse_command(line), legal_now(game))
+    assert str(caught.value) == answer
+    assert engine.why_illegal(game.rules, game.raw.game.state, 0, typed_action(game, line)).reason == reason
+
+
+def test_the_terminal_has_a_sentence_for_every_reason_of_the_engine() -> None:
+    game = terminal_at("")
+    state = game.raw.game.state
+    assert illegal_text(engine.why_illegal(game.rules, state, 0, game.rules.num_actions)) == (
+        f"{game.rules.num_actions} is not a move of this game"
+    )
+    over = VecGame(ILLEGAL_RULES, batch_size=1, seed=0, autoreset=False)
+    rng = np.random.default_rng(0)
+    while not over.game_over[0]:
+        over.step(engine.sample_legal(over.legal_mask(), rng))
+    assert illegal_text(engine.why_illegal(over.rules, over.state, 0, pe.PASS)) == "the game is over"
+    typed = {reason for reason, *_ in TYPED_ILLEGAL}
+    assert typed | {engine.OUT_OF_RANGE, engine.GAME_OVER} == set(engine.ILLEGAL_REASONS)
+    with pytest.raises(ValueError, match="unknown reason 'bogus'"):
+        illegal_text(engine.IllegalMove("bogus", 0))
+
+
+@pytest.mark.parametrize(
+    "line, answer",
+    [
+        ("give 4 4 9", "you have 2 card(s) left to give back, not 3"),
+        ("give 4 5", "you hold no 5"),
+        ("give 9 9", "you hold only 1 × 9"),
+        ("give JK", "there are no jokers in this game"),
+    ],
+)
+def test_several_gives_at_once_must_fit_the_hand_and_the_cards_left_to_give(line, answer) -> None:
+    game = terminal_at("roles")  # player_1, the Président, gives back 2 cards: 3 4 4 9 10 K 2
+    with pytest.raises(InputError, match=f"^{re.escape(answer)}$"):
+        game.resolve(parse_command(line), legal_now(game))
+    assert game.resolve(parse_command("give 4 4"), legal_now(game)) == [pe.encode_give(game.rules, "4")] * 2
