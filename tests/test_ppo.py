@@ -126,6 +126,15 @@ def test_resume_reproduces_the_next_update_exactly(tmp_path):
     assert trainer.global_step == resumed.global_step and trainer.update == resumed.update
 
 
+def test_the_step_size_anneals_over_anneal_steps(tmp_path):
+    """``budget.anneal_steps`` sets where the step size reaches 0; by default it is ``budget.total_steps``."""
+    for extra, horizon in ((), 2048), (("budget.anneal_steps=8192",), 8192):
+        trainer = tiny_trainer(tmp_path, *extra)
+        trainer.train_step()
+        lr = trainer.optimizer.param_groups[0]["lr"]
+        assert lr == pytest.approx(trainer.config.ppo.learning_rate * (1 - 256 / horizon))
+
+
 def test_a_resumed_run_logs_each_update_once(tmp_path):
     """Records written after the resumed checkpoint, and a line torn by a crash, leave metrics.jsonl."""
     trainer = tiny_trainer(tmp_path, "budget.total_steps=1024")  # 4 updates of 256 steps

@@ -100,10 +100,11 @@ class Trainer:
         return batch, stats
 
     def learn(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
-        """One PPO update on ``batch``, the step size annealed linearly to 0 over the budget."""
-        p = self.config.ppo
+        """One PPO update on ``batch``, the step size annealed linearly to 0 over the budget (``budget.anneal_steps``,
+        by default ``budget.total_steps``)."""
+        p, budget = self.config.ppo, self.config.budget
         if p.anneal_lr:
-            frac = max(0.0, 1.0 - self.global_step / self.config.budget.total_steps)
+            frac = max(0.0, 1.0 - self.global_step / (budget.anneal_steps or budget.total_steps))
             self.optimizer.param_groups[0]["lr"] = frac * p.learning_rate
         return ppo_update(self.net, self.optimizer, batch, p, self.generator)
 
