@@ -97,9 +97,14 @@ def test_numbers_in_words_of_yaml_1_1_are_read_as_numbers():
         load_config(None, ["ppo.num_envs=1e3"])
 
 
+def restricted(config: dict, like: dict) -> dict:
+    """``config`` with only the keys (at every level of sections) that ``like`` has."""
+    return {k: restricted(config[k], v) if isinstance(v, dict) else config[k] for k, v in like.items()}
+
+
 def test_shipped_agents_training_configs_still_load(monkeypatch):
     """The config each shipped checkpoint stores (written by the dataclass config before pydantic) loads unchanged;
-    one from before ``rollout`` existed gets its defaults."""
+    fields added since (``rollout``, ``budget.anneal_steps``) get their defaults."""
     pytest.importorskip("torch")
     from president_env.agents.checkpoint import load_checkpoint
 
@@ -109,5 +114,5 @@ def test_shipped_agents_training_configs_still_load(monkeypatch):
     for path in checkpoints:
         stored = load_checkpoint(path)["config"]
         config = from_dict(stored).to_dict()
-        assert {key: config[key] for key in stored} == stored, path.name
+        assert restricted(config, stored) == stored, path.name
         assert from_dict(config).to_dict() == config
