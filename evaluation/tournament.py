@@ -43,6 +43,7 @@ import concurrent.futures
 import dataclasses
 import json
 import math
+import multiprocessing
 import os
 import pickle
 import sys
@@ -728,7 +729,10 @@ def _run_tasks(
         if workers == 1 or len(tasks) == 1:
             return [_play_chunk(task, report=bar.update) for task in tasks]
         results: dict[int, MancheRecords] = {}
-        with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
+        # Spawned, not forked: a child forked after the parent ran torch (a checkpoint agent is loaded to check it
+        # before playing) deadlocks in torch's thread pool at its first parallel operation.
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
             futures = {pool.submit(_play_chunk, task): i for i, task in enumerate(tasks)}
             for future in concurrent.futures.as_completed(futures):
                 i = futures[future]

@@ -172,3 +172,15 @@ def test_numpy_forward_pass_agrees_with_the_torch_network(activation):
         logits, _ = net(torch.from_numpy(obs.copy()), torch.from_numpy(mask.copy()))
     np.testing.assert_allclose(agent.policy_logits(obs)[mask], logits.numpy()[mask], rtol=1e-4, atol=1e-4)
     assert (agent.act_batch(obs, mask) == logits.argmax(-1).numpy()).mean() > 0.99
+
+
+def test_a_checkpoint_path_plays_in_worker_processes(path):
+    """president-eval --workers 2 with a checkpoint path: the parent loads it first (torch's thread pool starts), and
+    the workers must still finish (forked children deadlocked in torch; the pool now spawns them)."""
+    command = [
+        sys.executable, "-m", "president_env.evaluation.tournament", "--agents", str(path), "--against", "random",
+        "--deals", "4", "--chunk-deals", "2", "--workers", "2", "--no-progress", "--out", str(path.parent / "eval"),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert (path.parent / "eval" / "versus.json").is_file()
