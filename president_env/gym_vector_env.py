@@ -176,14 +176,6 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         if not self._started:
             raise RuntimeError(f"{what}() before reset(): call reset() first")
 
-    def _legal_mask(self) -> np.ndarray:
-        """The game's legal mask (``VecGame.legal_mask``, cached there), by the compiled kernel where available."""
-        game = self.game
-        if game._mask is None:
-            game._mask = engine.legal_mask(self.rules, game.state, compiled=True)
-            game._mask.flags.writeable = False
-        return game._mask
-
     def _learner_player_at_turn(self, state: engine.GameState, rows: np.ndarray, games: np.ndarray) -> np.ndarray:
         """``(n,) bool``: in rows ``rows`` of ``state`` (games ``games``), is the learner to act?"""
         return state.player_at_seat[rows, state.current[rows]] == self.learner[games]
@@ -315,7 +307,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         state = self.game.state
         viewer = state.seat_of_player[self._rows, self.learner].astype(np.int64)
         obs = observe(self.rules, state, viewer)
-        self._mask = self._legal_mask()
+        self._mask = self.game.legal_mask(compiled=True)
         info: dict[str, Any] = {
             "action_mask": self._mask.astype(np.int8),
             "player": self.learner.copy(),
@@ -338,7 +330,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
     def action_masks(self) -> np.ndarray:
         """``(N, num_actions) bool``: each learner's legal actions now (all False for a finished game)."""
         self._require_reset("action_masks")
-        return self._legal_mask().copy()
+        return self.game.legal_mask(compiled=True).copy()
 
     def reset(
         self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
@@ -403,7 +395,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
             )
         actions = actions.astype(np.int64)
         restart = self._needs_reset if self.autoreset_mode == AutoresetMode.NEXT_STEP else None
-        mask = self._legal_mask() if self._mask is None else self._mask
+        mask = self.game.legal_mask(compiled=True) if self._mask is None else self._mask
         over = self.game.game_over
         playing = ~over if restart is None else ~over & ~restart
         if self.autoreset_mode == AutoresetMode.DISABLED and over.any():

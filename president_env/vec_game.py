@@ -126,10 +126,11 @@ class VecGame:
         engine.redeal(self.rules, self.state, index, deals)
         self._mask = None
 
-    def legal_mask(self) -> np.ndarray:
-        """``(B, num_actions) bool`` legal actions of the player to act (read-only, cached until the next step)."""
+    def legal_mask(self, compiled: bool = False) -> np.ndarray:
+        """``(B, num_actions) bool`` legal actions of the player to act (read-only, cached until the next step);
+        ``compiled``: by the Numba kernel where available (``engine.legal_mask``, the same mask)."""
         if self._mask is None:
-            self._mask = engine.legal_mask(self.rules, self.state)
+            self._mask = engine.legal_mask(self.rules, self.state, compiled=compiled)
             self._mask.flags.writeable = False
         return self._mask
 
