@@ -8,7 +8,8 @@
 Names: ``random``, ``heuristic-1`` … ``heuristic-3`` (batched rules of conduct,
 :mod:`.heuristic`), ``mc-4``, ``mc-5`` (Monte-Carlo determinization over the batched
 engine, :mod:`.monte_carlo`), the learned policies shipped in ``checkpoints/``
-(``ppo-standard-4p`` and one per table, :data:`SHIPPED_AGENTS`), or the path of a learned checkpoint
+(``ppo-standard-4p`` and one per table, :data:`SHIPPED_AGENTS`), each also with Monte-Carlo search on top
+(``search-ppo-standard-4p``, :mod:`.policy_search`), or the path of a learned checkpoint
 (torch checkpoints, ``.pt``, load as :class:`~.torch_policy.TorchPolicyAgent`, format in :mod:`.checkpoint`;
 other formats plug in with :func:`register_checkpoint_loader`). Agents see the observation and the mask,
 never the engine's hidden state.
@@ -86,31 +87,48 @@ SHIPPED_AGENTS: dict[str, str] = {
 
 def _shipped(name: str) -> AgentFactory:
     def factory(rules: Rules | None, seed: Any = None) -> Any:
-        path = shipped_checkpoint(name)
-        if not path.is_file():
-            recipe = name.removeprefix("ppo-").replace("standard-", "standard_")
-            raise ValueError(
-                f"agent {name!r} is the packaged checkpoint {path}, which is missing from this installation: "
-                "the package was installed without its data, or this table's training has not yet produced an "
-                f"agent that beats heuristic-3 (agents.names() lists the shipped ones); train one with "
-                f"president-train --config configs/train/{recipe}.yaml and pass its policy.pt path"
-            )
-        if importlib.util.find_spec("torch") is None:
-            raise ValueError(f'agent {name!r} is a torch checkpoint; needs torch: pip install "president-env[train]"')
-        from .checkpoint import checkpoint_rules, load_checkpoint
-        from .torch_policy import TorchPolicyAgent, rule_differences
+        return _load_shipped(name, rules, seed)
 
-        checkpoint = load_checkpoint(path)
-        trained = checkpoint_rules(checkpoint)
-        if rules is not None and rules != trained:
-            differences = rule_differences(trained, rules, label="trained")
-            raise ValueError(
-                f"agent {name!r} was trained for {SHIPPED_AGENTS[name]} and plays only those rules; "
-                f"the requested rules differ in {differences}"
-            )
-        agent = TorchPolicyAgent.from_checkpoint(checkpoint, trained, seed)
-        agent.name = name
-        return agent
+    return factory
+
+
+def _load_shipped(name: str, rules: Rules | None, seed: Any, asked_for: str | None = None) -> Any:
+    """The shipped learned agent ``name`` (errors name ``asked_for``, the agent the caller asked for)."""
+    asked_for = asked_for or name
+    path = shipped_checkpoint(name)
+    if not path.is_file():
+        recipe = name.removeprefix("ppo-").replace("standard-", "standard_")
+        needs = "is" if asked_for == name else "plays with"
+        raise ValueError(
+            f"agent {asked_for!r} {needs} the packaged checkpoint {path}, which is missing from this installation: "
+            "the package was installed without its data, or this table's training has not yet produced an "
+            f"agent that beats heuristic-3 (agents.names() lists the shipped ones); train one with "
+            f"president-train --config configs/train/{recipe}.yaml and pass its policy.pt path"
+        )
+    if importlib.util.find_spec("torch") is None:
+        raise ValueError(f'agent {asked_for!r} needs torch: pip install "president-env[train]"')
+    from .checkpoint import checkpoint_rules, load_checkpoint
+    from .torch_policy import TorchPolicyAgent, rule_differences
+
+    checkpoint = load_checkpoint(path)
+    trained = checkpoint_rules(checkpoint)
+    if rules is not None and rules != trained:
+        differences = rule_differences(trained, rules, label="trained")
+        raise ValueError(
+            f"agent {asked_for!r} was trained for {SHIPPED_AGENTS[name]} and plays only those rules; "
+            f"the requested rules differ in {differences}"
+        )
+    agent = TorchPolicyAgent.from_checkpoint(checkpoint, trained, seed)
+    agent.name = name
+    return agent
+
+
+def _searching(name: str) -> AgentFactory:
+    def factory(rules: Rules | None, seed: Any = None) -> Any:
+        from .policy_search import PolicySearchAgent
+
+        policy = _load_shipped(name, rules, seed, asked_for=SEARCHING_PREFIX + name)
+        return PolicySearchAgent(policy.rules, policy, seed=seed)
 
     return factory
 
@@ -164,6 +182,9 @@ _BASELINES: dict[str, AgentFactory] = {
     "mc-5": _monte_carlo(5),
 }
 _SHIPPED: dict[str, AgentFactory] = {name: _shipped(name) for name in SHIPPED_AGENTS}
+SEARCHING_PREFIX = "search-"
+"""``search-<shipped agent>``: that agent with Monte-Carlo search on top (:mod:`.policy_search`)."""
+_SEARCHING: dict[str, AgentFactory] = {SEARCHING_PREFIX + name: _searching(name) for name in SHIPPED_AGENTS}
 
 
 def _installed(name: str) -> Any:
@@ -181,6 +202,9 @@ def register_opponents() -> None:
         registry.register(name, factory)
     for name, factory in _SHIPPED.items():
         registry.register(name, factory, own_rules=True, installed=_installed(name))
+        registry.register(
+            SEARCHING_PREFIX + name, _SEARCHING[SEARCHING_PREFIX + name], own_rules=True, installed=_installed(name)
+        )
     registry.register_checkpoint_loader(_torch_checkpoint_loader)
 
 
@@ -210,6 +234,7 @@ __all__ = [
     "register",
     "register_checkpoint_loader",
     "register_opponents",
+    "SEARCHING_PREFIX",
     "SHIPPED_AGENTS",
     "shipped_checkpoint",
 ]

@@ -147,13 +147,13 @@ class MonteCarloAgent(Agent):
         return values
 
     def _play_out(self, state: engine.GameState, first_actions: np.ndarray) -> np.ndarray:
-        """Play ``first_actions`` then heuristic moves to the end of the manche; ``(N,)`` points of seat 0.
+        """Play ``first_actions`` then :meth:`rollout_actions` to the end of the manche; ``(N,)`` points of seat 0.
 
         The rollout rules have one manche, so the step that ends it reports ``game_over`` and leaves
         the slot terminal: only the unfinished slots are stepped (``engine.step(slots=...)``), and the
         batch shrinks to them once enough have finished.
         """
-        rules, level = self._rollout_rules, self.config.rollout_level
+        rules = self._rollout_rules
         points = np.zeros(state.batch_size)
         alive = np.arange(state.batch_size)  # the slot of `points` each row of `state` plays
         finished = np.zeros(state.batch_size, bool)
@@ -174,9 +174,15 @@ class MonteCarloAgent(Agent):
             mask = engine.legal_mask(rules, state)
             if running is not None:
                 mask[finished, 0] = True  # terminal rows get a dummy choice, never played
-            actions = choose(rules, rollout_view(rules, state), mask, level)
+            actions = self.rollout_actions(state, mask)
             if running is not None:
                 actions = actions[running]
+
+    def rollout_actions(self, state: engine.GameState, mask: np.ndarray) -> np.ndarray:
+        """``(N,)`` the move of the seat to act in every rollout slot (heuristic play at the level's
+        ``rollout_level``); a subclass changes who plays the rollouts here."""
+        rules = self._rollout_rules
+        return choose(rules, rollout_view(rules, state), mask, self.config.rollout_level)
 
 
 def rollout_view(rules: Rules, state: engine.GameState) -> ObsView:

@@ -1,0 +1,123 @@
+"""A learned policy with Monte-Carlo search on top: the policy proposes, determinized rollouts of it decide.
+
+For each decision (a row of ``act_batch``) the agent
+
+1. asks the policy for its probabilities; a decision with one legal action, or whose most
+   probable action reaches ``confident``, is played as the policy says (no search);
+2. otherwise it keeps the policy's ``candidates`` most probable legal actions and scores each as
+   :mod:`.monte_carlo` does: ``worlds`` sampled deals of the hidden cards consistent with the
+   observation (:mod:`.determinize`), the same worlds for every candidate, each played to the end of
+   the manche — but the searching seat's later moves in the rollouts are the *policy's* (greedy),
+   and the other seats play heuristic-3 (``others``; or the policy too);
+3. plays the candidate with the best mean points; the policy's own choice gets ``tie_bonus``.
+
+This is one step of policy improvement over the policy, in the sampled worlds: when the rollouts
+model the table well, the agent plays at least as well as its policy. Heuristic-3 models the other
+seats better than the policy against the Monte-Carlo baselines (which roll out heuristic-3 themselves):
++0.37 ± 0.07 against three mc-4 over 200 deal groups (64 worlds), where the policy alone gets
++0.29 ± 0.07 on the same deals. The policy must be an agent with a ``policy_logits(observations)``
+method (:class:`~.torch_policy.TorchPolicyAgent`).
+Names: ``search-<learned agent>`` (for example ``search-ppo-standard-4p``) in :func:`president_env.agents.make`.
+Like every agent, it reads only the observation and the mask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from president_env import engine
+from president_env.observation import observe
+from president_env.rules import Rules
+
+from .base import check_batch
+from .heuristic import choose
+from .monte_carlo import MonteCarloAgent, SearchConfig, rollout_view
+
+
+@dataclass(frozen=True)
+class PolicySearchConfig:
+    """How hard the agent searches (defaults: those measured in the README)."""
+
+    worlds: int = 256  # sampled deals of the hidden cards per decision, each candidate played in all of them
+    candidates: int = 6  # the policy's most probable legal actions that are searched
+    confident: float = 0.999  # no search when the policy's top action has at least this probability
+    tie_bonus: float = 0.02  # points credited to the policy's own choice (breaks ties, damps noise)
+    others: int | None = 3  # heuristic level of the other seats in the rollouts; None: the policy plays them too
+
+    def __post_init__(self) -> None:
+        for name in ("worlds", "candidates"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.others is not None and self.others not in (1, 2, 3):
+            raise ValueError(f"others must be a heuristic level (1, 2 or 3) or None, got {self.others!r}")
+        if not 0.0 < self.confident <= 1.0:
+            raise ValueError(f"confident must be a probability in (0, 1], got {self.confident!r}")
+
+
+class PolicySearchAgent(MonteCarloAgent):
+    """Monte-Carlo search over a learned policy's best proposals, with the policy playing the rollouts.
+
+    Args:
+        rules: the rules of the game (the policy's).
+        policy: an agent with ``policy_logits(observations) -> (B, A)`` logits, for these rules.
+        seed: seed of the generator that samples the worlds.
+        config: how hard it searches (:class:`PolicySearchConfig`).
+        name: the name tournaments report it under (default ``search-<policy's name>``).
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        policy: Any,
+        seed: Any = None,
+        config: PolicySearchConfig | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not callable(getattr(policy, "policy_logits", None)):
+            raise TypeError(f"policy must have a policy_logits(observations) method, got {type(policy).__name__}")
+        self.search = config or PolicySearchConfig()
+        super().__init__(rules, seed=seed, config=SearchConfig(worlds=self.search.worlds, rollout_level=3))
+        self.policy = policy
+        self.name = name or f"search-{getattr(policy, 'name', 'policy')}"
+
+    def probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``(B, A) float64``: the policy's probabilities over the legal actions (0 elsewhere)."""
+        logits = np.where(masks, self.policy.policy_logits(observations).astype(np.float64), -np.inf)
+        weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return weights / weights.sum(axis=1, keepdims=True)
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        observations, masks = check_batch(self.rules, observations, masks)
+        probs = self.probabilities(observations, masks)
+        actions = probs.argmax(axis=1)
+        searched = np.flatnonzero((masks.sum(axis=1) > 1) & (probs.max(axis=1) < self.search.confident))
+        if searched.size == 0:
+            return actions
+        rows = np.arange(searched.size)
+        best_first = np.argsort(-probs[searched], axis=1, kind="stable")[:, : self.search.candidates]
+        candidates = np.zeros((searched.size, masks.shape[1]), bool)
+        candidates[rows[:, None], best_first] = True
+        candidates &= masks[searched]
+        values = self.action_values(observations[searched], candidates, self.search.worlds)
+        values[rows, actions[searched]] += self.search.tie_bonus
+        actions[searched] = np.argmax(values, axis=1)
+        return actions
+
+    def rollout_actions(self, state: engine.GameState, mask: np.ndarray) -> np.ndarray:
+        """The searching seat (seat 0 of the worlds) plays the policy's most probable legal action; the other
+        seats play heuristic ``others`` (or the policy too)."""
+        rules = self._rollout_rules
+        if self.search.others is None:
+            own = np.ones(state.batch_size, bool)
+            actions = np.zeros(state.batch_size, np.int64)
+        else:
+            own = state.current == 0
+            actions = choose(rules, rollout_view(rules, state), mask, self.search.others)
+        if own.any():
+            logits = self.policy.policy_logits(observe(rules, state)[own])
+            actions[own] = np.where(mask[own], logits, -np.inf).argmax(axis=1)
+        return actions
