@@ -24,15 +24,22 @@ def mid_manche(rules: pe.Rules, batch: int, seed: int, steps: int) -> pe.VecGame
     return game
 
 
-@pytest.mark.parametrize("level", [4, 5])
-def test_decision_does_not_change_when_only_hidden_cards_change(level):
-    rules = pe.Rules(initial_roles="draw", manches=2)
+def hidden_card_twins(rules: pe.Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Observations of 12 mid-manche decisions and of the same decisions with other hidden cards (equal), and
+    their mask."""
     game = mid_manche(rules, 12, seed=3, steps=25)
     other = swap_hidden_cards(rules, game.state)
     obs, obs_other = observe(rules, game.state), observe(rules, other)
     np.testing.assert_array_equal(obs, obs_other)
     mask = game.legal_mask()
     assert (mask == engine.legal_mask(rules, other)).all()
+    return obs, obs_other, mask
+
+
+@pytest.mark.parametrize("level", [4, 5])
+def test_decision_does_not_change_when_only_hidden_cards_change(level):
+    rules = pe.Rules(initial_roles="draw", manches=2)
+    obs, obs_other, mask = hidden_card_twins(rules)
     first = agents.make(f"mc-{level}", rules, seed=7).act_batch(obs, mask)
     second = agents.make(f"mc-{level}", rules, seed=7).act_batch(obs_other, mask)
     assert (first == second).all()

@@ -7,9 +7,8 @@ import importlib.util
 
 import numpy as np
 import pytest
-from helpers import swap_hidden_cards
 from test_heuristic import position
-from test_monte_carlo import mid_manche
+from test_monte_carlo import hidden_card_twins, mid_manche
 
 import president_env as pe
 from president_env import agents
@@ -106,11 +105,7 @@ def test_only_the_policys_best_candidates_are_searched_and_the_rollouts_play_pol
 
 def test_decision_does_not_change_when_only_hidden_cards_change():
     rules = pe.Rules(initial_roles="draw", manches=2)
-    game = mid_manche(rules, 12, seed=3, steps=25)
-    other = swap_hidden_cards(rules, game.state)
-    obs, obs_other = observe(rules, game.state), observe(rules, other)
-    np.testing.assert_array_equal(obs, obs_other)
-    mask = game.legal_mask()
+    obs, obs_other, mask = hidden_card_twins(rules)
     policy = LinearPolicy(rules, seed=2)
     first = PolicySearchAgent(rules, policy, seed=7, config=SMALL).act_batch(obs, mask)
     second = PolicySearchAgent(rules, policy, seed=7, config=SMALL).act_batch(obs_other, mask)
