@@ -41,9 +41,9 @@ from .monte_carlo import MonteCarloAgent, SearchConfig, rollout_view
 class PolicySearchConfig:
     """How hard the agent searches (defaults: those measured in the README)."""
 
-    worlds: int = 256  # sampled deals of the hidden cards per decision, each candidate played in all of them
-    candidates: int = 6  # the policy's most probable legal actions that are searched
-    confident: float = 0.999  # no search when the policy's top action has at least this probability
+    worlds: int = 128  # sampled deals of the hidden cards per decision, each candidate played in all of them
+    candidates: int = 4  # the policy's most probable legal actions that are searched
+    confident: float = 0.99  # no search when the policy's top action has at least this probability
     tie_bonus: float = 0.02  # points credited to the policy's own choice (breaks ties, damps noise)
     others: int | None = 3  # heuristic level of the other seats in the rollouts; None: the policy plays them too
 
