@@ -8,8 +8,8 @@
 Names: ``random``, ``heuristic-1`` … ``heuristic-3`` (batched rules of conduct,
 :mod:`.heuristic`), ``mc-4``, ``mc-5`` (Monte-Carlo determinization over the batched
 engine, :mod:`.monte_carlo`), the learned policies shipped in ``checkpoints/``
-(``ppo-standard-4p`` and one per table, :data:`SHIPPED_AGENTS`), each also with Monte-Carlo search on top
-(``search-ppo-standard-4p``, :mod:`.policy_search`), or the path of a learned checkpoint
+(``ppo-standard-4p`` and one per table, :data:`SHIPPED_AGENTS`), ``search-ppo-standard-4p`` (that policy with
+Monte-Carlo search on top, :mod:`.policy_search`), or the path of a learned checkpoint
 (torch checkpoints, ``.pt``, load as :class:`~.torch_policy.TorchPolicyAgent`, format in :mod:`.checkpoint`;
 other formats plug in with :func:`register_checkpoint_loader`). Agents see the observation and the mask,
 never the engine's hidden state.
@@ -183,8 +183,9 @@ _BASELINES: dict[str, AgentFactory] = {
 }
 _SHIPPED: dict[str, AgentFactory] = {name: _shipped(name) for name in SHIPPED_AGENTS}
 SEARCHING_PREFIX = "search-"
-"""``search-<shipped agent>``: that agent with Monte-Carlo search on top (:mod:`.policy_search`)."""
-_SEARCHING: dict[str, AgentFactory] = {SEARCHING_PREFIX + name: _searching(name) for name in SHIPPED_AGENTS}
+"""``search-<shipped agent>``: that agent with Monte-Carlo search on top (:mod:`.policy_search`). Named only
+where the search was measured (the standard table); ``PolicySearchAgent`` wraps any other learned policy."""
+_SEARCHING: dict[str, AgentFactory] = {SEARCHING_PREFIX + name: _searching(name) for name in ("ppo-standard-4p",)}
 
 
 def _installed(name: str) -> Any:
@@ -202,9 +203,8 @@ def register_opponents() -> None:
         registry.register(name, factory)
     for name, factory in _SHIPPED.items():
         registry.register(name, factory, own_rules=True, installed=_installed(name))
-        registry.register(
-            SEARCHING_PREFIX + name, _SEARCHING[SEARCHING_PREFIX + name], own_rules=True, installed=_installed(name)
-        )
+    for name, factory in _SEARCHING.items():
+        registry.register(name, factory, own_rules=True, installed=_installed(name.removeprefix(SEARCHING_PREFIX)))
     registry.register_checkpoint_loader(_torch_checkpoint_loader)
 
 

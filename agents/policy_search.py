@@ -17,7 +17,8 @@ seats better than the policy against the Monte-Carlo baselines (which roll out h
 +0.37 ± 0.07 against three mc-4 over 200 deal groups (64 worlds), where the policy alone gets
 +0.29 ± 0.07 on the same deals. The policy must be an agent with a ``policy_logits(observations)``
 method (:class:`~.torch_policy.TorchPolicyAgent`).
-Names: ``search-<learned agent>`` (for example ``search-ppo-standard-4p``) in :func:`president_env.agents.make`.
+Name: ``search-ppo-standard-4p`` in :func:`president_env.agents.make` (the search over the standard table's agent,
+where it was measured); other policies are wrapped with ``PolicySearchAgent(rules, policy)``.
 Like every agent, it reads only the observation and the mask.
 """
 
