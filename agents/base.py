@@ -101,3 +101,10 @@ def decode(rules: Rules, observations: np.ndarray) -> ObsView:
 
 
 __all__ = ["Agent", "ObsView", "Policy", "RandomAgent", "as_agent", "check_batch", "decode", "view_of"]
+
+
+def legal_probabilities(logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``(B, A) float64``: the softmax of ``(B, A)`` logits over the legal actions of ``masks`` (0 elsewhere)."""
+    logits = np.where(masks, np.asarray(logits, np.float64), -np.inf)
+    weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return weights / weights.sum(axis=1, keepdims=True)

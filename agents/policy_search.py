@@ -33,7 +33,7 @@ from president_env import engine
 from president_env.observation import observe
 from president_env.rules import Rules
 
-from .base import check_batch
+from .base import check_batch, legal_probabilities
 from .heuristic import choose
 from .monte_carlo import MonteCarloAgent, SearchConfig, rollout_view
 
@@ -87,9 +87,7 @@ class PolicySearchAgent(MonteCarloAgent):
 
     def probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """``(B, A) float64``: the policy's probabilities over the legal actions (0 elsewhere)."""
-        logits = np.where(masks, self.policy.policy_logits(observations).astype(np.float64), -np.inf)
-        weights = np.exp(logits - logits.max(axis=1, keepdims=True))
-        return weights / weights.sum(axis=1, keepdims=True)
+        return legal_probabilities(self.policy.policy_logits(observations), masks)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         observations, masks = check_batch(self.rules, observations, masks)

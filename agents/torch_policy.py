@@ -34,7 +34,7 @@ from president_env.observation import layout
 from president_env.presets import resolve_rules
 from president_env.rules import Rules
 
-from .base import Agent, check_batch
+from .base import Agent, check_batch, legal_probabilities
 from .checkpoint import CheckpointError, checkpoint_rules, load_checkpoint
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
@@ -172,10 +172,9 @@ class TorchPolicyAgent(Agent):
     def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
         """The decision and the policy's probability of every legal action."""
         mask = np.asarray(observation["action_mask"]).astype(bool)
-        logits = self.policy_logits(np.asarray(observation["observation"], np.float32)[None])[0].astype(np.float64)
-        legal = np.flatnonzero(mask)
-        weights = np.exp(logits[legal] - logits[legal].max())
-        values = {int(a): float(w) for a, w in zip(legal, weights / weights.sum())}
+        logits = self.policy_logits(np.asarray(observation["observation"], np.float32)[None])
+        probabilities = legal_probabilities(logits, mask[None])[0]
+        values = {int(a): float(probabilities[a]) for a in np.flatnonzero(mask)}
         return {"action": self.act(observation, info), "measure": "probability", "values": values}
 
     def policy_logits(self, observations: np.ndarray) -> np.ndarray:
