@@ -888,8 +888,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         seat_lineup(lineup, rules.n_players)
         for name in dict.fromkeys(lineup + against):
             check_agent_name(name)
-            if name not in agent_registry.names():  # a checkpoint file: load it once, to refuse a bad one now
-                agent_registry.make(name, rules)
+            # Made once here: a checkpoint file that cannot load, or a learned agent of other rules, is refused now.
+            agent_registry.make(name, rules)
         _check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
         _check_seeds(seed=args.seed, agent_seed=args.agent_seed)
         if args.ray is not None:

@@ -5,6 +5,7 @@ The agents here are small deterministic test policies, so that the tests do not 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 from pathlib import Path
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import president_env as pe
-from president_env import registry
+from president_env import agents, registry
 from president_env.agents import Agent
 from president_env.cards import deck
 from president_env.evaluation import ladder
@@ -375,6 +376,19 @@ def test_cli_rejects_unknown_agents_and_presets(bad, capsys):
         main(bad + ["--no-progress"])
     assert exit_info.value.code == 2
     assert f"{bad[-1]!r}" in capsys.readouterr().err  # the message names the bad agent or preset
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None or not agents.shipped_checkpoint("ppo-standard-4p").is_file(),
+    reason="needs torch and the checkpoint",
+)
+@pytest.mark.parametrize("name", ["ppo-standard-4p", "search-ppo-standard-4p"])
+def test_cli_refuses_a_learned_agent_at_other_rules_before_playing(name, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--agents", name, "--rules", "party", "--against", "heuristic-3", "--out", str(tmp_path / "out")])
+    assert exit_info.value.code == 2
+    assert f"agent {name!r} was trained for the standard preset (4 players)" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 # ---------------------------------------------------------------- the ladder
