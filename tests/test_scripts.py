@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted([*ROOT.glob("benchmarks/*.py"), *ROOT.glob("scripts/*.py")])
-NEEDS = {"bench_train.py": "torch", "agents_report.py": "matplotlib"}
+NEEDS = {"bench_train.py": "torch", "bench_search_noise.py": "torch", "agents_report.py": "matplotlib"}
 
 
 def run(script: Path, *args: str) -> subprocess.CompletedProcess:
