@@ -58,6 +58,14 @@ class PolicySearchConfig:
             raise ValueError(f"confident must be a probability in (0, 1], got {self.confident!r}")
 
 
+def searched_choice(values: np.ndarray, probs: np.ndarray, tie_bonus: float) -> np.ndarray:
+    """``(S,)`` the action a search plays: the best of ``values`` (``(S, A)``, ``-inf`` off the candidates), the
+    policy's favourite (the argmax of ``probs``) credited ``tie_bonus``."""
+    values = np.array(values, dtype=np.float64)
+    values[np.arange(len(values)), probs.argmax(axis=1)] += tie_bonus
+    return np.argmax(values, axis=1)
+
+
 class PolicySearchAgent(MonteCarloAgent):
     """Monte-Carlo search over a learned policy's best proposals, with the policy playing the rollouts.
 
@@ -92,18 +100,21 @@ class PolicySearchAgent(MonteCarloAgent):
         observations, masks = check_batch(self.rules, observations, masks)
         probs = self.probabilities(observations, masks)
         actions = probs.argmax(axis=1)
-        searched = np.flatnonzero((masks.sum(axis=1) > 1) & (probs.max(axis=1) < self.search.confident))
+        searched, candidates = self.candidates(probs, masks)
         if searched.size == 0:
             return actions
-        rows = np.arange(searched.size)
+        values = self.action_values(observations[searched], candidates, self.search.worlds)
+        actions[searched] = searched_choice(values, probs[searched], self.search.tie_bonus)
+        return actions
+
+    def candidates(self, probs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows searched (more than one legal action, the policy's favourite below ``confident``) and, for
+        each, the ``(S, A)`` mask of the policy's ``candidates`` most probable legal actions."""
+        searched = np.flatnonzero((masks.sum(axis=1) > 1) & (probs.max(axis=1) < self.search.confident))
         best_first = np.argsort(-probs[searched], axis=1, kind="stable")[:, : self.search.candidates]
         candidates = np.zeros((searched.size, masks.shape[1]), bool)
-        candidates[rows[:, None], best_first] = True
-        candidates &= masks[searched]
-        values = self.action_values(observations[searched], candidates, self.search.worlds)
-        values[rows, actions[searched]] += self.search.tie_bonus
-        actions[searched] = np.argmax(values, axis=1)
-        return actions
+        candidates[np.arange(searched.size)[:, None], best_first] = True
+        return searched, candidates & masks[searched]
 
     def rollout_actions(self, state: engine.GameState, mask: np.ndarray) -> np.ndarray:
         """The searching seat (seat 0 of the worlds) plays the policy's most probable legal action; the other

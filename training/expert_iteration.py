@@ -42,7 +42,7 @@ import torch
 
 from president_env import agents
 from president_env.agents.checkpoint import checkpoint_rules, load_checkpoint, save_checkpoint
-from president_env.agents.policy_search import PolicySearchAgent, PolicySearchConfig
+from president_env.agents.policy_search import PolicySearchAgent, PolicySearchConfig, searched_choice
 from president_env.agents.torch_policy import TorchPolicyAgent, build_policy
 from president_env.evaluation.tournament import check_agent_name
 from president_env.rules import Rules
@@ -109,18 +109,12 @@ def label_positions(
     while count < positions:
         obs, mask = game.observe(), game.legal_mask()
         probs = expert.probabilities(obs, mask)
-        choice = mask.sum(axis=1) > 1
-        sure = probs.max(axis=1) >= config.confident
-        rows = np.flatnonzero(choice & ~sure)
+        rows, candidates = expert.candidates(probs, mask)
         if rows.size:
-            best_first = np.argsort(-probs[rows], axis=1, kind="stable")[:, : config.candidates]
-            candidates = np.zeros((rows.size, mask.shape[1]), bool)
-            candidates[np.arange(rows.size)[:, None], best_first] = True
-            candidates &= mask[rows]
             values = expert.action_values(obs[rows], candidates, config.worlds)
             labelled.append((obs[rows], mask[rows], values, probs[rows]))
             count += rows.size
-        kept = np.flatnonzero(choice & sure)
+        kept = np.flatnonzero((mask.sum(axis=1) > 1) & (probs.max(axis=1) >= config.confident))
         if kept.size:
             anchors.append((obs[kept], mask[kept], probs[kept]))
         by_policy = policy_seats[slots, game.state.current]
@@ -157,9 +151,7 @@ class DistillConfig:
 
 def search_choices(data: Positions, tie_bonus: float) -> np.ndarray:
     """``(N,)`` the action the search plays at each labelled position (the best value, with the bonus)."""
-    values = data.values.astype(np.float64)
-    values[np.arange(len(data)), data.probs.argmax(axis=1)] += tie_bonus
-    return values.argmax(axis=1)
+    return searched_choice(data.values, data.probs, tie_bonus)
 
 
 def distill(net: torch.nn.Module, data: Positions, config: DistillConfig = DistillConfig()) -> dict[str, float]:
