@@ -61,7 +61,15 @@ def main() -> None:
     parser.add_argument("--opponent", default="mc-5", help="the opponent whose moves the models predict")
     parser.add_argument("--json", default=None, help="also write the numbers to this file")
     args = parser.parse_args()
-    policy = agents.make(args.policy)
+    try:
+        policy = agents.make(args.policy)
+        if not callable(getattr(policy, "policy_logits", None)):
+            raise ValueError(f"{args.policy!r} is not a learned policy")
+    except ValueError as err:
+        parser.error(f"--policy: {err}")
+    for flag, value in (("--positions", args.positions), ("--truth-worlds", args.truth_worlds)):
+        if value < 1:
+            parser.error(f"{flag} must be at least 1, got {value}")
     data = label_positions(policy, policy.rules, args.positions, args.seed)
     n, rows = len(data), np.arange(len(data))
     searched = np.isfinite(data.values)
