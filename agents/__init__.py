@@ -8,8 +8,9 @@
 Names: ``random``, ``heuristic-1`` … ``heuristic-3`` (batched rules of conduct,
 :mod:`.heuristic`), ``mc-4``, ``mc-5`` (Monte-Carlo determinization over the batched
 engine, :mod:`.monte_carlo`), the learned policies shipped in ``checkpoints/``
-(``ppo-standard-4p`` and one per table, :data:`SHIPPED_AGENTS`), ``search-ppo-standard-4p`` (that policy with
-Monte-Carlo search on top, :mod:`.policy_search`), or the path of a learned checkpoint
+(``ppo-standard-4p``, the longer run's ``ppo-standard-4p-long``, and one per table, :data:`SHIPPED_AGENTS`),
+``search-ppo-standard-4p`` (the first with Monte-Carlo search on top, :mod:`.policy_search`), or the path of a
+learned checkpoint
 (torch checkpoints, ``.pt``, load as :class:`~.torch_policy.TorchPolicyAgent`, format in :mod:`.checkpoint`;
 other formats plug in with :func:`register_checkpoint_loader`). Agents see the observation and the mask,
 never the engine's hidden state.
@@ -73,6 +74,7 @@ def shipped_checkpoint(name: str) -> Path:
 
 SHIPPED_AGENTS: dict[str, str] = {
     "ppo-standard-4p": "the standard preset (4 players)",
+    "ppo-standard-4p-long": "the standard preset (4 players)",
     "ppo-standard-3p": "the standard rules at 3 players",
     "ppo-standard-5p": "the standard rules at 5 players",
     "ppo-quebec": "the quebec preset",
@@ -82,7 +84,7 @@ SHIPPED_AGENTS: dict[str, str] = {
     "ppo-or_nothing": "the or_nothing preset",
 }
 """The learned agents shipped in ``checkpoints/<name>.pt``, each trained for one table (its recipe is
-``configs/train/<name without ppo- and with _>.yaml``); they play only the rules they were trained on."""
+``configs/train/<name without ppo- and with _ for ->.yaml``); they play only the rules they were trained on."""
 
 
 def _shipped(name: str) -> AgentFactory:
@@ -97,7 +99,7 @@ def _load_shipped(name: str, rules: Rules | None, seed: Any, asked_for: str | No
     asked_for = asked_for or name
     path = shipped_checkpoint(name)
     if not path.is_file():
-        recipe = name.removeprefix("ppo-").replace("standard-", "standard_")
+        recipe = name.removeprefix("ppo-").replace("-", "_")
         needs = "is" if asked_for == name else "plays with"
         raise ValueError(
             f"agent {asked_for!r} {needs} the packaged checkpoint {path}, which is missing from this installation: "

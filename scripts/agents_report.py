@@ -37,9 +37,13 @@ OPPONENTS = ("heuristic-3", "mc-4")
 
 
 def sources(results: Path) -> list[tuple[str, dict[str, Path], Path]]:
-    """``(agent, {opponent: results.json}, metrics.jsonl)`` of every measured agent, the standard one first."""
-    ppo = DOCS_RESULTS / "ppo"  # ppo-standard-4p's results predate the per-table folders
-    found = [("ppo-standard-4p", {o: ppo / f"vs_{o}" / "results.json" for o in OPPONENTS}, ppo / "metrics.jsonl")]
+    """``(agent, {opponent: results.json}, metrics.jsonl)`` of every measured agent, the standard ones first."""
+    ppo, long = DOCS_RESULTS / "ppo", DOCS_RESULTS / "experiments" / "standard_4p_long"
+    # The standard agents' results predate the per-table folders.
+    found = [
+        ("ppo-standard-4p", {o: ppo / f"vs_{o}" / "results.json" for o in OPPONENTS}, ppo / "metrics.jsonl"),
+        ("ppo-standard-4p-long", {o: long / f"vs_{o}" / o / "results.json" for o in OPPONENTS}, long / "metrics.jsonl"),
+    ]
     for folder in sorted(p for p in results.iterdir() if p.is_dir()) if results.is_dir() else []:
         name = "ppo-" + folder.name.replace("standard_", "standard-")
         found.append((name, {o: folder / o / "results.json" for o in OPPONENTS}, folder / "metrics.jsonl"))
@@ -60,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder of the agents' result folders")
     args = parser.parse_args(argv)
+    if not args.results.is_dir():
+        parser.error(f"--results {args.results}: no such folder")
     rows, groups, unshipped = [], {opponent: ([], []) for opponent in OPPONENTS}, []
     for name, paths, metrics in sources(args.results):
         shipped = agents.shipped_checkpoint(name).is_file()

@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import importlib.util
+import re
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,7 +25,7 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 BASELINES = ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5")
 SHIPPED = tuple(name for name in agents.SHIPPED_AGENTS if agents.shipped_checkpoint(name).is_file())
-# The shipped learned agents, then the search over the standard one.
+# The shipped learned agents, then the search over the first standard one.
 INSTALLED = SHIPPED + tuple(f"search-{name}" for name in SHIPPED if name == "ppo-standard-4p")
 
 
@@ -219,6 +221,11 @@ def test_unlisted_shipped_agents_and_agents_that_play_their_own_rules(monkeypatc
     assert agents.names() == BASELINES  # no checkpoint installed: no learned agent listed, but the name explains
     with pytest.raises(ValueError, match="'ppo-standard-4p' is the packaged checkpoint .* missing"):
         pe.gym_env(opponents="ppo-standard-4p")
+    for name in agents.SHIPPED_AGENTS:  # the message names the recipe that trains the agent, and it exists
+        with pytest.raises(ValueError, match=r"president-train --config configs/train/") as caught:
+            agents.make(name)
+        recipe = re.search(r"configs/train/\S+\.yaml", str(caught.value)).group()
+        assert (Path(__file__).parent.parent / recipe).is_file(), recipe
 
 
 @pytest.mark.skipif(not HAS_TORCH or "ppo-standard-4p" not in INSTALLED, reason="needs torch and the checkpoint")
@@ -247,6 +254,7 @@ TABLE_RULES = {
     "ppo-standard-5p": pe.Rules(n_players=5),
     **{f"ppo-{preset}": pe.load_preset(preset) for preset in PRESETS},
     "ppo-standard-4p": pe.Rules(),
+    "ppo-standard-4p-long": pe.Rules(),
 }
 
 

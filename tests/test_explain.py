@@ -23,7 +23,7 @@ def decisions(n: int = 12):
 
 
 # The shipped agents of other tables, and the searches over them, refuse these rules.
-OTHER_TABLES = set(agents.SHIPPED_AGENTS) - {"ppo-standard-4p"}
+OTHER_TABLES = set(agents.SHIPPED_AGENTS) - {"ppo-standard-4p", "ppo-standard-4p-long"}
 STANDARD_TABLE_AGENTS = [n for n in agents.names() if n.removeprefix(agents.SEARCHING_PREFIX) not in OTHER_TABLES]
 
 

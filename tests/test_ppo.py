@@ -150,6 +150,25 @@ def test_a_resumed_run_logs_each_update_once(tmp_path):
     assert updates == [1, 2, 3, 4, 5, 6, 7, 8]
 
 
+def test_resuming_a_spent_run_says_which_budget_to_raise(tmp_path, capsys):
+    """Both budgets count the whole run: resumed at its step or time limit, nothing trains and the CLI says why."""
+    tiny_trainer(tmp_path, "budget.total_steps=512").train()
+    checkpoint = str(tmp_path / "checkpoint.pt")
+
+    def resume(*overrides):
+        assert main(["--resume", checkpoint, "--no-progress", *(f"--set={item}" for item in overrides)]) == 0
+        return capsys.readouterr().err, Trainer.resume(checkpoint, progress=False)
+
+    capsys.readouterr()
+    err, run = resume()
+    assert "at step 512 of budget.total_steps=512; nothing is left to train" in err and run.global_step == 512
+    err, run = resume("budget.total_steps=1024", "budget.time_limit_min=1e-6")
+    assert "of budget.time_limit_min=1e-06, which counts every sitting" in err and run.global_step == 512
+    assert run.config.budget.time_limit_min == 1e-6  # overrides stay in the checkpoint, for the next sittings
+    err, run = resume("budget.total_steps=768", "budget.time_limit_min=null")
+    assert "nothing is left" not in err and run.global_step == 768
+
+
 def test_resume_rejects_exported_policies_and_changed_runs(tmp_path):
     trainer = tiny_trainer(tmp_path)
     trainer.train()

@@ -147,7 +147,7 @@ class BudgetConfig(_Section):
 
     total_steps: int = Field(50_000_000, ge=1)  # env steps: decisions at every seat, learner and opponents
     anneal_steps: int | None = Field(None, ge=1)  # with ppo.anneal_lr, the step size is 0 here (null: total_steps)
-    time_limit_min: Number | None = Field(None, gt=0, le=1e9)  # stop earlier after this many minutes (checkpointed)
+    time_limit_min: Number | None = Field(None, gt=0, le=1e9)  # stop once the run, all sittings, trained this long
     eval_every: int = Field(25, ge=0)  # updates between evaluations against ``eval_opponent`` (0: never)
     eval_deals: int = Field(100, ge=1, le=MAX_EVAL_DEALS)  # duplicate deal groups per evaluation (x rotations)
     eval_opponent: str = "heuristic-3"  # an agent name or a checkpoint file

@@ -178,6 +178,20 @@ class Trainer:
         """The full training checkpoint (:func:`.run_state.run_state`), written atomically."""
         return save_checkpoint(path, run_state(self))
 
+    def budget_spent(self) -> str | None:
+        """Why the run has nothing left to train (its step or time budget is spent), or ``None``.
+
+        Both budgets count the whole run, every sitting included."""
+        budget = self.config.budget
+        if self.global_step >= budget.total_steps:
+            return f"the run is at step {self.global_step:,} of budget.total_steps={budget.total_steps:,}"
+        if budget.time_limit_min is not None and self.elapsed >= budget.time_limit_min * 60.0:
+            return (
+                f"the run has trained {self.elapsed / 60:.0f} min of budget.time_limit_min={budget.time_limit_min:g}, "
+                "which counts every sitting"
+            )
+        return None
+
     @classmethod
     def resume(cls, path: str | Path, progress: bool = True, overrides: list[str] | tuple[str, ...] = ()) -> Trainer:
         """A trainer restored from a full checkpoint (``overrides`` may extend the budget, not change the run)."""
@@ -220,6 +234,11 @@ def main(argv: list[str] | None = None) -> int:
             except ValueError:
                 trainer.close()
                 raise
+            spent = trainer.budget_spent()
+            if spent:
+                print(
+                    f"president-train: note: {spent}; nothing is left to train (raise it with --set)", file=sys.stderr
+                )
         else:
             overrides = list(args.set) + ([f"out_dir={args.out_dir}"] if args.out_dir else [])
             config = load_config(args.config, overrides)
