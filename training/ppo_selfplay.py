@@ -132,10 +132,9 @@ class Trainer:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         config.save(self.out_dir / "config.yaml")
         self.rules.to_yaml(self.out_dir / "rules.yaml")
-        deadline = None if budget.time_limit_min is None else budget.time_limit_min * 60.0
         steps = config.ppo.num_envs * config.ppo.num_steps
         with RunLog(self.out_dir, budget, self.global_step, resumed_at=self.update, progress=self.progress) as log:
-            while self.global_step < budget.total_steps and (deadline is None or self.elapsed < deadline):
+            while self.budget_spent() is None:
                 try:
                     stats = self.train_step()
                 except KeyboardInterrupt:
