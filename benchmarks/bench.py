@@ -125,12 +125,12 @@ def bench_plain_loop(rules: Rules, batch_size: int, opponents: str, seconds: flo
     other seats ``opponents`` through one ``act_batch``; nobody waits for anybody, so the loop shows what
     the same decisions cost without the Gymnasium contract (each game back at its learner's turn per step).
     """
-    from president_env.gym_single_env import resolve_opponent
+    from president_env.registry import resolve
 
     game = VecGame(rules, batch_size=batch_size, seed=seed)
     rng = np.random.default_rng(seed + 1)
     learner = rng.integers(rules.n_players, size=batch_size)
-    opponent = resolve_opponent(opponents, rules, seed)
+    opponent = resolve(opponents, rules, seed)
     actions = np.empty(batch_size, np.int64)
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:

@@ -52,12 +52,6 @@ from .observation import layout, observe
 from .presets import RulesSpec, resolve_rules
 from .render import render_for_mode
 
-# The opponents' registry is the agents' one, in the core (:mod:`.registry`); these names stay for code that used them.
-resolve_opponent = registry.resolve
-register_opponent = registry.register
-RandomOpponent = registry.RandomAgent
-
-
 ILLEGAL_ACTION_MODES = ("raise", "random")
 
 
@@ -234,8 +228,5 @@ def gym_env(
 __all__ = [
     "LegalActionSpace",
     "PresidentGymEnv",
-    "RandomOpponent",
     "gym_env",
-    "register_opponent",
-    "resolve_opponent",
 ]

@@ -15,7 +15,7 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
   (drawn for every new game from the env's ``np_random``); ``info["player"]`` ``(N,)`` says which.
 - **Opponents**: as for the single env (a name, a checkpoint path, an agent, a callable
   ``f(obs, mask)``, or a list with one per other player in player order; see
-  :func:`~president_env.gym_single_env.resolve_opponent`; an object with only ``act_batch`` is
+  :func:`president_env.registry.resolve`; an object with only ``act_batch`` is
   accepted too). After the learners' actions the opponents act
   until every game is back at its learner's turn or over: at each engine step, each distinct
   opponent object gets one ``act_batch(observations, masks)`` call for all the games where it is to
@@ -69,9 +69,9 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from . import compiled, engine
+from . import compiled, engine, registry
 from .aec_env import observation_high
-from .gym_single_env import ILLEGAL_ACTION_MODES, resolve_opponent
+from .gym_single_env import ILLEGAL_ACTION_MODES
 from .observation import StateViews, layout, observe
 from .presets import RulesSpec, resolve_rules
 from .render import render_for_mode, render_table
@@ -500,7 +500,7 @@ def _resolve(opponent: Any, rules: Rules) -> Any:
     """An object with ``act_batch`` as it is (batched play needs nothing else), else the single env's resolution."""
     if not isinstance(opponent, str) and callable(getattr(opponent, "act_batch", None)):
         return opponent
-    return resolve_opponent(opponent, rules, None)
+    return registry.resolve(opponent, rules, None)
 
 
 def _write_back(state: engine.GameState, work: engine.GameState, games: np.ndarray) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .rules import Rules
-from .user_input import short_repr
+from .user_input import is_file, short_repr
 
 PRESETS: tuple[str, ...] = ("standard", "quebec", "big_table", "family", "party", "or_nothing")
 """Names accepted by :func:`load_preset`."""
@@ -82,19 +82,12 @@ def resolve_rules(spec: RulesSpec) -> Rules:
         return load_preset(spec)
     if any(ch in spec for ch in "\n:{"):
         return Rules.from_yaml(spec)
-    if _is_file(spec) or spec.endswith((".yaml", ".yml")) or "/" in spec or os.sep in spec:
+    if is_file(spec) or spec.endswith((".yaml", ".yml")) or "/" in spec or os.sep in spec:
         return Rules.from_yaml(Path(spec))  # a missing file: the loader's error names it
     raise ValueError(
-        f"rules {short_repr(spec, 200)} is neither a preset ({', '.join(PRESETS)}), nor an existing YAML file, "
+        f"{short_repr(spec, 200)} is neither a rules preset ({', '.join(PRESETS)}), nor an existing YAML file, "
         "nor YAML text"
     )
-
-
-def _is_file(path: str) -> bool:
-    try:
-        return os.path.isfile(path)  # False, not OSError, for a name too long for the file system
-    except ValueError:  # a NUL byte
-        return False
 
 
 __all__ = ["PRESETS", "RulesSpec", "load_preset", "preset_path", "resolve_rules"]

@@ -43,6 +43,7 @@ from .engine import sample_legal
 from .observation import layout
 from .presets import RulesSpec, resolve_rules
 from .rules import Rules
+from .user_input import is_file, short_repr
 
 PLUGIN_GROUP = "president_env.opponents"
 """The entry-point group whose functions fill the registry (called once, without arguments)."""
@@ -273,16 +274,26 @@ def make(name: str | os.PathLike, rules: RulesSpec = None, seed: Any = None) -> 
             ``own_rules`` the rules it was trained on.
         seed: seed of the agent's generator (int or ``SeedSequence``).
     """
-    key = os.fspath(name)
-    load_plugins()
+    key = check_name(name)
     if key in _FACTORIES:
         if rules is None and key in _OWN_RULES:
             return _FACTORIES[key](None, seed)
         return _FACTORIES[key](resolve_rules(rules), seed)
-    rules = resolve_rules(rules)
-    if os.path.isfile(key):
-        return _load_checkpoint(key, rules, seed)
-    raise ValueError(f"unknown agent {key!r}; known agents: {', '.join(names())} (or a checkpoint file path)")
+    return _load_checkpoint(key, resolve_rules(rules), seed)
+
+
+def check_name(name: Any, checkpoints: bool = True) -> str:
+    """The one agent-name check: ``name`` as text if it is a registered name (or, with ``checkpoints``, the path of
+    an existing file); else a ``ValueError`` listing the known agents. Every entry point that takes an agent name
+    (envs, tournaments, CLIs, training configs) calls it before any long work."""
+    if not isinstance(name, (str, os.PathLike)) or not isinstance(os.fspath(name), str):
+        raise ValueError(f"an agent name must be text, got {type(name).__name__} {short_repr(name)}")
+    key = os.fspath(name)
+    load_plugins()
+    if key in _FACTORIES or (checkpoints and is_file(key)):
+        return key
+    paths = " (or a checkpoint file path)" if checkpoints else ""
+    raise ValueError(f"unknown agent {short_repr(key)}; known agents: {', '.join(names())}{paths}")
 
 
 def _load_checkpoint(path: str, rules: Rules, seed: Any) -> Any:
@@ -300,24 +311,17 @@ def resolve(opponent: Any, rules: Rules, seed: Any = None) -> Any:
     - an object with an ``act`` method -> itself;
     - a callable ``f(obs_vector, mask) -> action`` -> wrapped in :class:`CallableAgent`.
 
-    Anything else raises ``ValueError`` listing the known names.
+    An unknown name is :func:`check_name`'s ``ValueError``; anything else raises one listing the known names.
     """
     if isinstance(opponent, (str, os.PathLike)):
-        key = os.fspath(opponent)
-        load_plugins()
-        if key in _FACTORIES or os.path.isfile(key):
-            return make(key, rules, seed)
-        raise ValueError(
-            f"unknown opponent {key!r}; known opponents: {', '.join(names())} "
-            "(or a checkpoint path, an object with act(observation, info), or a callable f(obs, mask))"
-        )
+        return make(opponent, rules, seed)
     if callable(getattr(opponent, "act", None)):
         return opponent
     if callable(opponent):
         return CallableAgent(opponent)
     raise ValueError(
         f"opponent must be a name ({', '.join(names())}), a checkpoint path, an object with "
-        f"act(observation, info) or a callable f(obs, mask); got {opponent!r}"
+        f"act(observation, info) or a callable f(obs, mask); got {short_repr(opponent)}"
     )
 
 
@@ -331,6 +335,7 @@ __all__ = [
     "RandomAgent",
     "as_agent",
     "check_batch",
+    "check_name",
     "load_plugins",
     "make",
     "names",

@@ -10,6 +10,7 @@ before any value is built, and every error message shows a value through :func:`
 
 from __future__ import annotations
 
+import os
 import reprlib
 import tempfile
 from pathlib import Path
@@ -50,6 +51,14 @@ def short_repr(value: Any, limit: int = 80) -> str:
     except Exception:  # a value whose own __repr__ fails still gets a message
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def is_file(path: str) -> bool:
+    """Whether ``path`` names an existing file; False, not an error, for a name too long or holding a NUL byte."""
+    try:
+        return os.path.isfile(path)
+    except ValueError:
+        return False
 
 
 def read_text(path: str | Path, what: str, max_chars: int = MAX_YAML_CHARS) -> str:
@@ -154,6 +163,7 @@ __all__ = [
     "MAX_YAML_DEPTH",
     "MAX_YAML_VALUES",
     "check_writable_dir",
+    "is_file",
     "load_yaml",
     "read_text",
     "short_repr",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -10,9 +11,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import president_env as pe
-from president_env import agents, registry
+from president_env import agents, gym_single_env, registry
 from president_env.engine import reward_table, sample_legal
-from president_env.gym_single_env import PresidentGymEnv, RandomOpponent, register_opponent, resolve_opponent
+from president_env.gym_single_env import PresidentGymEnv
 
 
 def masked_action(info, rng):
@@ -131,12 +132,32 @@ def test_opponents_by_name_list_callable_and_object():
 
 def test_unknown_opponent_lists_known_names():
     assert "random" in registry.names()
-    with pytest.raises(ValueError, match="unknown opponent 'heuristic-9'.*random"):
+    with pytest.raises(ValueError, match="unknown agent 'heuristic-9'; known agents: random"):
         pe.gym_env(opponents="heuristic-9")
-    with pytest.raises(ValueError, match="unknown opponent"):
-        resolve_opponent("no/such/checkpoint.pt", pe.Rules())
+    with pytest.raises(ValueError, match="unknown agent 'no/such/checkpoint.pt'"):
+        registry.resolve("no/such/checkpoint.pt", pe.Rules())
     with pytest.raises(ValueError, match="opponent must be"):
-        resolve_opponent(42, pe.Rules())
+        registry.resolve(42, pe.Rules())
+
+
+def test_one_agent_name_check_serves_every_door():
+    """``registry.check_name`` is the one check: ``make``, ``resolve`` and the training config all say the same."""
+    assert registry.check_name("heuristic-3") == "heuristic-3"
+    assert registry.check_name(Path(__file__)) == str(Path(__file__))
+    with pytest.raises(ValueError, match="unknown agent"):
+        registry.check_name(str(Path(__file__)), checkpoints=False)
+    with pytest.raises(ValueError, match="must be text, got int 3"):
+        registry.check_name(3)
+    message = "unknown agent 'nobody'; known agents: random, heuristic-1"
+    for door in (
+        lambda: registry.check_name("nobody"),
+        lambda: registry.make("nobody"),
+        lambda: registry.resolve("nobody", pe.Rules()),
+        lambda: pe.gym_env(opponents="nobody"),
+        lambda: pe.vector_env(2, opponents="nobody"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            door()
 
 
 def test_registered_opponent_plugs_in_by_name(monkeypatch):
@@ -144,19 +165,20 @@ def test_registered_opponent_plugs_in_by_name(monkeypatch):
 
     def factory(rules, seed):
         made.append(seed)
-        return RandomOpponent(rules, seed)
+        return registry.RandomAgent(rules, seed)
 
     monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))  # the registration goes with the test
-    register_opponent("test-random", factory)
+    registry.register("test-random", factory)
     env = pe.gym_env(opponents="test-random", seat=0)
     play_episode(env, 0, np.random.default_rng(0))
     assert made == [None] * 3
 
 
-def test_the_old_opponent_names_are_the_one_registry():
-    """``gym_env``'s opponent functions are the agent registry's (one registry, one random player)."""
-    assert resolve_opponent is registry.resolve and register_opponent is registry.register
-    assert RandomOpponent is registry.RandomAgent is agents.RandomAgent
+def test_opponents_come_from_the_one_registry():
+    """One registry, one random player; the old aliases of ``gym_single_env`` are gone."""
+    assert registry.RandomAgent is agents.RandomAgent
+    for alias in ("resolve_opponent", "register_opponent", "RandomOpponent"):
+        assert not hasattr(gym_single_env, alias)
     env = pe.gym_env(opponents=["random", "heuristic-1", "mc-4"], seat=0)
     assert [type(o).__name__ for o in env.unwrapped.opponents] == ["RandomAgent", "HeuristicAgent", "MonteCarloAgent"]
     assert [o.name for o in env.unwrapped.opponents] == ["random", "heuristic-1", "mc-4"]

@@ -268,7 +268,7 @@ def test_illegal_actions_raise_unchanged_or_are_replaced():
         ({"illegal_action": "ignore"}, "illegal_action"),
         ({"autoreset_mode": "later"}, "autoreset_mode"),
         ({"opponents": ["random"]}, "one per other player"),
-        ({"opponents": "nobody"}, "unknown opponent"),
+        ({"opponents": "nobody"}, "unknown agent 'nobody'"),
         ({"render_index": 9}, "render_index"),
         ({"render_mode": "rgb_array"}, "render_mode"),
     ],

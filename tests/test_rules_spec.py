@@ -53,8 +53,8 @@ def test_each_kind_keeps_its_own_values(tmp_path):
         (b"standard", "got bytes"),
         (["standard"], "got list"),
         (object(), "got object"),
-        ("nope", "rules 'nope' is neither a preset"),
-        ("", "rules '' is neither a preset"),
+        ("nope", "'nope' is neither a rules preset (standard, quebec"),
+        ("", "'' is neither a rules preset"),
         ("no/such/table.yaml", "rules file 'no/such/table.yaml' does not exist"),
         ("table.yml", "rules file 'table.yml' does not exist"),
         (Path("no/such/table.yaml"), "does not exist"),
@@ -92,7 +92,7 @@ def test_an_alias_bomb_is_refused_before_it_is_expanded():
 def test_the_aec_env_takes_a_yaml_path():
     env = pe.env(rules=str(PARTY))
     assert env.unwrapped.rules == load_preset("party")
-    with pytest.raises(ValueError, match="neither a preset"):
+    with pytest.raises(ValueError, match="neither a rules preset"):
         pe.env(rules="nope")
 
 
@@ -112,7 +112,7 @@ def test_the_vector_env_and_make_vec_take_a_yaml_path():
 
 def test_the_training_config_takes_a_path_and_yaml_text():
     assert load_config(None, [f"rules={PARTY}"]).resolve_rules() == load_preset("party")
-    with pytest.raises(ValueError, match="neither a preset"):
+    with pytest.raises(ValueError, match="neither a rules preset"):
         load_config(None, ["rules=nope"])
 
 
@@ -131,4 +131,4 @@ def test_the_sb3_example_exits_2_with_one_line_for_bad_rules(capsys):
     spec.loader.exec_module(example)
     assert example.main(["--rules", "nope"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "rules 'nope' is neither a preset" in err
+    assert err.count("\n") == 1 and "'nope' is neither a rules preset" in err

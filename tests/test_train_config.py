@@ -46,7 +46,7 @@ def test_defaults_are_valid_and_overrides_are_typed():
         ("ppo.gae_lambda=1.5", "ppo.gae_lambda must be a finite number in [0, 1], got 1.5"),
         ("opponents.self_play=0.9", "must sum to 1"),
         ("opponents.baselines={heuristic-3: -1}", "opponents.baselines.heuristic-3 must be a finite number in [0, 1]"),
-        ("rules=no_such_preset", "neither a preset"),
+        ("rules=no_such_preset", "neither a rules preset"),
         ("ppo=3", "ppo must be a mapping"),
         ("ppo.learning_rate", "section.field=value"),
         ("ppo={lerning_rate: 0.1, num_envs: 0}", "unknown key 'ppo.lerning_rate'"),  # a typo before the rest

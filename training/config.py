@@ -37,8 +37,8 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
-from president_env import agents
 from president_env.presets import resolve_rules
+from president_env.registry import check_name
 from president_env.rules import Rules
 from president_env.user_input import load_yaml, read_text, short_repr
 
@@ -126,8 +126,7 @@ class OpponentConfig(_Section):
     @classmethod
     def _known_agents(cls, baselines: dict[str, float]) -> dict[str, float]:
         for name in baselines:
-            if name not in agents.names():
-                raise ValueError(f"unknown agent {short_repr(name)}; known: {', '.join(agents.names())}")
+            check_name(name, checkpoints=False)
         return baselines
 
     @model_validator(mode="after")
@@ -156,11 +155,7 @@ class BudgetConfig(_Section):
     @field_validator("eval_opponent")
     @classmethod
     def _known_agent(cls, name: str) -> str:
-        if name not in agents.names() and not os.path.isfile(name):
-            raise ValueError(
-                f"unknown agent {short_repr(name)}; known: {', '.join(agents.names())} (or a checkpoint file path)"
-            )
-        return name
+        return check_name(name)
 
 
 class RolloutConfig(_Section):
