@@ -6,52 +6,50 @@ without importing this package; they are re-exported here.
 
 Agents see the observation and the mask only, never the engine's state: what they know is
 what the observation holds (``president_env.observation``). :func:`decode` turns a batch of
-observations into named arrays (:class:`ObsView`, the named views of the observation spec) so that
+observations into named arrays (:class:`ObsView`, the named views of the observation spec, by the spec's names) so that
 strategies read ``view.hand`` and ``view.trick_rank`` instead of slicing vectors.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
-from president_env.observation import layout
+from president_env.observation import SEGMENT_NAMES, layout
 from president_env.registry import Agent, Policy, RandomAgent, as_agent, check_batch
 from president_env.rules import Rules
 
 
-@dataclass(frozen=True)
 class ObsView:
-    """A batch of observations as named arrays, one per segment of the observation spec
-    (:func:`president_env.observation.layout`), under the segment's name. Seats are *relative*: 0 is the viewer.
+    """A batch of observations as named arrays: ``view.NAME`` is the segment ``NAME`` of the observation spec.
 
-    Shapes: ``B`` rows, ``P`` seats, ``R`` ranks (0 = the 3 … 12 = the 2, 13 = joker). One-hots are decoded to the
-    value they mark, ``-1`` where they mark none (``trick_count``: ``0``).
+    The names, shapes and meanings are the spec's (:func:`president_env.observation.layout`; ``layout(rules).table()``
+    is the index table), not declared again here: a segment added to the spec is readable here at once. Values are
+    the spec's named views (``ObservationSpec.view``, ``view_state`` or the lazy ``observation.StateViews``), each
+    read only when a strategy reads it: ``(B, ...)`` counts as ``int64``, flags as ``bool``, one-hots as the value
+    they mark (``first - 1`` where they mark none: ``-1``, ``trick_count`` ``0``). Seats are *relative*: 0 is the
+    viewer. Read-only.
     """
 
-    hand: np.ndarray  # (B,R) int64 own cards by rank
-    played: np.ndarray  # (B,P,R) int64 cards each seat played this manche
-    held: np.ndarray  # (B,P) int64 cards each seat holds
-    trick_rank: np.ndarray  # (B,) int64 rank to beat, -1 when the next play leads
-    trick_count: np.ndarray  # (B,) int64 cards per play in this trick, 0 when leading
-    trick_owner: np.ndarray  # (B,) int64 relative seat that made the play to beat, -1
-    passed: np.ndarray  # (B,P) bool
-    out_order: np.ndarray  # (B,P) int64 order of going out, -1 still in
-    penalized: np.ndarray  # (B,P) bool
-    roles: np.ndarray  # (B,P) int64 role code (0 président … 4 trou du cul), -1 none
-    revolution: np.ndarray  # (B,) bool
-    constrained: np.ndarray  # (B,) bool
-    to_act: np.ndarray  # (B,) int64 relative seat to act (0 when the viewer acts)
-    phase: np.ndarray  # (B,) int64 0 exchange, 1 play, -1 the game is over
-    gave: np.ndarray  # (B,R) int64
-    received: np.ndarray  # (B,R) int64
-    exchange_partner: np.ndarray  # (B,) int64 relative seat of the exchange partner, -1
-    gives_left: np.ndarray  # (B,) int64
-    scores: np.ndarray  # (B,P) int64
-    manche: np.ndarray  # (B,) int64
-    decisive: np.ndarray  # (B,) bool
+    __slots__ = ("_views",)
+
+    def __init__(self, views: Mapping[str, np.ndarray] | None = None, /, **segments: np.ndarray) -> None:
+        object.__setattr__(self, "_views", segments if views is None else views)
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._views[name]
+        except KeyError:
+            raise AttributeError(f"no observation segment {name!r}; segments: {', '.join(SEGMENT_NAMES)}") from None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("an ObsView is read-only")
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(SEGMENT_NAMES))
 
     @property
     def batch_size(self) -> int:
@@ -68,36 +66,16 @@ class ObsView:
         return self.exchange_partner
 
 
-class _MappedView(ObsView):
-    """An :class:`ObsView` whose fields are looked up in a mapping of named views when first read."""
-
-    def __new__(cls, views: Mapping[str, np.ndarray]) -> _MappedView:
-        view = object.__new__(cls)
-        object.__setattr__(view, "_views", views)
-        return view
-
-    def __init__(self, views: Mapping[str, np.ndarray]) -> None:
-        pass
-
-    def __getattr__(self, name: str) -> np.ndarray:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return self._views[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
 def view_of(views: Mapping[str, np.ndarray]) -> ObsView:
     """An :class:`ObsView` over the named views ``views`` (``layout(rules).view``, ``view_state`` or the lazy
     ``observation.StateViews``): a segment is read from the mapping only when a strategy reads it."""
-    return _MappedView(views)
+    return ObsView(views)
 
 
 def decode(rules: Rules, observations: np.ndarray) -> ObsView:
     """Named arrays of a batch ``(B, obs_dim)`` (or one ``(obs_dim,)``, as a batch of 1) of observations."""
     obs = np.asarray(observations)
-    return ObsView(**layout(rules).view(obs[None] if obs.ndim == 1 else obs))
+    return ObsView(layout(rules).view(obs[None] if obs.ndim == 1 else obs))
 
 
 __all__ = ["Agent", "ObsView", "Policy", "RandomAgent", "as_agent", "check_batch", "decode", "view_of"]

@@ -46,8 +46,8 @@ the observation spec `president_env.observation.layout(rules)`: `.table()` is
 the index table (docs/environment.md shows it for the standard rules) and
 `.view(obs)["hand"]` decodes a segment. Nothing in it
 depends on another player's hidden cards. Values are counts, one-hots and
-scores, between 0 and `high = max(cards in the deck, (manches + 1) × the most
-points of a manche)`.
+scores, between 0 and the spec's `high` (`layout(rules).high`: the most
+cards in the deck, or `manches` × the most points of a manche if larger).
 
 `action_mask` (int8) marks the legal actions of the agent to act; it is all
 zeros for every other agent and after the game ended. ``action_space(agent).sample()``
@@ -138,8 +138,6 @@ shape `(1,)`; booleans, floats and strings raise `ValueError`.
 from __future__ import annotations
 
 import functools
-import warnings
-from collections.abc import Callable, Mapping
 
 import numpy as np
 from gymnasium import spaces
@@ -157,18 +155,11 @@ from .cards import (
     hand_counts,
     move_cards,
     sort_cards,
-    validate_deal,
 )
-from .engine import ROLE_NAMES, parse_roles, tables
-from .observation import layout
 from .presets import RulesSpec, resolve_rules
 from .render import pretty_cards, render_for_mode, render_result, render_table
-from .rules import Rules
-from .single import SingleGame
-
-OPTION_KEYS = ("deal", "roles", "dealer")
-INFO_SCHEMAS = ("rich", "numeric")
-
+from .single import INFO_SCHEMAS, SingleGame, Standing, check_reset_options
+from .spaces import LegalActionSpace, observation_box
 
 _AFTER_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"})
 
@@ -212,50 +203,6 @@ def env(**kwargs) -> AECEnv:
     return OrderEnforcingWrapper(aec)
 
 
-def observation_high(rules: Rules) -> float:
-    """Upper bound of every observation entry: card counts and scores (decisive points are not added)."""
-    most_points = int(tables(rules).points.max())
-    return float(max(rules.n_cards, (rules.manches + 1) * max(most_points, 1), rules.manches + 1))
-
-
-class LegalActionSpace(spaces.Discrete):
-    """``Discrete(num_actions)`` whose ``sample()`` without a mask draws among the actions legal now.
-
-    ``contains`` is the plain discrete check; only sampling looks at the game, so that
-    ``action_space.sample()`` (random exploration, the env checkers of Gymnasium and RLlib) gives an
-    action the env accepts when its owner is to act. An explicit ``mask`` or ``probability`` is used
-    as given, and when no action is legal (not this agent's turn, or the game is over) the draw is
-    over the whole space.
-    """
-
-    def __init__(self, n: int, legal_mask: Callable[[], np.ndarray], seed: int | None = None) -> None:
-        super().__init__(n, seed=seed)
-        self._legal_mask: Callable[[], np.ndarray] | None = legal_mask
-
-    def __getstate__(self) -> dict:
-        # Pickled alone (a saved SB3 model keeps its action space), the space must not drag its env along:
-        # the copy samples like a plain Discrete. Pickled with its env, the env rebinds it in __setstate__.
-        state = self.__dict__.copy()
-        state["_legal_mask"] = None
-        return state
-
-    def contains(self, x) -> bool:
-        """In range and an integer as the env accepts it (:func:`~president_env.actions.as_action`): also NumPy
-        integers of any dtype (``uint64`` included) and integer arrays of shape ``(1,)``."""
-        try:
-            value = as_action(x, int(self.n))
-        except ValueError:
-            return False
-        return int(self.start) <= value < int(self.start + self.n)
-
-    def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
-        if mask is None and probability is None and self._legal_mask is not None:
-            legal = self._legal_mask()
-            if legal.any():
-                mask = legal.astype(np.int8)
-        return super().sample(mask=mask, probability=probability)
-
-
 class raw_env(AECEnv, EzPickle):
     """Président as a PettingZoo AEC environment; see the module docstring."""
 
@@ -279,15 +226,15 @@ class raw_env(AECEnv, EzPickle):
         self.render_mode = render_mode
         self.reward_mode = reward_mode
         self.game = SingleGame(self.rules, reward_mode=reward_mode)
+        self.standing = Standing(self.rules.n_players)
         n = self.rules.n_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        obs_dim, num_actions = layout(self.rules).size, self.rules.num_actions
-        high = observation_high(self.rules)
+        num_actions = self.rules.num_actions
         self.observation_spaces = {
             agent: spaces.Dict(
                 {
-                    "observation": spaces.Box(0.0, high, (obs_dim,), np.float32),
+                    "observation": observation_box(self.rules),
                     "action_mask": spaces.Box(0, 1, (num_actions,), np.int8),
                 }
             )
@@ -320,42 +267,14 @@ class raw_env(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     # ---- reset ----------------------------------------------------------------
-    def check_options(self, options: dict | None, warn: bool = True) -> tuple:
-        """Validate reset ``options`` without touching the env: ``(deal, roles, dealer)``, each ``None`` if not given.
-
-        Raises ``ValueError`` naming the bad option; unknown keys only warn (when ``warn``).
-        """
-        if options is not None and not isinstance(options, Mapping):
-            raise ValueError(f"options must be a dict with keys among {', '.join(OPTION_KEYS)}, got {options!r}")
-        options = dict(options or {})
-        unknown = sorted(str(k) for k in options if k not in OPTION_KEYS)
-        if unknown and warn:
-            warnings.warn(
-                f"president_v0.reset: ignoring unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_KEYS)}",
-                stacklevel=3,
-            )
-        rules = self.rules
-        deal, roles, dealer = options.get("deal"), options.get("roles"), options.get("dealer")
-        if deal is not None:
-            deal = validate_deal(deal, rules.n_players, rules.decks, rules.jokers)
-        if roles is not None:
-            parse_roles(rules, roles)
-        if dealer is not None:
-            is_int = isinstance(dealer, (int, np.integer)) and not isinstance(dealer, bool)
-            if not is_int or not 0 <= dealer < rules.n_players:
-                raise ValueError(f"dealer must be a seat number in 0..{rules.n_players - 1}, got {dealer!r}")
-            dealer = int(dealer)
-        return deal, roles, dealer
+    def check_options(self, options: dict | None, warn: bool = True) -> dict[str, list]:
+        """Validate reset ``options`` without touching the env (:func:`~president_env.single.check_reset_options`)."""
+        return check_reset_options(self.rules, options, warn)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        deal, roles, dealer = self.check_options(options)
+        chosen = self.check_options(options)
         # Everything is validated: the env changes only from here on.
-        self.game.reset(
-            seed=seed,
-            deals=None if deal is None else [deal],
-            dealers=None if dealer is None else [int(dealer)],
-            roles=None if roles is None else [roles],
-        )
+        self.game.reset(seed=seed, **chosen)
         self.agents = self.possible_agents[:]
         self.rewards = {agent: 0.0 for agent in self.agents}
         self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
@@ -365,9 +284,7 @@ class raw_env(AECEnv, EzPickle):
         self._final: SingleGame | None = None  # after the game ended: its table before the last play
         self._rewarded = False  # rewards hold a manche's result (cleared at the next step)
         self.manche_over = False  # the engine's event: the last step ended a manche
-        self._result: dict | None = None
-        self._positions: list[int] | None = None  # the last finished manche's, by player (for the render)
-        self._finish: list[tuple[int, int] | None] = [None] * self.rules.n_players  # (position, manche) once known
+        self.standing.reset()
         self._trick_cards: list[str] = []
         self.last_action: str | None = None
         self.cards: list[list[str]] | None = None
@@ -457,23 +374,19 @@ class raw_env(AECEnv, EzPickle):
             for name, reward in zip(self.possible_agents, rewards):
                 self.rewards[name] = reward
             self._rewarded = True
-            self._positions = list(game.last_positions)
-            self._finish = [(position, manche_before) for position in self._positions]
-            if tracking:
-                order = sorted(range(len(self._positions)), key=self._positions.__getitem__)
-                self.last_action += "; manche over: " + ", ".join(self.possible_agents[i] for i in order)
+        changed = self.standing.record(game, player, seat, manche_before, manche_over, done)
+        if manche_over and tracking:
+            positions = self.standing.positions
+            order = sorted(range(len(positions)), key=positions.__getitem__)
+            self.last_action += "; manche over: " + ", ".join(self.possible_agents[i] for i in order)
         if done:
-            self._result = {"scores": list(game.last_scores), "winner": game.last_winner, "manches": manche_before + 1}
             self._final = game.ended
             self.terminations = {name: True for name in self.agents}
             self._refresh_infos()
         else:
             if manche_over:
                 self._track_new_manche()
-                self._refresh_infos()
-            elif game.n_held[seat] == 0 and not game.penalized[seat]:
-                # Out, and not on a 2 under "penalty": the place is final now (later finishers come after).
-                self._finish[player] = (game.out_rank[seat], manche_before)
+            if changed:
                 self._refresh_infos()
             if not manche_over and tracking:
                 self.cards, played = move_cards(self.cards, before, self._counts())
@@ -503,39 +416,11 @@ class raw_env(AECEnv, EzPickle):
         return f"{name} played {what}"
 
     def _refresh_infos(self) -> None:
-        """Infos change only at a reset and at the end of a manche."""
+        """Infos change only at a reset, when a player's place is final and at the end of a manche."""
         game = self.game if self._final is None else self._final
-        seat_of = game.seat_of_player
-        roles = [game.roles[seat] for seat in seat_of]
-        scores = self._result["scores"] if self._result else list(game.scores)
         for i, agent in enumerate(self.possible_agents):
-            if agent not in self.infos:
-                continue
-            finish = self._finish[i]
-            if self.info_schema == "numeric":
-                self.infos[agent] = {
-                    "role": roles[i],
-                    "seat": seat_of[i],
-                    "manche": game.manche,
-                    "decisive": int(game.decisive),
-                    "scores": np.array(scores, np.int64),
-                    "finish_position": -1 if finish is None else finish[0],
-                    "finish_manche": -1 if finish is None else finish[1],
-                    "winner": -1 if self._result is None else self._result["winner"],
-                }
-                continue
-            info = {
-                "role": ROLE_NAMES[roles[i]] if roles[i] >= 0 else None,
-                "seat": seat_of[i],
-                "manche": game.manche,
-                "decisive": game.decisive,
-                "scores": dict(zip(self.possible_agents, scores)),
-            }
-            if finish is not None:
-                info["finish_position"], info["finish_manche"] = finish
-            if self._result is not None:
-                info["winner"] = self.possible_agents[self._result["winner"]]
-            self.infos[agent] = info
+            if agent in self.infos:
+                self.infos[agent] = self.standing.info(game, i, self.possible_agents, self.info_schema)
 
     # ---- render -----------------------------------------------------------------
     def render(self) -> str | None:
@@ -543,10 +428,9 @@ class raw_env(AECEnv, EzPickle):
 
     def render_text(self, viewer: int | str | None = None) -> str:
         """The table as text, showing the hand of ``viewer`` (default: the agent to act)."""
-        if self._result is not None:
-            text = render_result(
-                self._positions, self._result["scores"], self._result["winner"], self._result["manches"]
-            )
+        result = self.standing.result
+        if result is not None:
+            text = render_result(self.standing.positions, result["scores"], result["winner"], result["manches"])
             return f"Last: {self.last_action}\n{text}"
         return render_table(
             self.rules,
@@ -562,4 +446,4 @@ class raw_env(AECEnv, EzPickle):
         pass
 
 
-__all__ = ["env", "raw_env", "move_cards", "observation_high"]
+__all__ = ["LegalActionSpace", "env", "raw_env"]

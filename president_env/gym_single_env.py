@@ -23,11 +23,17 @@ Also registered as ``gymnasium.make("president_env/President-v0", rules=..., opp
 - **Terminal observation**: the table after the game's last play, from the learner's seat (final
   scores, the phase one-hot all 0), as in the vector env :func:`president_env.vector_env`. (The AEC
   env's final observation is the table before that last play: ``docs/environment.md``.)
+- **Info**: the AEC env's infos of the learner (``role``, ``seat``, ``manche``, ``decisive``, ``scores``,
+  ``finish_position``, ``winner``: :class:`president_env.single.Standing`), plus ``action_mask`` and ``player``.
+- **Render**: ``"ansi"`` / ``"human"``: the table from the learner's seat, its hand with canonical suits (as the
+  vector env's; the AEC env follows the real suits).
 - **Reward**: the learner's manche rewards (``reward_mode``, see the AEC env)
   that fell during the step: its own action and the opponents' until its next
   turn or the end of the game.
 - **Seat**: ``seat`` is the learner's player index (``player_<seat>``); ``None``
   draws it at every reset from the env's ``np_random``.
+The env stands on the core's one-game :class:`~president_env.single.SingleGame`, beside the AEC env (not on it).
+
 - **Opponents**: a name, a checkpoint path, a callable or an agent object, or a list of
   them (one per other player, in player order). :func:`president_env.registry.resolve`
   turns each into an object with ``act(observation_dict, info) -> int``: names and
@@ -46,13 +52,12 @@ import numpy as np
 
 from . import registry
 from .actions import as_action
-from .aec_env import LegalActionSpace, raw_env
 from .engine import sample_legal
-from .observation import layout, observe
+from .observation import observe
 from .presets import RulesSpec, resolve_rules
-from .render import render_for_mode
-
-ILLEGAL_ACTION_MODES = ("raise", "random")
+from .render import render_for_mode, render_result, render_table
+from .single import SingleGame, Standing, check_reset_options
+from .spaces import ILLEGAL_ACTION_MODES, LegalActionSpace, observation_box
 
 
 class PresidentGymEnv(gymnasium.Env):
@@ -90,90 +95,100 @@ class PresidentGymEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         self._warned_illegal = False
-        # The AEC view tracks real suits only when it renders.
-        self.aec = raw_env(
-            rules=self.rules, reward_mode=reward_mode, render_mode=None if render_mode is None else "ansi"
-        )
-        self.observation_space = self.aec.observation_spaces["player_0"]["observation"]
+        self.game = SingleGame(self.rules, reward_mode=reward_mode)
+        self.standing = Standing(n)
+        self.players = [f"player_{i}" for i in range(n)]
+        self.observation_space = observation_box(self.rules)
         self.action_space = LegalActionSpace(self.rules.num_actions, self.action_masks)
-        self.obs_dim = layout(self.rules).size
+        self.obs_dim = self.observation_space.shape[0]
         self.learner = 0 if seat is None else int(seat)
-        self._opponent_of: dict[str, Any] = {}
+        self._opponent_of: dict[int, Any] = {}
         self._carried_reward = 0.0
+        self._started = False
+        self._over = False  # the game ended (its last table is game.ended / game.final)
 
     # ---- helpers ------------------------------------------------------------------
-    @property
-    def learner_agent(self) -> str:
-        return self.aec.possible_agents[self.learner]
+    def _info_of(self, player: int) -> dict:
+        game = self.game.ended if self._over else self.game
+        return self.standing.info(game, player, self.players)
+
+    def _play(self, action: int) -> float:
+        """Play ``action`` for the player to act; the learner's reward from it (0 unless a manche ended)."""
+        game = self.game
+        player, seat, manche = game.current_player, game.current, game.manche
+        rewards, done = game.step(action)  # raises before any change
+        self.standing.record(game, player, seat, manche, rewards is not None, done)
+        self._over = done
+        return 0.0 if rewards is None else rewards[self.learner]
 
     def _play_opponents(self) -> float:
         """Opponents act until it is the learner's turn or the game ends; the learner's rewards meanwhile."""
-        aec, learner = self.aec, self.learner_agent
-        reward = 0.0
-        while not aec.terminations[learner] and aec.agent_selection != learner:
-            agent = aec.agent_selection
-            action = self._opponent_of[agent].act(aec.observe(agent), aec.infos[agent])
-            aec.step(action)
-            reward += aec.rewards[learner]
+        game, reward = self.game, 0.0
+        while not self._over and game.current_player != self.learner:
+            player = game.current_player
+            observed = {"observation": game.observe(game.current), "action_mask": game.legal_mask().astype(np.int8)}
+            reward += self._play(self._opponent_of[player].act(observed, self._info_of(player)))
         return reward
 
     def _observation(self) -> tuple[np.ndarray, dict]:
-        observed = self.aec.observe(self.learner_agent)
-        obs = observed["observation"]
-        if self.aec.terminations[self.learner_agent]:  # the table after the game's last play (see the docstring)
-            final = self.aec.game.final
-            obs = observe(self.rules, final, final.seat_of_player[:, self.learner].astype(np.int64))[0]
-        info = dict(self.aec.infos[self.learner_agent])
-        info["scores"] = dict(info["scores"])
-        info["action_mask"] = observed["action_mask"]
-        info["player"] = self.learner
+        learner = self.learner
+        if self._over:  # the table after the game's last play (see the docstring)
+            final = self.game.final
+            obs = observe(self.rules, final, final.seat_of_player[:, learner].astype(np.int64))[0]
+        else:
+            obs = self.game.observe(self.game.seat_of_player[learner])
+        info = self._info_of(learner)
+        info["action_mask"] = self.action_masks().astype(np.int8)
+        info["player"] = learner
         return obs, info
 
     def __setstate__(self, state: dict) -> None:
-        # The AEC env comes back new (EzPickle) and the action space without its link to the game: rebind it.
+        # The action space comes back without its link to the game: rebind it.
         self.__dict__.update(state)
         self.action_space._legal_mask = self.action_masks
 
     def action_masks(self) -> np.ndarray:
         """``(num_actions,) bool``: the learner's legal actions now (all False once the game ended)."""
-        if not hasattr(self.aec, "agent_selection"):
+        if not self._started:
             raise RuntimeError("action_masks() before reset(): call env.reset() first")
-        return self.aec.action_mask(self.learner_agent).astype(bool)
+        if self._over:
+            return np.zeros(self.rules.num_actions, bool)
+        return self.game.legal_mask().copy()
 
     # ---- gymnasium API -----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        self.aec.check_options(options, warn=False)  # bad options raise here, before the seat, seeds or game change
+        chosen = check_reset_options(self.rules, options, warn=False)  # bad options raise before anything changes
         super().reset(seed=seed)
         rng = self.np_random
         self.learner = int(rng.integers(self.rules.n_players)) if self.seat is None else self.seat
         game_seed = int(rng.integers(2**63))
-        others = [a for a in self.aec.possible_agents if a != self.learner_agent]
+        others = [i for i in range(self.rules.n_players) if i != self.learner]
         self._opponent_of = dict(zip(others, self.opponents))
         for opponent in self.opponents:
             if hasattr(opponent, "reset"):
                 opponent.reset(seed=int(rng.integers(2**63)))
-        self.aec.reset(seed=game_seed, options=options)
+        self._started = True
         # A manche may end before the learner's first decision (rarely: with top_rank_ends_trick a player can
         # go out before the others act); its reward is paid with the first step.
-        self._carried_reward = self._play_opponents()
-        for _ in range(100):
-            if not self.aec.terminations[self.learner_agent]:
-                break
+        for attempt in range(101):
+            if attempt == 100:
+                raise RuntimeError("the opponents finished 100 games in a row without the learner acting")
             # An episode must start with a decision: a game the opponents finished alone is dealt again.
-            self.aec.reset(seed=int(rng.integers(2**63)), options=options)
+            self.game.reset(seed=game_seed if attempt == 0 else int(rng.integers(2**63)), **chosen)
+            self.standing.reset()
+            self._over = False
             self._carried_reward = self._play_opponents()
-        else:
-            raise RuntimeError("the opponents finished 100 games in a row without the learner acting")
+            if not self._over:
+                break
         obs, info = self._observation()
         if self.render_mode == "human":
             self.render()
         return obs, info
 
     def step(self, action) -> tuple[np.ndarray, float, bool, bool, dict]:
-        aec, learner = self.aec, self.learner_agent
-        if not hasattr(aec, "agent_selection"):
+        if not self._started:
             raise RuntimeError("step() before reset(): call env.reset() first")
-        if aec.terminations[learner]:
+        if self._over:
             raise RuntimeError("the game is over: call reset() before step()")
         illegal = False
         if self.illegal_action == "random":
@@ -192,23 +207,29 @@ class PresidentGymEnv(gymnasium.Env):
                     self._warned_illegal = True
                 a, illegal = int(sample_legal(mask[None], self.np_random)[0]), True
             action = a
-        aec.step(action)
-        reward = self._carried_reward + aec.rewards[learner] + self._play_opponents()
+        else:
+            action = as_action(action, self.rules.num_actions)
+        reward = self._carried_reward + self._play(action)
         self._carried_reward = 0.0
+        reward += self._play_opponents()
         obs, info = self._observation()
         if self.illegal_action == "random":
             info["illegal_action"] = illegal
         if self.render_mode == "human":
             self.render()
-        return obs, float(reward), bool(aec.terminations[learner]), False, info
+        return obs, float(reward), self._over, False, info
 
     def render(self) -> str | None:
-        return render_for_mode(
-            self.render_mode, lambda: self.aec.render_text(viewer=self.learner), "president_env.gym_env()"
-        )
+        return render_for_mode(self.render_mode, self._render_text, "president_env.gym_env()")
+
+    def _render_text(self) -> str:
+        result = self.standing.result
+        if self._over and result is not None:
+            return render_result(self.standing.positions, result["scores"], result["winner"], result["manches"])
+        return render_table(self.rules, self.game, 0, self.learner)
 
     def close(self) -> None:
-        self.aec.close()
+        pass
 
 
 def gym_env(
@@ -225,8 +246,4 @@ def gym_env(
     )
 
 
-__all__ = [
-    "LegalActionSpace",
-    "PresidentGymEnv",
-    "gym_env",
-]
+__all__ = ["LegalActionSpace", "PresidentGymEnv", "gym_env"]

@@ -61,7 +61,7 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium
@@ -70,12 +70,12 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
 from . import compiled, engine, registry
-from .aec_env import observation_high
-from .gym_single_env import ILLEGAL_ACTION_MODES
 from .observation import StateViews, layout, observe
 from .presets import RulesSpec, resolve_rules
 from .render import render_for_mode, render_table
 from .rules import Rules
+from .spaces import ILLEGAL_ACTION_MODES, observation_box
+from .user_input import short_repr
 from .vec_game import VecGame
 
 AUTORESET_MODES = {
@@ -154,7 +154,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         self.game = VecGame(self.rules, batch_size=self.num_envs, reward_mode=reward_mode, autoreset=False)
         self.obs_dim = layout(self.rules).size
         self.num_actions = self.rules.num_actions
-        self.single_observation_space = spaces.Box(0.0, observation_high(self.rules), (self.obs_dim,), np.float32)
+        self.single_observation_space = observation_box(self.rules)
         self.single_action_space = spaces.Discrete(self.num_actions)
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.num_envs)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
@@ -335,24 +335,23 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
     def reset(
         self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(
+                f"options must be a dict with keys among {', '.join(OPTION_KEYS)}, got {short_repr(options)}"
+            )
         options = dict(options or {})
+        seeds = self._check_seed(seed)  # everything is checked before the env changes
         unknown = sorted(str(k) for k in options if k not in OPTION_KEYS)
         if unknown:
             raise ValueError(f"reset: unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_KEYS)}")
         games = self._reset_games(options.pop("reset_mask", None))
         seats = self._check_seats(options.pop("seats", None), games.size)
         _check_options(self.rules, options, games.size)
-        if isinstance(seed, (list, tuple, np.ndarray)):
-            if len(seed) != self.num_envs:
-                raise ValueError(f"seed: a list of seeds must have num_envs={self.num_envs} entries, got {len(seed)}")
-            self._np_random = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(s) for s in seed])))
+        if isinstance(seeds, list):
+            self._np_random = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seeds)))
             self._np_random_seed = -1
-        elif seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-                raise ValueError(
-                    f"seed must be None, a non-negative integer or a list of {self.num_envs}, got {seed!r}"
-                )
-            super().reset(seed=int(seed))
+        elif seeds is not None:
+            super().reset(seed=seeds)
         if seed is not None or not self._started:
             rng = self.np_random
             self.game.rng = np.random.default_rng(int(rng.integers(2**63)))
@@ -364,6 +363,24 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         self._needs_reset[games] = False
         obs, info = self._observe()
         return obs, info
+
+    def _check_seed(self, seed: Any) -> int | list[int] | None:
+        """``seed`` as ``None``, a non-negative int, or a list of ``num_envs`` of them; ``ValueError`` naming the
+        bad value (a float, text, a negative number, ``None`` in a list) and changing nothing."""
+        usage = f"seed must be None, a non-negative integer or a list of num_envs={self.num_envs} of them"
+        if seed is None:
+            return None
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            values = list(np.asarray(seed, dtype=object).ravel()) if isinstance(seed, np.ndarray) else list(seed)
+            if len(values) != self.num_envs or (isinstance(seed, np.ndarray) and seed.ndim != 1):
+                raise ValueError(f"{usage}; got a list of {len(values)}")
+            for i, value in enumerate(values):
+                if not _is_seed(value):
+                    raise ValueError(f"{usage}; entry {i} of the list is {short_repr(value)}")
+            return [int(value) for value in values]
+        if not _is_seed(seed):
+            raise ValueError(f"{usage}; got {short_repr(seed)}")
+        return int(seed)
 
     def _reset_games(self, reset_mask: Any) -> np.ndarray:
         if reset_mask is None:
@@ -387,6 +404,8 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         return values.astype(np.int64)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self.closed:
+            raise RuntimeError("step() after close(): make a new env")
         self._require_reset("step")
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
@@ -501,6 +520,10 @@ def _resolve(opponent: Any, rules: Rules) -> Any:
     if not isinstance(opponent, str) and callable(getattr(opponent, "act_batch", None)):
         return opponent
     return registry.resolve(opponent, rules, None)
+
+
+def _is_seed(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value >= 0
 
 
 def _write_back(state: engine.GameState, work: engine.GameState, games: np.ndarray) -> None:

@@ -68,6 +68,8 @@ _SEGMENTS: tuple[tuple, ...] = (
     ("decisive", (), FLAG, "decisive", TABLE, None, "this is a decisive manche"),
 )
 # fmt: on
+SEGMENT_NAMES: tuple[str, ...] = tuple(row[0] for row in _SEGMENTS)
+"""The segments' names, in order (the same for every ``Rules``; their sizes depend on the rules)."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ masks, observations from every seat, rewards, ends and whole states at every ste
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from operator import itemgetter
 
@@ -35,11 +36,12 @@ import numpy as np
 
 from . import engine, observation
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY
-from .cards import JOKER, TWO
+from .cards import JOKER, TWO, validate_deal
 from .engine import PHASE_PLAY, GameState
-from .observation import ONE_HOT, OWN, SEATS, layout
+from .observation import ONE_HOT, OWN, SEATS, TABLE, Segment, layout
 from .presets import RulesSpec, resolve_rules
 from .rules import Rules
+from .user_input import short_repr
 from .vec_game import VecGame
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(GameState))
@@ -80,49 +82,94 @@ def _tables(rules: Rules) -> _Tables:
 
 
 def _observation_writer(rules: Rules) -> Callable[[SingleGame, int], bytes]:
-    """``write(game, seat)``: the bytes of ``game.observe(seat)``, compiled from the observation spec.
+    """``write(game, seat)``: the bytes of ``game.observe(seat)``, read from the observation spec.
 
-    Each segment becomes one expression over the game's fields (the ``GameState`` names the spec gives), and
-    the function joins them in the spec's order, so the scalar path follows the spec with no call per segment.
-    ``ValueError`` where a count is above 255.
+    Each segment of :func:`~president_env.observation.layout` falls in one of a few kinds (its encoding, whose value
+    it shows, its shape); ``write`` fills every segment of a kind in one loop over the game's fields (the
+    ``GameState`` names the spec gives) and joins the parts in the spec's order. A loop per kind, not a function
+    per segment, keeps the cost near that of one expression per segment. ``ValueError`` where a count is above 255.
     """
     p = rules.n_players
-    relative = [[(seat + j) % p for j in range(p)] for seat in range(p)]
-    names = {
-        "relative": relative,
-        "in_order": [itemgetter(*seats) for seats in relative],  # per-seat list -> values in relative seat order
-        "passed_rows": [[bytes((bits >> s) & 1 for s in seats) for bits in range(256)] for seats in relative],
-    }
-    parts = []
-    for i, seg in enumerate(layout(rules).segments):
-        field = f"g.{seg.source}"
-        if seg.source == "passed":  # seat bits in the state
-            parts.append("passed_rows[seat][g.passed_bits]")
-        elif seg.source == "scores":  # by player in the state, by seat in the observation
-            parts.append("bytes([g.scores[g.player_at_seat[s]] for s in rel])")
-        elif seg.encoding != ONE_HOT and seg.whose == OWN:
-            parts.append(f"{field}[seat]" if seg.shape else f"bytes(({field}[seat],))")  # rows are bytearrays
-        elif seg.encoding != ONE_HOT and seg.whose == SEATS:
-            parts.append(f'b"".join([{field}[s] for s in rel])' if len(seg.shape) > 1 else f"bytes(ordered({field}))")
-        elif seg.encoding != ONE_HOT:
-            parts.append(f"bytes(({field},))")
-        else:
-            width = seg.shape[-1]
-            names[f"one_hot_{i}"] = [row.tobytes() for row in np.eye(width, dtype=np.uint8)] + [bytes(width)]
-            table = f"one_hot_{i}"  # rows by value - first; row `width` (also index -1) is all zeros: none
-            if seg.seat:  # an absolute seat (-1: none), shown relative to the viewer
-                value = f"{field}[seat]" if seg.whose == OWN else field
-                parts.append(f"{table}[(v - seat) % {p} if (v := {value}) >= 0 else -1]")
-            else:
-                shift = f" - {seg.first}" if seg.first else ""
-                if seg.whose == SEATS:
-                    parts.append(f'b"".join([{table}[v{shift}] for v in ordered({field})])')
-                else:
-                    parts.append(f"{table}[{field}{shift}]")
-    source = "def write(g, seat):\n    rel, ordered = relative[seat], in_order[seat]\n    return b''.join([\n"
-    source += "".join(f"        {part},\n" for part in parts) + "    ])\n"
-    exec(compile(source, f"<observation writer for {p} players>", "exec"), names)
-    return names["write"]
+    relative = [tuple((seat + j) % p for j in range(p)) for seat in range(p)]
+    in_order = [itemgetter(*seats) for seats in relative]  # per-seat list -> values in relative seat order
+    segments = layout(rules).segments
+    kinds: dict[str, list[tuple]] = {kind: [] for kind in _WRITER_KINDS}
+    for i, seg in enumerate(segments):
+        kind = _writer_kind(seg)
+        if seg.encoding != ONE_HOT:
+            kinds[kind].append((i, seg.source))
+        else:  # rows by value - first; row `width` (also index -1) is all zeros: the one-hot marks no value
+            table = [row.tobytes() for row in np.eye(seg.shape[-1], dtype=np.uint8)] + [bytes(seg.shape[-1])]
+            kinds[kind].append((i, seg.source, table, seg.first))
+    own_rows, own_values, seat_rows, seat_values, table_values = (
+        tuple(kinds[k]) for k in ("own_rows", "own_values", "seat_rows", "seat_values", "table_values")
+    )
+    own_seats, table_seats, seat_hots, table_hots = (
+        tuple(kinds[k]) for k in ("own_seat_hots", "table_seat_hots", "seat_hots", "table_hots")
+    )
+    passed_at = [i for i, name in kinds["passed"]]
+    scores_at = [i for i, name in kinds["scores"]]
+    passed_rows = [[bytes((bits >> s) & 1 for s in seats) for bits in range(256)] for seats in relative]
+    size = len(segments)
+
+    def write(game: SingleGame, seat: int) -> bytes:
+        fields = game.__dict__
+        rel, ordered = relative[seat], in_order[seat]
+        out = [b""] * size
+        for i, name in own_rows:  # (P, R) counts kept as one bytearray per seat
+            out[i] = fields[name][seat]
+        for i, name in own_values:
+            out[i] = bytes((fields[name][seat],))
+        for i, name in seat_rows:
+            rows = fields[name]
+            out[i] = b"".join([rows[s] for s in rel])
+        for i, name in seat_values:
+            out[i] = bytes(ordered(fields[name]))
+        for i, name in table_values:
+            out[i] = bytes((fields[name],))
+        for i, name, table, _ in own_seats:  # an absolute seat (-1: none), shown relative to the viewer
+            v = fields[name][seat]
+            out[i] = table[(v - seat) % p if v >= 0 else -1]
+        for i, name, table, _ in table_seats:
+            v = fields[name]
+            out[i] = table[(v - seat) % p if v >= 0 else -1]
+        for i, name, table, first in seat_hots:
+            out[i] = b"".join([table[v - first] for v in ordered(fields[name])])
+        for i, name, table, first in table_hots:
+            out[i] = table[fields[name] - first]
+        for i in passed_at:  # seat bits in the state
+            out[i] = passed_rows[seat][fields["passed_bits"]]
+        for i in scores_at:  # by player in the state, by seat in the observation
+            scores, player_at_seat = fields["scores"], fields["player_at_seat"]
+            out[i] = bytes([scores[player_at_seat[s]] for s in rel])
+        return b"".join(out)
+
+    return write
+
+
+_WRITER_KINDS = (
+    "own_rows", "own_values", "seat_rows", "seat_values", "table_values",
+    "own_seat_hots", "table_seat_hots", "seat_hots", "table_hots", "passed", "scores",
+)  # fmt: skip
+
+
+def _writer_kind(seg: Segment) -> str:
+    """Which loop of ``_observation_writer`` writes ``seg``."""
+    if seg.source in ("passed", "scores"):  # derived: seat bits; by player in the state
+        return seg.source
+    if seg.encoding == ONE_HOT:
+        kind = {(OWN, True): "own_seat_hots", (TABLE, True): "table_seat_hots"}.get((seg.whose, seg.seat))
+        kind = kind or {(SEATS, False): "seat_hots", (TABLE, False): "table_hots"}.get((seg.whose, seg.seat))
+        if kind is None:
+            raise NotImplementedError(
+                f"segment {seg.name}: no scalar writer for a one-hot of {seg.whose} (seat {seg.seat})"
+            )
+        return kind
+    if seg.whose == OWN:
+        return "own_rows" if seg.shape else "own_values"
+    if seg.whose == SEATS:
+        return "seat_rows" if len(seg.shape) > 1 else "seat_values"
+    return "table_values"
 
 
 class SingleGame:
@@ -144,7 +191,7 @@ class SingleGame:
         self._load()
 
     def __getstate__(self) -> dict:
-        """Pickled without the per-rules tables (their observation writer is compiled code); rebuilt on load."""
+        """Pickled without the per-rules tables (their observation writer holds closures); rebuilt on load."""
         state = self.__dict__.copy()
         del state["_tab"]
         return state
@@ -235,8 +282,8 @@ class SingleGame:
     def observe(self, seat: int) -> np.ndarray:
         """``(obs_dim,) float32`` from ``seat``'s point of view: ``observation.observe`` for one slot.
 
-        Built as bytes (every entry but the scores and the manche index is a count or flag below 256) by a
-        function compiled from the observation spec (``_observation_writer``).
+        Built as bytes (every entry but the scores and the manche index is a count or flag below 256), one part per
+        segment of the observation spec (``_observation_writer``).
         """
         try:
             data = self._tab.write_observation(self, seat)
@@ -382,4 +429,108 @@ def _popcount(bits: int) -> int:
     return bin(bits).count("1")
 
 
-__all__ = ["SingleGame"]
+# --------------------------------------------------------------------------------------
+# What the one-game views (the AEC env, the Gymnasium single env) share about a game
+# --------------------------------------------------------------------------------------
+OPTION_KEYS = ("deal", "roles", "dealer")
+"""The reset options of one game."""
+INFO_SCHEMAS = ("rich", "numeric")
+
+
+def check_reset_options(rules: Rules, options: Mapping | None, warn: bool = True) -> dict[str, list]:
+    """Reset ``options`` of one game, validated: the keyword arguments of :meth:`SingleGame.reset`.
+
+    ``options`` may hold ``"deal"`` (one list of card strings per player), ``"roles"`` (a role per player) and
+    ``"dealer"`` (a seat). ``ValueError`` naming the bad option (nothing changes anywhere); unknown keys only warn
+    (when ``warn``).
+    """
+    if options is not None and not isinstance(options, Mapping):
+        raise ValueError(f"options must be a dict with keys among {', '.join(OPTION_KEYS)}, got {short_repr(options)}")
+    options = dict(options or {})
+    unknown = sorted(str(k) for k in options if k not in OPTION_KEYS)
+    if unknown and warn:
+        warnings.warn(
+            f"president_v0.reset: ignoring unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_KEYS)}",
+            stacklevel=3,
+        )
+    deal, roles, dealer = options.get("deal"), options.get("roles"), options.get("dealer")
+    chosen: dict[str, list] = {}
+    if deal is not None:
+        chosen["deals"] = [validate_deal(deal, rules.n_players, rules.decks, rules.jokers)]
+    if roles is not None:
+        engine.parse_roles(rules, roles)
+        chosen["roles"] = [roles]
+    if dealer is not None:
+        is_int = isinstance(dealer, (int, np.integer)) and not isinstance(dealer, bool)
+        if not is_int or not 0 <= dealer < rules.n_players:
+            raise ValueError(f"dealer must be a seat number in 0..{rules.n_players - 1}, got {short_repr(dealer)}")
+        chosen["dealers"] = [int(dealer)]
+    return chosen
+
+
+class Standing:
+    """Where each player of one game stands, beyond the observation: its place in a manche once final, the game's
+    result once over, and the infos the one-game views report from them (``docs/environment.md``, Infos).
+
+    A place appears as soon as it is final and is never revised: on going out (not on a 2 or a joker under
+    ``finish_on_two: penalty``), else when the manche ends; until then it is the player's place in the previous
+    manche. Call :meth:`reset` with a new game and :meth:`record` after every step.
+    """
+
+    def __init__(self, n_players: int) -> None:
+        self.n_players = n_players
+        self.reset()
+
+    def reset(self) -> None:
+        self.finish: list[tuple[int, int] | None] = [None] * self.n_players  # (position, manche) once known
+        self.positions: list[int] | None = None  # the last finished manche's, by player
+        self.result: dict | None = None  # scores, winner, manches once the game is over
+
+    def record(self, game: SingleGame, player: int, seat: int, manche: int, manche_over: bool, done: bool) -> bool:
+        """Note what the step of ``player`` (at ``seat``, in manche ``manche``) just did to ``game``; whether the
+        infos changed."""
+        if manche_over:
+            self.positions = list(game.last_positions)
+            self.finish = [(position, manche) for position in self.positions]
+        if done:
+            self.result = {"scores": list(game.last_scores), "winner": game.last_winner, "manches": manche + 1}
+            return True
+        if manche_over:
+            return True
+        if game.n_held[seat] == 0 and not game.penalized[seat]:  # out, and not on a 2 under "penalty": final now
+            self.finish[player] = (game.out_rank[seat], manche)
+            return True
+        return False
+
+    def info(self, game: SingleGame, player: int, agents: Sequence[str], schema: str = "rich") -> dict:
+        """The info of ``player`` (``agents``: the players' names) about ``game`` (the ended game once over)."""
+        seat = game.seat_of_player[player]
+        role = game.roles[seat]
+        scores = self.result["scores"] if self.result else list(game.scores)
+        finish = self.finish[player]
+        if schema == "numeric":
+            return {
+                "role": role,
+                "seat": seat,
+                "manche": game.manche,
+                "decisive": int(game.decisive),
+                "scores": np.array(scores, np.int64),
+                "finish_position": -1 if finish is None else finish[0],
+                "finish_manche": -1 if finish is None else finish[1],
+                "winner": -1 if self.result is None else self.result["winner"],
+            }
+        info = {
+            "role": engine.ROLE_NAMES[role] if role >= 0 else None,
+            "seat": seat,
+            "manche": game.manche,
+            "decisive": game.decisive,
+            "scores": dict(zip(agents, scores)),
+        }
+        if finish is not None:
+            info["finish_position"], info["finish_manche"] = finish
+        if self.result is not None:
+            info["winner"] = agents[self.result["winner"]]
+        return info
+
+
+__all__ = ["INFO_SCHEMAS", "OPTION_KEYS", "SingleGame", "Standing", "check_reset_options"]

@@ -11,7 +11,8 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import president_env as pe
-from president_env.aec_env import move_cards, raw_env
+from president_env.aec_env import raw_env
+from president_env.cards import move_cards
 from president_env.cards import deck
 from president_env.engine import ROLE_NAMES, reward_table, sample_legal
 from president_env.observation import layout

@@ -67,7 +67,7 @@ def test_gymnasium_make_and_spaces():
     assert isinstance(unwrapped, PresidentGymEnv)
     assert env.observation_space.shape == obs.shape and obs.dtype == np.float32
     assert env.action_space.n == pe.num_actions(unwrapped.rules)
-    assert info["player"] == 2 and unwrapped.aec.agent_selection == "player_2"
+    assert info["player"] == 2 and unwrapped.game.current_player == 2
     obs, reward, terminated, truncated, info = env.step(masked_action(info, np.random.default_rng(0)))
     assert isinstance(reward, float)
 
@@ -262,7 +262,7 @@ def test_a_copy_mid_game_continues_the_same_game(copier, opponents):
     for _ in range(8):
         obs, _, _, _, info = env.step(masked_action(info, rng))
     twin = copy.deepcopy(env) if copier == "deepcopy" else pickle.loads(pickle.dumps(env))
-    assert twin.aec is not env.aec
+    assert twin.game is not env.game
     for _ in range(2):
         terminated = False
         while not terminated:
@@ -360,7 +360,7 @@ def test_terminal_observation_is_the_table_after_the_last_play():
     while not terminated:
         obs, reward, terminated, _, info = env.step(int(sample_legal(info["action_mask"][None].astype(bool), rng)[0]))
     lay = pe.observation.layout(rules)
-    final = env.aec.game.final
+    final = env.game.final
     assert final.phase[0] == pe.engine.PHASE_OVER and not info["action_mask"].any()
     np.testing.assert_array_equal(obs, pe.observation.observe(rules, final, final.seat_of_player[:, 2])[0])
     assert not obs[lay["phase"]].any()

@@ -305,6 +305,60 @@ def test_bad_step_and_reset_inputs_leave_the_env_unchanged():
         venv.reset(seed=[1, 2])
 
 
+@pytest.mark.parametrize(
+    ("seed", "named"),
+    [
+        pytest.param([1.5, 2, 3, 4], "entry 0 of the list is 1.5", id="float-in-list"),
+        pytest.param([1, 2, -3, 4], "entry 2 of the list is -3", id="negative-in-list"),
+        pytest.param([None] * 4, "entry 0 of the list is None", id="none-list"),
+        pytest.param(["1", 2, 3, 4], "entry 0 of the list is '1'", id="text-in-list"),
+        pytest.param([1, 2, True, 4], "entry 2 of the list is True", id="bool-in-list"),
+        pytest.param(-1, "got -1", id="negative"),
+        pytest.param("7", "got '7'", id="text"),
+        pytest.param(2.0, "got 2.0", id="float"),
+        pytest.param([1, 2, 3], "got a list of 3", id="short-list"),
+    ],
+)
+def test_a_bad_seed_is_refused_naming_it_and_changes_nothing(seed, named):
+    """Issue 24: reset(seed=[1.5, 2, 3, 4]) played the games of [1, 2, 3, 4]; other bad seeds gave unclear errors."""
+    venv, twin = pe.vector_env(4, opponents="random"), pe.vector_env(4, opponents="random")
+    venv.reset(seed=5)
+    twin.reset(seed=5)
+    rng_before = venv.np_random.bit_generator.state
+    with pytest.raises(ValueError, match="seed must be None, a non-negative integer or a list") as caught:
+        venv.reset(seed=seed)
+    assert named in str(caught.value)
+    assert venv.np_random.bit_generator.state == rng_before
+    actions = np.array([np.flatnonzero(m)[0] for m in venv.action_masks()])
+    np.testing.assert_array_equal(venv.step(actions)[0], twin.step(actions)[0])  # it goes on as if never asked
+
+
+@pytest.mark.parametrize("options", ["deals", ["deals"], 3, ("reset_mask", None)])
+def test_options_that_are_not_a_mapping_are_refused_naming_them(options):
+    venv = pe.vector_env(2, opponents="random")
+    venv.reset(seed=0)
+    before = venv.game.state_dict()["state"]
+    with pytest.raises(ValueError, match="options must be a dict with keys among deals, dealers"):
+        venv.reset(options=options)
+    for name, value in before.items():
+        np.testing.assert_array_equal(value, venv.game.state_dict()["state"][name], err_msg=name)
+
+
+def test_a_seed_list_of_numpy_integers_is_accepted_as_the_same_games():
+    a = pe.vector_env(3, opponents="random").reset(seed=[1, 2, 3])[0]
+    b = pe.vector_env(3, opponents="random").reset(seed=np.array([1, 2, 3], np.uint32))[0]
+    np.testing.assert_array_equal(a, b)
+
+
+def test_step_after_close_raises():
+    """Issue 24: a closed vector env still played."""
+    venv = pe.vector_env(2, opponents="random")
+    venv.reset(seed=0)
+    venv.close()
+    with pytest.raises(RuntimeError, match=r"step\(\) after close\(\)"):
+        venv.step(np.zeros(2, np.int64))
+
+
 class CountingOpponent:
     """Deterministic (lowest legal action), counting its batched calls."""
 

@@ -40,6 +40,10 @@ LAYERS = ("core", "views", "agents", "evaluation", "training", "apps")
 VIEWS = frozenset(
     "president_env" + suffix for suffix in ("", ".aec_env", ".gym_single_env", ".gym_vector_env", ".sb3", ".render")
 )
+# Inside the views, the environments stand side by side on the core: none imports another. The renderer only
+# presents (every view may use it), and an adapter at the edge may import the one env it adapts.
+SHARED_VIEWS = frozenset({"president_env", "president_env.render"})
+ADAPTS = {"president_env.sb3": "president_env.gym_vector_env"}
 SUBPACKAGE_LAYERS = (
     ("president_env.apps", "apps"),
     ("president_env.training", "training"),
@@ -149,6 +153,18 @@ def upward(edges: list[Import]) -> list[str]:
     ]
 
 
+def views_on_views(edges: list[Import]) -> list[str]:
+    """Each import of one view by another (the package's ``__init__``, the renderer and adapters aside)."""
+    return [
+        f"{e.source}:{e.line} imports {e.target} (views stand side by side on the core)"
+        for e in edges
+        if layer(e.source) == layer(e.target) == "views"
+        and e.source not in SHARED_VIEWS
+        and e.target not in SHARED_VIEWS
+        and ADAPTS.get(e.source) != e.target
+    ]
+
+
 def cycles(edges: list[Import]) -> list[list[str]]:
     """The strongly connected components of more than one module (Tarjan), each sorted; self-imports too."""
     graph: dict[str, set[str]] = {}
@@ -215,6 +231,23 @@ def test_the_layout_is_read_from_pyproject():
 
 def test_no_module_imports_a_higher_layer():
     assert upward(EDGES) == []
+
+
+def test_the_views_do_not_import_one_another():
+    """The AEC env, the Gymnasium single env and the vector env each stand on the core (``single.SingleGame``,
+    ``vec_game.VecGame``, ``spaces``), not on each other; the SB3 adapter stands on the vector env it adapts."""
+    assert views_on_views(EDGES) == []
+    assert views_on_views(
+        [
+            Import("president_env.gym_vector_env", "president_env.aec_env", 3, "import"),
+            Import("president_env.gym_single_env", "president_env.render", 4, "import"),
+            Import("president_env.sb3", "president_env.gym_vector_env", 5, "import"),
+            Import("president_env.sb3", "president_env.aec_env", 6, "call"),
+        ]
+    ) == [
+        "president_env.gym_vector_env:3 imports president_env.aec_env (views stand side by side on the core)",
+        "president_env.sb3:6 imports president_env.aec_env (views stand side by side on the core)",
+    ]
 
 
 def test_production_code_does_not_import_the_reference_oracle():

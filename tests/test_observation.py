@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_engine_invariants import rules_strategy
 
+import president_env as pe
 from president_env import load_preset, observation
-from president_env.aec_env import observation_high
 from president_env.engine import sample_legal
 from president_env.rules import Rules
 from president_env.vec_game import VecGame
@@ -107,7 +107,12 @@ def test_the_named_views_decode_the_encoder_and_equal_the_views_of_the_state(rul
 def test_every_entry_lies_within_its_segments_bounds(preset: str) -> None:
     rules = load_preset(preset).replace(manches=3)
     lay = observation.layout(rules)
-    assert lay.high <= observation_high(rules)
+    for space in (
+        pe.env(rules=rules).observation_space("player_0")["observation"],
+        pe.gym_env(rules=rules).observation_space,
+        pe.vector_env(2, rules=rules).single_observation_space,
+    ):
+        assert space.high.max() == space.high.min() == lay.high and space.shape == (lay.size,)
     game = VecGame(rules, batch_size=64, seed=3)
     rng = np.random.default_rng(3)
     seen = np.zeros(lay.size)
