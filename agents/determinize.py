@@ -58,18 +58,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from president_env.engine import (
-    NEUTRE,
-    PHASE_EXCHANGE,
-    PHASE_PLAY,
-    PRESIDENT,
-    TROU_DU_CUL,
-    VICE_PRESIDENT,
-    VICE_TROU,
-    GameState,
-    allocate,
-    tables,
-)
+from president_env.deals import NEUTRE, PRESIDENT, TROU_DU_CUL, VICE_PRESIDENT, VICE_TROU
+from president_env.engine import PHASE_EXCHANGE, PHASE_PLAY, GameState, allocate, tables
 from president_env.observation import layout, observe
 from president_env.rules import Rules
 

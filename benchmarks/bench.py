@@ -27,8 +27,10 @@ import argparse
 import json
 import platform
 import resource
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 
@@ -162,7 +164,8 @@ def bench_gym_single(rules: Rules, opponents: str, seconds: float, seed: int = 0
 
 def bench_reference(rules: Rules, seconds: float, seed: int = 0) -> float:
     """Steps per second of the pure-Python reference implementation (random legal play, whole games)."""
-    from president_env.reference import deal_cards, start_random_game
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the oracle lives beside the tests
+    from oracle.reference import deal_cards, start_random_game
 
     rng = np.random.default_rng(seed)
     steps, start = 0, time.perf_counter()

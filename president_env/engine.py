@@ -13,7 +13,8 @@ first and work on all slots at once — there is no Python loop over games:
   per-player rewards and the manche-over and game-over events (:class:`StepResult`). It
   deals the next manche of a game (a rule), never a new game: a finished game stays
   terminal until the layer above calls :func:`new_games` (``VecGame`` does, by default);
-- the observation lives in :mod:`president_env.observation`.
+- the observation lives in :mod:`president_env.observation`; the human notation (card and role strings,
+  shuffled deals in that notation, seating by role) in :mod:`president_env.deals`.
 
 For speed the state is updated in place (NumPy has no cheap functional update);
 ``GameState.copy()`` gives an independent snapshot. An illegal action raises
@@ -27,7 +28,7 @@ State arrays are indexed by *seat* (turn order is clockwise = increasing seat);
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -36,12 +37,20 @@ import numpy as np
 
 from . import compiled as _compiled
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables, decode
-from .cards import JOKER, N_NATURAL_RANKS, RANK_NAMES, TWO, deck, deck_card_ranks, validate_deal
+from .cards import JOKER, N_NATURAL_RANKS, RANK_NAMES, TWO, deck_card_ranks
+from .deals import (  # noqa: F401  (reachable as engine.* for callers before deals.py)
+    NO_ROLE,
+    ROLE_NAMES,
+    deal_hands,
+    deal_sizes,
+    parse_deals,
+    parse_roles,
+    role_by_position,
+    seat_by_position,
+    table_for_roles,
+)
 from .rules import Rules
 
-ROLE_NAMES: tuple[str, ...] = ("president", "vice_president", "neutre", "vice_trou", "trou_du_cul")
-PRESIDENT, VICE_PRESIDENT, NEUTRE, VICE_TROU, TROU_DU_CUL = range(5)
-NO_ROLE = -1
 PHASE_EXCHANGE, PHASE_PLAY, PHASE_OVER = 0, 1, 2  # PHASE_OVER: the game ended, nothing is legal
 REWARD_MODES = ("zero_sum", "normalized", "points")
 
@@ -241,12 +250,7 @@ def tables(rules: Rules) -> Tables:
         points[0] = 2
         if n >= 4:
             points[1] = 1
-    role_by_pos = np.full(n, NEUTRE, np.int8)
-    role_by_pos[0], role_by_pos[n - 1] = PRESIDENT, TROU_DU_CUL
-    if n >= 4:
-        role_by_pos[1], role_by_pos[n - 2] = VICE_PRESIDENT, VICE_TROU
-    seat_by_pos = np.zeros(n, np.int64)
-    seat_by_pos[1:] = n - positions[1:]
+    role_by_pos, seat_by_pos = role_by_position(n), seat_by_position(n)
     deck_ranks = deck_card_ranks(rules.decks, rules.jokers)
     result = Tables(
         kind=kind,
@@ -331,48 +335,8 @@ def _first_seat_with(values: np.ndarray, target: np.ndarray | int) -> np.ndarray
 
 
 # --------------------------------------------------------------------------------------
-# Dealing and starting manches
+# Starting games and manches (the human notation is read in deals.py)
 # --------------------------------------------------------------------------------------
-def parse_roles(rules: Rules, roles: Mapping | Sequence) -> np.ndarray:
-    """Role names per player -> previous finishing position per player ``(P,) int8``.
-
-    ``roles``: a sequence of role names (player order) or a mapping ``{"player_i": name}`` /
-    ``{i: name}`` covering every player. Neutres are ordered by player index.
-    """
-    n = rules.n_players
-    if isinstance(roles, Mapping):
-        by_player: dict[int, str] = {}
-        for key, name in roles.items():
-            index = key
-            if isinstance(key, str) and key.startswith("player_") and key[7:].isdigit():
-                index = int(key[7:])
-            if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= int(index) < n:
-                raise ValueError(f"roles: unknown player {key!r}; expected player_0..player_{n - 1}")
-            by_player[int(index)] = name
-        if len(by_player) != n:
-            missing = [f"player_{i}" for i in range(n) if i not in by_player]
-            raise ValueError(f"roles must name a role for every player; missing {', '.join(missing)}")
-        names = [by_player[i] for i in range(n)]
-    else:
-        names = list(roles)
-        if len(names) != n:
-            raise ValueError(f"roles must give one role per player ({n}), got {len(names)}")
-    for name in names:
-        if name not in ROLE_NAMES:
-            raise ValueError(f"roles: unknown role {name!r}; expected one of {', '.join(ROLE_NAMES)}")
-    expected = sorted(ROLE_NAMES[c] for c in tables(rules).role_by_pos)
-    if sorted(names) != expected:
-        raise ValueError(
-            f"roles {names} are not a valid assignment for {n} players: expected exactly {', '.join(expected)}"
-        )
-    code = np.array([ROLE_NAMES.index(x) for x in names])
-    # Président first, vice next, neutres by player index, vice-trou, trou du cul last.
-    order = np.lexsort((np.arange(n), code))
-    positions = np.empty(n, np.int8)
-    positions[order] = np.arange(n)
-    return positions
-
-
 def _cards_of_deal(rules: Rules, dealt_to: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """From the seat each card id was dealt to ``(n,N)``: hands ``(n,P,R) int8`` and 3C holders ``(n,P) bool``."""
     n = dealt_to.shape[0]
@@ -384,23 +348,6 @@ def _cards_of_deal(rules: Rules, dealt_to: np.ndarray) -> tuple[np.ndarray, np.n
     for cid in tab.three_of_clubs:
         holders[np.arange(n), dealt_to[:, cid]] = True
     return hands, holders
-
-
-def _parse_deals(rules: Rules, deals: Sequence, seat_of_player: np.ndarray | None = None) -> np.ndarray:
-    """Validate deals (one list of card strings per player each) -> seat of every card id ``(n,N) int8``."""
-    p = rules.n_players
-    ids: dict[str, list[int]] = {}
-    for cid, card in enumerate(deck(rules.decks, rules.jokers)):
-        ids.setdefault(card, []).append(cid)
-    dealt_to = np.zeros((len(deals), rules.n_cards), np.int8)
-    for i, raw in enumerate(deals):
-        hands = validate_deal(raw, p, rules.decks, rules.jokers)
-        free = {card: list(v) for card, v in ids.items()}
-        for player, hand in enumerate(hands):
-            seat = player if seat_of_player is None else seat_of_player[i, player]
-            for card in hand:
-                dealt_to[i, free[card].pop()] = seat
-    return dealt_to
 
 
 def new_games(
@@ -428,7 +375,7 @@ def new_games(
     if deals is not None:
         if len(deals) != n:
             raise ValueError(f"deals: expected {n} deals (one per slot), got {len(deals)}")
-        dealt_to = _parse_deals(rules, deals)  # by player for now: seat i = player i
+        dealt_to = parse_deals(rules, deals)  # by player for now: seat i = player i
     start_pos = None
     if roles is not None:
         if len(roles) != n:
@@ -524,53 +471,6 @@ def _seat_for_roles(
     return prev_by_seat, _first_seat_with(prev_by_seat, p - 1)
 
 
-def deal_sizes(rules: Rules, first_seat: np.ndarray) -> np.ndarray:
-    """Cards each seat receives when the deck is dealt one at a time from ``first_seat (n,)``: ``(n,P)``."""
-    p = rules.n_players
-    base, extra = divmod(rules.n_cards, p)
-    offset = (np.arange(p) - np.asarray(first_seat)[:, None]) % p
-    return base + (offset < extra)
-
-
-def deal_hands(
-    rules: Rules, rng: np.random.Generator, dealer: int, seat_of_player: Sequence[int] | None = None
-) -> list[list[str]]:
-    """One shuffled deal: card names by player, the form :meth:`VecGame.redeal` takes.
-
-    The deck (``cards.deck``) is shuffled by one ``rng.permutation`` and dealt one card at a time, clockwise,
-    from the seat ``deal_start`` names relative to ``dealer``; ``seat_of_player`` (default: player i at seat
-    i) says who sits where. Tournaments deal their duplicate deals with it.
-    """
-    p = rules.n_players
-    seats = list(range(p)) if seat_of_player is None else [int(s) for s in seat_of_player]
-    if sorted(seats) != list(range(p)):
-        raise ValueError(f"seat_of_player must be a permutation of 0..{p - 1}, got {seats}")
-    if not 0 <= int(dealer) < p:
-        raise ValueError(f"dealer must be a seat in 0..{p - 1}, got {dealer}")
-    cards = deck(rules.decks, rules.jokers)
-    order = rng.permutation(len(cards))
-    first_seat = int(dealer) + 1 if rules.deal_start == "dealer_left" else int(dealer)
-    player_at_seat = [seats.index(seat) for seat in range(p)]
-    hands: list[list[str]] = [[] for _ in range(p)]
-    for i, index in enumerate(order):
-        hands[player_at_seat[(first_seat + i) % p]].append(cards[int(index)])
-    return hands
-
-
-def table_for_roles(rules: Rules, roles: Mapping | Sequence) -> tuple[list[int], int]:
-    """The seating and dealer of a manche played with ``roles`` (names by player, as :func:`parse_roles`).
-
-    With ``reseat_by_role`` players sit by role (seat 0 Président, seat 1 Trou du cul, ..., seat P-1
-    Vice-Président); otherwise player i sits at seat i. The Trou du cul deals. Returns
-    ``(seat_of_player, dealer_seat)``.
-    """
-    p = rules.n_players
-    positions = parse_roles(rules, roles)
-    seats = tables(rules).seat_by_pos[positions] if rules.reseat_by_role else np.arange(p)
-    seat_of_player = [int(s) for s in seats]
-    return seat_of_player, seat_of_player[int(np.argmax(positions == p - 1))]
-
-
 def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -> None:
     """Replace the deal of the manche that slots ``index`` are about to play (replays, duplicate deals).
 
@@ -583,7 +483,7 @@ def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -
     started = state.manche_steps[index] > 0
     if started.any():
         raise ValueError(f"slot {int(index[started][0])} has already started its manche; redeal only before it")
-    dealt_to = _parse_deals(rules, deals, state.seat_of_player[index])
+    dealt_to = parse_deals(rules, deals, state.seat_of_player[index])
     # A regular deal: the first N mod P seats in deal order hold one card more.
     first = (state.dealer[index] + (1 if rules.deal_start == "dealer_left" else 0)) % rules.n_players
     expected = deal_sizes(rules, first)

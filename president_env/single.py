@@ -34,7 +34,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from . import engine, observation
+from . import deals, engine, observation
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY
 from .cards import JOKER, TWO, validate_deal
 from .engine import PHASE_PLAY, GameState
@@ -458,7 +458,7 @@ def check_reset_options(rules: Rules, options: Mapping | None, warn: bool = True
     if deal is not None:
         chosen["deals"] = [validate_deal(deal, rules.n_players, rules.decks, rules.jokers)]
     if roles is not None:
-        engine.parse_roles(rules, roles)
+        deals.parse_roles(rules, roles)
         chosen["roles"] = [roles]
     if dealer is not None:
         is_int = isinstance(dealer, (int, np.integer)) and not isinstance(dealer, bool)
@@ -520,7 +520,7 @@ class Standing:
                 "winner": -1 if self.result is None else self.result["winner"],
             }
         info = {
-            "role": engine.ROLE_NAMES[role] if role >= 0 else None,
+            "role": deals.ROLE_NAMES[role] if role >= 0 else None,
             "seat": seat,
             "manche": game.manche,
             "decisive": game.decisive,

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 from engine_adapter import EngineGame
+from oracle.reference import ReferenceGame
 
 from president_env import Rules
-from president_env.reference import ReferenceGame
 
 IMPLEMENTATIONS = ["reference", "engine"]
 
@@ -33,3 +33,13 @@ def make_game(request):
     ``dealer`` defaults to seat 0 without roles; with roles the Trou du cul deals and a dealer raises ValueError.
     """
     return _FACTORIES[request.param]
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny networks: torch's thread pool costs more than it saves (QR in orthogonal init, most of all)."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

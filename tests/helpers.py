@@ -1,6 +1,7 @@
 """Helpers shared by the rules tests: deals, actions in a short notation, scripted play, state snapshots.
 
-Plain functions, imported as ``from helpers import ...``; the fixtures stay in ``conftest.py``.
+Plain functions, imported as ``from helpers import ...``; the fixtures stay in ``conftest.py``. Test modules
+share code through here, never by importing one another.
 """
 
 from __future__ import annotations
@@ -9,9 +10,14 @@ import copy
 from collections import Counter
 
 import numpy as np
+from hypothesis import strategies as st
 
-from president_env import PASS, Rules, encode_give, encode_play
-from president_env.cards import card_name, deck, parse_card
+from president_env import PASS, Rules, encode_give, encode_play, engine
+from president_env.cards import card_name, deck, parse_card, rank_index
+from president_env.observation import layout, observe
+from president_env.presets import PRESETS, load_preset
+from president_env.rules import RULE_CHOICES
+from president_env.vec_game import VecGame
 
 
 # ---------------------------------------------------------------- building deals
@@ -134,3 +140,132 @@ def swap_hidden_cards(rules: Rules, state):
             other.hands[b, second, x] += 1
     assert (other.hands != state.hands).any(), "no slot has two opponents with cards of different ranks"
     return other
+
+
+# ---------------------------------------------------------------- rule sets
+def random_rules(rng: np.random.Generator) -> Rules:
+    decks = int(rng.integers(1, 3))
+    return Rules(
+        n_players=int(rng.integers(3, 9)),
+        decks=decks,
+        jokers=int(rng.integers(0, 2 * decks + 1)),
+        reseat_by_role=bool(rng.integers(2)),
+        exchange=tuple(int(k) for k in rng.integers(1, 5, size=rng.integers(0, 5))),
+        top_rank_ends_trick=bool(rng.integers(2)),
+        revolution=bool(rng.integers(2)),
+        twos_wild=bool(rng.integers(2)),
+        manches=int(rng.integers(1, 4)),
+        **{name: str(rng.choice(values)) for name, values in RULE_CHOICES.items()},
+    )
+
+
+def rule_sets(n_random: int, seed: int) -> list[Rules]:
+    """Every preset, ``n_random`` random rule sets, and as many again seated by a draw before the first manche
+    (``initial_roles: draw`` with ``reseat_by_role``)."""
+    rng = np.random.default_rng(seed)
+    mixed = [random_rules(rng) for _ in range(n_random)]
+    drawn = [random_rules(rng).replace(initial_roles="draw", reseat_by_role=True) for _ in range(n_random // 2)]
+    return [load_preset(name) for name in PRESETS] + mixed + drawn
+
+
+@st.composite
+def rules_strategy(draw) -> Rules:
+    """Hypothesis: a random combination of every rules field (the same ranges as :func:`random_rules`)."""
+    decks = draw(st.sampled_from([1, 2]))
+    fields = {name: draw(st.sampled_from(values)) for name, values in RULE_CHOICES.items()}
+    return Rules(
+        n_players=draw(st.integers(3, 8)),
+        decks=decks,
+        jokers=draw(st.integers(0, 2 * decks)),
+        reseat_by_role=draw(st.booleans()),
+        exchange=tuple(draw(st.lists(st.integers(1, 4), max_size=4))),
+        top_rank_ends_trick=draw(st.booleans()),
+        revolution=draw(st.booleans()),
+        twos_wild=draw(st.booleans()),
+        manches=draw(st.integers(1, 3)),
+        **fields,
+    )
+
+
+# ---------------------------------------------------------------- positions for the agents
+def ranks(text: str, rules: Rules) -> np.ndarray:
+    """``"5 5 7"`` -> cards per rank ``(R,)`` (suits do not matter here)."""
+    return np.bincount([rank_index(name) for name in text.split()], minlength=rules.n_ranks)
+
+
+def position(
+    rules: Rules,
+    hand: str,
+    trick: str = "",
+    owner: int = 3,
+    held: tuple[int, ...] = (10, 10, 10),
+    played: str = "",
+    passed: tuple[int, ...] = (),
+    revolution: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Observation and mask of seat 0 to act holding ``hand`` ("5 5 7"), the trick to beat ``trick``
+    ("4" or "9 9", made by seat ``owner``), the other seats holding ``held`` cards."""
+    state = engine.allocate(rules, 1)
+    cards = ranks(hand, rules)
+    state.hands[0, 0] = cards
+    state.n_held[0] = (cards.sum(), *held)
+    state.holding_bits[0] = sum(1 << s for s in range(rules.n_players) if state.n_held[0, s] > 0)
+    state.passed_bits[0] = sum(1 << s for s in passed)
+    if played:
+        state.played[0, 1] = ranks(played, rules)
+    if trick:
+        trick_cards = ranks(trick, rules)
+        state.trick_rank[0] = int(np.argmax(trick_cards))
+        state.trick_count[0] = int(trick_cards.sum())
+        state.trick_owner[0] = owner
+    state.revolution[0] = revolution
+    state.current[0] = 0
+    return observe(rules, state), engine.legal_mask(rules, state)
+
+
+def mid_manche(rules: Rules, batch: int, seed: int, steps: int) -> VecGame:
+    game = VecGame(rules, batch, seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        game.step(engine.sample_legal(game.legal_mask(), rng))
+    return game
+
+
+def hidden_card_twins(rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Observations of 12 mid-manche decisions and of the same decisions with other hidden cards (equal), and
+    their mask."""
+    game = mid_manche(rules, 12, seed=3, steps=25)
+    other = swap_hidden_cards(rules, game.state)
+    obs, obs_other = observe(rules, game.state), observe(rules, other)
+    np.testing.assert_array_equal(obs, obs_other)
+    mask = game.legal_mask()
+    assert (mask == engine.legal_mask(rules, other)).all()
+    return obs, obs_other, mask
+
+
+# ---------------------------------------------------------------- checkpoints
+def tiny_payload(rules: Rules | None = None, seed: int = 0, greedy: bool = True, sharpness: float = 1.0) -> dict:
+    """A complete checkpoint payload around a small random network (``sharpness`` scales the policy head)."""
+    import torch  # only the tests of learned agents need it
+
+    from president_env.agents.torch_policy import PolicyNet
+
+    rules = rules or Rules()
+    torch.manual_seed(seed)
+    net = PolicyNet(layout(rules).size, rules.num_actions, hidden=(32,))
+    with torch.no_grad():
+        net.policy_head.weight.mul_(sharpness)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    net(torch.ones(2, net.obs_dim), torch.ones(2, net.num_actions, dtype=torch.bool))[0].sum().backward()
+    optimizer.step()
+    return {
+        "rules": rules.to_dict(),
+        "network": net.spec(),
+        "model": net.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "config": {"lr": 1e-3, "hidden": [32]},
+        "rng": {"numpy": np.random.default_rng(seed).bit_generator.state},
+        "progress": {"update": 3, "global_step": 3072, "elapsed_s": 1.5},
+        "metrics": {"advantage_vs_heuristic-3": 0.25},
+        "greedy": greedy,
+    }

@@ -2,46 +2,24 @@
 
 from __future__ import annotations
 
+import copy
 import random
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import random_rules
 from pettingzoo.test import api_test, render_test, seed_test
 
 import president_env as pe
 from president_env.aec_env import raw_env
-from president_env.cards import move_cards
-from president_env.cards import deck
+from president_env.cards import deck, move_cards
 from president_env.engine import ROLE_NAMES, reward_table, sample_legal
 from president_env.observation import layout
-from president_env.rules import RULE_CHOICES, Rules
+from president_env.rules import Rules
 
 PRESET_FILES = sorted((Path(__file__).resolve().parents[1] / "configs" / "rules").glob("*.yaml"))
-
-
-def random_rules(rng: np.random.Generator) -> Rules:
-    """A valid Rules with every field drawn at random."""
-    while True:
-        decks = int(rng.integers(1, 3))
-        fields = {
-            "n_players": int(rng.integers(3, 9)),
-            "decks": decks,
-            "jokers": int(rng.integers(0, 2 * decks + 1)),
-            "reseat_by_role": bool(rng.integers(2)),
-            "top_rank_ends_trick": bool(rng.integers(2)),
-            "revolution": bool(rng.integers(2)),
-            "twos_wild": bool(rng.integers(2)),
-            "exchange": [int(k) for k in rng.integers(1, 5, size=int(rng.integers(1, 5)))],
-            "manches": int(rng.integers(1, 4)),
-        }
-        for name, allowed in RULE_CHOICES.items():
-            fields[name] = str(allowed[int(rng.integers(len(allowed)))])
-        try:
-            return Rules(**fields)
-        except ValueError:
-            continue
 
 
 _combo_rng = np.random.default_rng(20240611)
@@ -395,11 +373,36 @@ def test_move_cards_moves_and_plays():
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(20))
 def test_many_random_rules_play_through(seed):
+    """Random rules, random legal play, with the render on: every game ends within its manches (plus a decisive
+    one), each manche's zero-sum rewards sum to 0, the cards of the deck are all in the hands shown (suits
+    tracked), and the end names a winner with the best total and every player's final place."""
     rules = random_rules(np.random.default_rng(1000 + seed))
     aec = pe.env(rules=rules, render_mode="ansi")
+    raw = aec.unwrapped
+    full_deck = sorted(deck(rules.decks, rules.jokers))
     for game in range(3):
         aec.reset(seed=seed * 10 + game)
-        play_random(aec, np.random.default_rng(seed), on_step=lambda a, *_: a.render())
+        manches, texts, final = [], [], {}
+
+        def check(a, agent, action, manches=manches, texts=texts, final=final):
+            texts.append(a.render())
+            if raw.terminations and all(raw.terminations.values()) and not final:
+                final.update(copy.deepcopy(raw.infos))  # the infos at the end (agents leave with theirs)
+            if raw.manche_over:
+                manches.append(sum(raw.rewards.values()))
+            elif raw.cards is not None and not any(raw.terminations.values()):
+                held = sorted(card for hand in raw.cards for card in hand)
+                assert len(held) == sum(raw.game.n_held) and set(held) <= set(full_deck)
+
+        steps = play_random(aec, np.random.default_rng(seed), on_step=check)
+        assert 0 < steps < 100_000 and all(text for text in texts)
+        assert rules.manches <= len(manches) <= rules.manches + 1
+        assert manches == pytest.approx([0.0] * len(manches), abs=1e-4)
+        assert all(raw.terminations.values()) and not raw.agents  # everyone terminated and left
+        assert sorted(final) == sorted(raw.possible_agents)
+        scores, winner = final["player_0"]["scores"], final["player_0"]["winner"]
+        assert scores[winner] == max(scores.values())
+        assert sorted(info["finish_position"] for info in final.values()) == list(range(rules.n_players))
 
 
 def test_simultaneous_exchanges_of_the_same_rank_keep_their_suits():

@@ -12,44 +12,15 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from helpers import tiny_payload  # noqa: E402
+
 import president_env as pe  # noqa: E402
 from president_env import agents  # noqa: E402
 from president_env.agents import checkpoint as ckpt  # noqa: E402
 from president_env.agents.checkpoint import CheckpointError  # noqa: E402
 from president_env.agents.torch_policy import PolicyNet, build_policy  # noqa: E402
-from president_env.observation import layout  # noqa: E402
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """Tiny networks: torch's thread pool costs more than it saves (QR in orthogonal init, most of all)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-def tiny_payload(rules: pe.Rules | None = None, seed: int = 0, greedy: bool = True, sharpness: float = 1.0) -> dict:
-    """A complete checkpoint payload around a small random network (``sharpness`` scales the policy head)."""
-    rules = rules or pe.Rules()
-    torch.manual_seed(seed)
-    net = PolicyNet(layout(rules).size, rules.num_actions, hidden=(32,))
-    with torch.no_grad():
-        net.policy_head.weight.mul_(sharpness)
-    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
-    net(torch.ones(2, net.obs_dim), torch.ones(2, net.num_actions, dtype=torch.bool))[0].sum().backward()
-    optimizer.step()
-    return {
-        "rules": rules.to_dict(),
-        "network": net.spec(),
-        "model": net.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "config": {"lr": 1e-3, "hidden": [32]},
-        "rng": {"numpy": np.random.default_rng(seed).bit_generator.state},
-        "progress": {"update": 3, "global_step": 3072, "elapsed_s": 1.5},
-        "metrics": {"advantage_vs_heuristic-3": 0.25},
-        "greedy": greedy,
-    }
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def outputs(net: PolicyNet, rules: pe.Rules) -> tuple[torch.Tensor, torch.Tensor]:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import rule_sets, rules_strategy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_differential import rule_sets
-from test_engine_invariants import rules_strategy
 
 from president_env import compiled, engine
 from president_env.observation import StateViews, layout, observe

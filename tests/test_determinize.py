@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import swap_hidden_cards
+from helpers import rules_strategy, swap_hidden_cards
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_engine_invariants import rules_strategy
 
 from president_env.agents.base import decode
 from president_env.agents.determinize import information_set, sample_worlds, worlds_consistent
-from president_env.engine import PHASE_EXCHANGE, PRESIDENT, TROU_DU_CUL, GameState, legal_mask, sample_legal, step
+from president_env.deals import PRESIDENT, TROU_DU_CUL
+from president_env.engine import PHASE_EXCHANGE, GameState, legal_mask, sample_legal, step
 from president_env.observation import layout, observe
 from president_env.presets import load_preset
 from president_env.rules import Rules

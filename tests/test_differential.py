@@ -13,38 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import rule_sets
+from oracle.reference import ReferenceGame
 
 from president_env.cards import deck
 from president_env.engine import sample_legal
-from president_env.presets import PRESETS, load_preset
-from president_env.reference import ReferenceGame
-from president_env.rules import RULE_CHOICES, Rules
+from president_env.rules import Rules
 from president_env.vec_game import VecGame
-
-
-def random_rules(rng: np.random.Generator) -> Rules:
-    decks = int(rng.integers(1, 3))
-    return Rules(
-        n_players=int(rng.integers(3, 9)),
-        decks=decks,
-        jokers=int(rng.integers(0, 2 * decks + 1)),
-        reseat_by_role=bool(rng.integers(2)),
-        exchange=tuple(int(k) for k in rng.integers(1, 5, size=rng.integers(0, 5))),
-        top_rank_ends_trick=bool(rng.integers(2)),
-        revolution=bool(rng.integers(2)),
-        twos_wild=bool(rng.integers(2)),
-        manches=int(rng.integers(1, 4)),
-        **{name: str(rng.choice(values)) for name, values in RULE_CHOICES.items()},
-    )
-
-
-def rule_sets(n_random: int, seed: int) -> list[Rules]:
-    """Every preset, ``n_random`` random rule sets, and as many again seated by a draw before the first manche
-    (``initial_roles: draw`` with ``reseat_by_role``)."""
-    rng = np.random.default_rng(seed)
-    mixed = [random_rules(rng) for _ in range(n_random)]
-    drawn = [random_rules(rng).replace(initial_roles="draw", reseat_by_role=True) for _ in range(n_random // 2)]
-    return [load_preset(name) for name in PRESETS] + mixed + drawn
 
 
 def _hands_of_manche(game: VecGame, slot: int) -> list[list[str]]:

@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 import pytest
-from helpers import act, make_deal
+from helpers import act, make_deal, rules_strategy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,26 +14,8 @@ from president_env import engine
 from president_env.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
 from president_env.cards import JOKER, RANK_NAMES, TWO
 from president_env.engine import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, sample_legal
-from president_env.rules import RULE_CHOICES, Rules
+from president_env.rules import Rules
 from president_env.vec_game import VecGame
-
-
-@st.composite
-def rules_strategy(draw) -> Rules:
-    decks = draw(st.sampled_from([1, 2]))
-    fields = {name: draw(st.sampled_from(values)) for name, values in RULE_CHOICES.items()}
-    return Rules(
-        n_players=draw(st.integers(3, 8)),
-        decks=decks,
-        jokers=draw(st.integers(0, 2 * decks)),
-        reseat_by_role=draw(st.booleans()),
-        exchange=tuple(draw(st.lists(st.integers(1, 4), max_size=4))),
-        top_rank_ends_trick=draw(st.booleans()),
-        revolution=draw(st.booleans()),
-        twos_wild=draw(st.booleans()),
-        manches=draw(st.integers(1, 3)),
-        **fields,
-    )
 
 
 def _deck_counts(rules: Rules) -> np.ndarray:

@@ -4,50 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import position, ranks, rules_strategy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_engine_invariants import rules_strategy
 
 import president_env as pe
 from president_env import agents, engine
 from president_env.agents.heuristic import LEVELS, HeuristicAgent, Weights, choose, costs
-from president_env.cards import rank_index
 from president_env.observation import observe
-
-
-def ranks(text: str, rules: pe.Rules) -> np.ndarray:
-    """``"5 5 7"`` -> cards per rank ``(R,)`` (suits do not matter here)."""
-    return np.bincount([rank_index(name) for name in text.split()], minlength=rules.n_ranks)
-
-
-def position(
-    rules: pe.Rules,
-    hand: str,
-    trick: str = "",
-    owner: int = 3,
-    held: tuple[int, ...] = (10, 10, 10),
-    played: str = "",
-    passed: tuple[int, ...] = (),
-    revolution: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Observation and mask of seat 0 to act holding ``hand`` ("5 5 7"), the trick to beat ``trick``
-    ("4" or "9 9", made by seat ``owner``), the other seats holding ``held`` cards."""
-    state = engine.allocate(rules, 1)
-    cards = ranks(hand, rules)
-    state.hands[0, 0] = cards
-    state.n_held[0] = (cards.sum(), *held)
-    state.holding_bits[0] = sum(1 << s for s in range(rules.n_players) if state.n_held[0, s] > 0)
-    state.passed_bits[0] = sum(1 << s for s in passed)
-    if played:
-        state.played[0, 1] = ranks(played, rules)
-    if trick:
-        trick_cards = ranks(trick, rules)
-        state.trick_rank[0] = int(np.argmax(trick_cards))
-        state.trick_count[0] = int(trick_cards.sum())
-        state.trick_owner[0] = owner
-    state.revolution[0] = revolution
-    state.current[0] = 0
-    return observe(rules, state), engine.legal_mask(rules, state)
 
 
 def decide(rules: pe.Rules, level: int, obs: np.ndarray, mask: np.ndarray) -> tuple:

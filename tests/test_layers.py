@@ -3,7 +3,7 @@
 The layers, lowest first (``docs/architecture.md``):
 
 1. **core**: every module of ``president_env`` not named below (rules, cards, actions, engine, observation,
-   presets, user_input, replay, single, vec_game, registry, reference, ...);
+   presets, user_input, replay, single, spaces, vec_game, registry, ...);
 2. **views**: the environments and what only presents them (``VIEWS``), and the package's ``__init__``,
    which re-exports them;
 3. **agents**: ``president_env.agents`` (``agents/``);
@@ -250,9 +250,17 @@ def test_the_views_do_not_import_one_another():
     ]
 
 
-def test_production_code_does_not_import_the_reference_oracle():
-    """``president_env.reference`` is a test oracle: only the tests and the benchmarks import it."""
-    assert [f"{e.source}:{e.line}" for e in EDGES if e.target == "president_env.reference"] == []
+def test_the_reference_oracle_lives_outside_the_installed_package():
+    """The oracle (``tests/oracle/reference.py``) is checked against, never shipped nor imported by the package."""
+    assert (ROOT / "tests" / "oracle" / "reference.py").is_file()
+    assert not any(name.endswith(".reference") for name in MODULES)
+    importing = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            importing += [f"{module}:{node.lineno}" for name in names if name.split(".")[0] == "oracle"]
+    assert importing == []
 
 
 @pytest.mark.parametrize("kinds", [("import",), ("import", "call")], ids=["at-import", "in-functions-too"])

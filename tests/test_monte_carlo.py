@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import swap_hidden_cards
-from test_heuristic import position
+from helpers import hidden_card_twins, mid_manche, position
 
 import president_env as pe
 from president_env import agents, engine
@@ -14,26 +13,6 @@ from president_env.agents.monte_carlo import LEVELS, MonteCarloAgent, SearchConf
 from president_env.observation import observe
 
 SMALL = SearchConfig(worlds=6, rollout_level=2)  # cheap searches where only correctness is tested
-
-
-def mid_manche(rules: pe.Rules, batch: int, seed: int, steps: int) -> pe.VecGame:
-    game = pe.VecGame(rules, batch, seed=seed)
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        game.step(engine.sample_legal(game.legal_mask(), rng))
-    return game
-
-
-def hidden_card_twins(rules: pe.Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Observations of 12 mid-manche decisions and of the same decisions with other hidden cards (equal), and
-    their mask."""
-    game = mid_manche(rules, 12, seed=3, steps=25)
-    other = swap_hidden_cards(rules, game.state)
-    obs, obs_other = observe(rules, game.state), observe(rules, other)
-    np.testing.assert_array_equal(obs, obs_other)
-    mask = game.legal_mask()
-    assert (mask == engine.legal_mask(rules, other)).all()
-    return obs, obs_other, mask
 
 
 @pytest.mark.parametrize("level", [4, 5])

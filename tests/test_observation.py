@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import rules_strategy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_engine_invariants import rules_strategy
 
 import president_env as pe
 from president_env import load_preset, observation

@@ -7,8 +7,7 @@ import importlib.util
 
 import numpy as np
 import pytest
-from test_heuristic import position
-from test_monte_carlo import hidden_card_twins, mid_manche
+from helpers import hidden_card_twins, mid_manche, position
 
 import president_env as pe
 from president_env import agents

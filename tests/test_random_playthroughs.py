@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import deal_in_order, legal, snapshot
+from oracle.reference import ROLE_NAMES, table_for_roles
 
 from president_env import Rules
 from president_env.cards import deck
-from president_env.reference import ROLE_NAMES, table_for_roles
 
 VARIANTS = [
     {},

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import counts, make_deal, run
+from oracle.reference import ReferenceGame, play_random_game
 
 from president_env import Rules
-from president_env.reference import ReferenceGame, play_random_game
 
 
 def test_previous_positions_order_the_neutres():

@@ -11,7 +11,7 @@ import pickle
 
 import numpy as np
 import pytest
-from test_differential import rule_sets
+from helpers import rule_sets
 
 from president_env.engine import sample_legal
 from president_env.observation import observe

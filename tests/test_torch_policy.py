@@ -13,13 +13,15 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from test_checkpoint import one_torch_thread, tiny_payload  # noqa: E402, F401
+from helpers import tiny_payload  # noqa: E402
 
 import president_env as pe  # noqa: E402
 from president_env import agents  # noqa: E402
 from president_env.agents.checkpoint import CheckpointError, save_checkpoint  # noqa: E402
 from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent, build_policy, sample_masked  # noqa: E402
 from president_env.evaluation.tournament import evaluate  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """The independent reference implementation of Président: one game, plain Python; a test oracle.
 
-This module exists only to be checked against: the differential tests and the benchmarks' speed ratios use it,
-and no installed module imports it (``tests/test_layers.py`` checks; tournaments deal through
-:func:`president_env.engine.deal_hands`). It plays a single game of
+This module exists only to be checked against: the differential tests and the benchmarks' speed ratios use it.
+It lives beside the tests, outside the installed package (``tests/test_layers.py`` checks; tournaments deal
+through the core's dealing module). It plays a single game of
 ``docs/RULES.md`` as ``docs/semantics.md`` reads it, with plain lists and
 ints and a turn pointer that walks clockwise over the seats, so that a reader
 can hold it against the rules line by line. It was written without looking at
@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .actions import KIND_GIVE, KIND_PASS, PASS, action_name, action_tables, encode_give, encode_play
-from .cards import JOKER, RANK_NAMES, THREE, TWO, card_name, deck, parse_card, validate_deal
-from .rules import Rules
+from president_env.actions import KIND_GIVE, KIND_PASS, PASS, action_name, action_tables, encode_give, encode_play
+from president_env.cards import JOKER, RANK_NAMES, THREE, TWO, card_name, deck, parse_card, validate_deal
+from president_env.rules import Rules
 
 ROLE_NAMES: tuple[str, ...] = ("president", "vice_president", "neutre", "vice_trou", "trou_du_cul")
 
