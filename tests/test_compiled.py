@@ -13,6 +13,7 @@ import pytest
 from helpers import rule_sets, rules_strategy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lockstep import lockstep
 
 from president_env import compiled, engine
 from president_env.observation import StateViews, layout, observe
@@ -22,29 +23,48 @@ from president_env.vec_game import VecGame
 pytest.importorskip("numba")
 
 
-def play_both(rules: Rules, seed: int, steps: int, batch: int = 12) -> None:
-    numpy_game, compiled_game = (VecGame(rules, batch_size=batch, seed=seed) for _ in range(2))
-    rng = np.random.default_rng(seed + 1)
-    for t in range(steps):
-        slots = np.flatnonzero(rng.random(batch) < 0.7)
-        subset = None if t % 5 == 0 else slots  # the whole batch sometimes
-        expected = engine.legal_mask(rules, numpy_game.state)
-        expected = expected if subset is None else expected[subset]
-        got = engine.legal_mask(rules, compiled_game.state, subset, compiled=True)
-        assert got.dtype == bool and np.array_equal(got, expected), f"{rules} step {t}: masks"
-        assert np.array_equal(engine.legal_mask(rules, numpy_game.state, subset), expected)  # NumPy, some slots
-        actions = engine.sample_legal(expected, rng)
-        ours = engine.step(rules, numpy_game.state, actions, numpy_game.rng, slots=subset)
-        theirs = engine.step(rules, compiled_game.state, actions, compiled_game.rng, slots=subset, compiled=True)
-        for name, a, b in zip(ours._fields, ours, theirs):
-            assert np.array_equal(a, b), f"{rules} step {t}: {name}"
-        for name in engine.GameState.__dataclass_fields__:
-            a, b = getattr(numpy_game.state, name), getattr(compiled_game.state, name)
-            assert a.dtype == b.dtype and np.array_equal(a, b), f"{rules} step {t}: field {name}"
-        over = np.flatnonzero(numpy_game.game_over)
+class EngineSide:
+    """A ``VecGame`` stepped through ``engine.step`` on the NumPy path or the compiled one, for the harness."""
+
+    def __init__(self, rules: Rules, seed: int, batch: int, compiled: bool) -> None:
+        self.rules, self.game, self.compiled = rules, VecGame(rules, batch_size=batch, seed=seed), compiled
+
+    def facts(self) -> dict:
+        state = self.game.state
+        fields = {name: getattr(state, name) for name in engine.GameState.__dataclass_fields__}
+        return {"mask": engine.legal_mask(self.rules, state, compiled=self.compiled), **fields}
+
+    def step(self, action: tuple) -> dict:
+        """``action``: the slots to step (``None``: all) and their actions; the games that end are dealt anew."""
+        subset, actions = action
+        game = self.game
+        mask = engine.legal_mask(self.rules, game.state, subset, compiled=self.compiled)
+        whole = engine.legal_mask(self.rules, game.state, compiled=self.compiled)
+        assert np.array_equal(mask, whole if subset is None else whole[subset])  # some slots = those of all
+        events = engine.step(self.rules, game.state, actions, game.rng, slots=subset, compiled=self.compiled)
+        over = np.flatnonzero(game.game_over)
         if over.size:
-            numpy_game.reset(slots=over)
-            compiled_game.reset(slots=over)
+            game.reset(slots=over)
+        return {"mask of the slots": mask, **events._asdict()}
+
+
+def play_both(rules: Rules, seed: int, steps: int, batch: int = 12) -> None:
+    """The NumPy path and the compiled one from one seed: some slots at a time, the whole batch every 5th step."""
+    rng = np.random.default_rng(seed + 1)
+
+    def choose(facts: dict, t: int) -> tuple:
+        slots = np.flatnonzero(rng.random(batch) < 0.7)
+        subset = None if t % 5 == 0 else slots
+        mask = facts["mask"] if subset is None else facts["mask"][subset]
+        return subset, engine.sample_legal(mask, rng)
+
+    lockstep(
+        EngineSide(rules, seed, batch, compiled=False),
+        EngineSide(rules, seed, batch, compiled=True),
+        choose=choose,
+        until=lambda result, t: t >= steps,
+        context=f"{rules} seed {seed}",
+    )
 
 
 @pytest.fixture(autouse=True)

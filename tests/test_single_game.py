@@ -2,7 +2,8 @@
 
 Both start from the same seed (so the same deals), take the same random legal actions, and must show the same
 player to act, legal mask, observation from every seat, rewards, game ends, and whole state after every step,
-on every preset and on random rule sets. ``test_differential.py`` ties ``VecGame`` to the reference.
+on every preset and on random rule sets (through the one harness of ``lockstep.py``). ``test_differential.py``
+ties ``VecGame`` to the reference.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pickle
 import numpy as np
 import pytest
 from helpers import rule_sets
+from lockstep import lockstep
 
 from president_env.engine import sample_legal
 from president_env.observation import observe
@@ -27,43 +29,90 @@ def assert_same_state(single: SingleGame, game: VecGame, context: str) -> None:
         assert np.array_equal(ours, theirs), f"{context}: field {name} differs: {ours} vs {theirs}"
 
 
+class SingleSide:
+    """``SingleGame`` for the lockstep harness."""
+
+    def __init__(self, rules: Rules, seed: int, reward_mode: str) -> None:
+        self.game = SingleGame(rules, seed=seed, reward_mode=reward_mode)
+        self.rules = rules
+
+    def facts(self) -> dict:
+        game, state = self.game, self.game.to_state()
+        views = {f"view of seat {seat}": game.observe(seat) for seat in range(self.rules.n_players)}
+        return {"player": game.current_player, "mask": game.legal_mask().copy(), **views, **_fields(state)}
+
+    def step(self, action: int) -> dict:
+        before = self.game.to_state()
+        rewards, done = self.game.step(action)
+        if done:  # the ended game's table before its last play stays readable
+            assert _fields(self.game.ended.to_state()) == _fields(before) and self.game.ended.ended is None
+        return {"rewards": np.zeros(self.rules.n_players, np.float32) if rewards is None else np.float32(rewards),
+                "done": done}  # fmt: skip
+
+
+class EngineSide:
+    """``VecGame(batch_size=1)`` for the lockstep harness."""
+
+    def __init__(self, rules: Rules, seed: int, reward_mode: str) -> None:
+        self.game = VecGame(rules, batch_size=1, seed=seed, reward_mode=reward_mode)
+        self.rules = rules
+
+    def facts(self) -> dict:
+        game, state, n = self.game, self.game.state, self.rules.n_players
+        views = {f"view of seat {seat}": observe(self.rules, state, np.array([seat]))[0] for seat in range(n)}
+        return {"player": int(game.current_player[0]), "mask": game.legal_mask()[0], **views, **_fields(state)}
+
+    def step(self, action: int) -> dict:
+        rewards, done = self.game.step(np.array([action]))
+        return {"rewards": rewards[0], "done": bool(done[0])}
+
+
+def _fields(state) -> dict:
+    """Every ``GameState`` field of slot 0, as bytes with its dtype (comparable with ``==``)."""
+    return {name: (getattr(state, name).dtype.str, getattr(state, name)[0].tobytes()) for name in FIELDS}
+
+
 def play_lockstep(rules: Rules, seed: int, n_games: int, reward_mode: str = "zero_sum") -> int:
-    single = SingleGame(rules, seed=seed, reward_mode=reward_mode)
-    game = VecGame(rules, batch_size=1, seed=seed, reward_mode=reward_mode)
+    """``SingleGame`` and ``VecGame(batch_size=1)`` from one seed, random legal actions, ``n_games`` games."""
     rng = np.random.default_rng(seed + 1)
-    finished = steps = 0
-    while finished < n_games:
-        context = f"{rules} seed {seed} step {steps}"
-        assert_same_state(single, game, context)
-        mask = game.legal_mask()[0]
-        assert np.array_equal(single.legal_mask(), mask), f"{context}: masks differ"
-        assert single.current_player == game.current_player[0]
-        for seat in range(rules.n_players):
-            expected = observe(rules, game.state, np.array([seat]))[0]
-            got = single.observe(seat)
-            assert got.dtype == np.float32 and got.tobytes() == expected.tobytes(), f"{context}: seat {seat} view"
-        action = int(sample_legal(mask[None], rng)[0])
-        before = game.state.copy()
-        rewards, done = game.step(np.array([action]))
-        got_rewards, got_done = single.step(action)
-        assert got_done == bool(done[0]), f"{context}: game end differs"
-        if got_done:  # the ended game's table before its last play stays readable
-            ended = single.ended.to_state()
-            assert all(np.array_equal(getattr(ended, name), getattr(before, name)) for name in FIELDS)
-            assert single.ended.ended is None
-        if got_rewards is None:
-            assert not rewards.any() and not done[0], f"{context}: a manche ended in the engine only"
-        else:
-            assert np.array_equal(np.array(got_rewards, np.float32), rewards[0]), f"{context}: rewards differ"
-        finished += got_done
-        steps += 1
-    assert_same_state(single, game, f"{rules} seed {seed} at the end")
-    return steps
+    finished = [0]
+
+    def until(result: dict, t: int) -> bool:
+        finished[0] += result["done"]
+        return finished[0] >= n_games
+
+    return lockstep(
+        SingleSide(rules, seed, reward_mode),
+        EngineSide(rules, seed, reward_mode),
+        choose=lambda facts, t: int(sample_legal(facts["mask"][None], rng)[0]),
+        until=until,
+        context=f"{rules} seed {seed}",
+    )
 
 
 @pytest.mark.parametrize("rules", rule_sets(n_random=8, seed=11), ids=lambda r: f"{r.n_players}p-{r.equal_rank}")
 def test_single_game_matches_the_engine_step_by_step(rules):
     assert play_lockstep(rules, seed=3, n_games=2) > 50
+
+
+def test_the_harness_names_the_first_difference():
+    """Two sides that differ in one fact fail at the first step where it differs, naming it."""
+    rules = Rules()
+
+    class Drifting(SingleSide):
+        def facts(self) -> dict:
+            facts = super().facts()
+            if self.game.manche_steps >= 3:
+                facts["n_held"] = ("<i2", b"")
+            return facts
+
+    with pytest.raises(AssertionError, match=r"step 3: n_held differs"):
+        lockstep(
+            Drifting(rules, 0, "zero_sum"),
+            EngineSide(rules, 0, "zero_sum"),
+            choose=lambda facts, t: int(np.flatnonzero(facts["mask"])[0]),
+            until=lambda result, t: t >= 10,
+        )
 
 
 def test_observation_with_scores_above_a_byte_matches_the_engine():
