@@ -49,6 +49,9 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
   game generator's seed and the opponents' seeds (``opponent.reset(seed=...)`` where they have
   one); a list of ``N`` seeds (Gymnasium's per-sub-env form) is folded into one ``SeedSequence``.
   The same seed and actions give the same games. ``reset()`` without a seed continues the streams.
+  A seed that is not a non-negative integer (a float, text, ``None`` or a negative number, alone or in
+  the list) raises ``ValueError`` naming it, as do options that are not a mapping; the env stays as it
+  was. ``step`` after ``close()`` raises ``RuntimeError``.
 - **Reset options**: ``"deals"`` (one deal per game, each one list of card strings per player),
   ``"dealers"`` (first dealer seat per game), ``"roles"`` (per game ``None`` or a role
   assignment), ``"seats"`` (the learner's player per game, for this reset), and
