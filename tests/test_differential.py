@@ -6,7 +6,7 @@ legal mask; at the start of every game: the same seating and dealer (the Trou du
 when roles are drawn); at every manche end: the same points, finishing positions, next
 dealer and seating; at every game end: the same totals and winner. The engine deals; the
 reference receives each deal (and checks its hand sizes against dealer and
-``deal_start``).
+``deal_start``). Both run in the one lockstep harness of ``lockstep.py``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import rule_sets
+from lockstep import lockstep
 from oracle.reference import ReferenceGame
 
 from president_env.cards import deck
@@ -58,50 +59,86 @@ def _start_reference(game: VecGame, slot: int) -> ReferenceGame:
     return ref
 
 
+class EngineSide:
+    """The batched engine (``reward_mode="points"``) for the lockstep harness: per slot, who acts, the mask, and
+    what a step that ends a manche or a game decides."""
+
+    def __init__(self, game: VecGame) -> None:
+        self.game = game
+
+    def facts(self) -> dict:
+        return {"player": self.game.current_player.astype(np.int64), "mask": self.game.legal_mask()}
+
+    def step(self, actions: np.ndarray) -> dict:
+        game = self.game
+        rewards, done = game.step(actions)
+        state, results = game.state, {}
+        for slot in np.flatnonzero(rewards.any(axis=1) | done):
+            result = [rewards[slot].tolist(), game.last_positions[slot].tolist(), bool(done[slot])]
+            if done[slot]:
+                result += [int(game.last_winner[slot]), state.last_scores[slot].tolist()]
+            else:
+                result += [int(state.dealer[slot]), state.seat_of_player[slot].tolist()]
+            results[f"slot {slot}: points, places, end, winner or next dealer, totals or seating"] = result
+        return results
+
+
+class ReferenceSide:
+    """One reference game per slot of ``game``; each new manche receives the engine's deal (the engine deals)."""
+
+    def __init__(self, game: VecGame) -> None:
+        self.game = game
+        self.refs = [_start_reference(game, slot) for slot in range(game.batch_size)]
+
+    def facts(self) -> dict:
+        return {
+            "player": np.array([ref.current_player for ref in self.refs], np.int64),
+            "mask": np.array([ref.legal_mask() for ref in self.refs], bool),
+        }
+
+    def step(self, actions: np.ndarray) -> dict:
+        results = {}
+        for slot, ref in enumerate(self.refs):
+            points = ref.step(int(actions[slot]))
+            if points is None:
+                continue
+            result = [points, ref.finish_positions, ref.done]
+            if ref.done:
+                result += [ref.winner, ref.scores]
+                self.refs[slot] = _start_reference(self.game, slot)  # the engine dealt the next game
+            else:
+                assert ref.phase == "needs_deal"
+                result += [ref.next_dealer, ref.seat_of_player]
+                ref.deal(_hands_of_manche(self.game, slot))
+            results[f"slot {slot}: points, places, end, winner or next dealer, totals or seating"] = result
+        return results
+
+
 def play_and_compare(rules: Rules, n_games: int, seed: int, batch_size: int = 16, game: VecGame | None = None) -> int:
-    """Play until ``n_games`` games have finished; assert agreement throughout. Returns the games played.
+    """Play until ``n_games`` games have finished, engine and reference in lockstep. Returns the games played.
 
     ``game``: a prepared batch (``reward_mode="points"``) to start from instead of a fresh one.
     """
     if game is None:
         game = VecGame(rules, batch_size=batch_size, seed=seed, reward_mode="points")
-    batch_size = game.batch_size
     rng = np.random.default_rng(seed + 1)
-    refs = [_start_reference(game, slot) for slot in range(batch_size)]
-    finished = 0
-    for step in range(100_000):
-        mask = game.legal_mask()
-        players = game.current_player
-        for slot, ref in enumerate(refs):
-            assert ref.current_player == players[slot], f"step {step} slot {slot}: player to act differs"
-            ref_mask = np.array(ref.legal_mask())
-            if not np.array_equal(ref_mask, mask[slot]):
-                diff = np.flatnonzero(ref_mask != mask[slot]).tolist()
-                raise AssertionError(f"{rules}\nstep {step} slot {slot}: masks differ at actions {diff}")
-        actions = sample_legal(mask, rng)
-        rewards, done = game.step(actions)
-        for slot, ref in enumerate(refs):
-            points = ref.step(int(actions[slot]))
-            if points is None:
-                assert not rewards[slot].any() and not done[slot], f"step {step} slot {slot}: engine ended a manche"
-                continue
-            context = f"step {step} slot {slot}"
-            assert rewards[slot].tolist() == points, f"{context}: points differ"
-            assert game.last_positions[slot].tolist() == ref.finish_positions, f"{context}: positions differ"
-            assert bool(done[slot]) == ref.done, f"{context}: game end differs"
-            if ref.done:
-                assert game.last_winner[slot] == ref.winner, f"{context}: winner differs"
-                assert game.state.last_scores[slot].tolist() == ref.scores, f"{context}: totals differ"
-                finished += 1
-                refs[slot] = _start_reference(game, slot)
-            else:
-                assert ref.phase == "needs_deal"
-                assert ref.next_dealer == game.state.dealer[slot], f"{context}: next dealer differs"
-                assert ref.seat_of_player == game.state.seat_of_player[slot].tolist(), f"{context}: seating differs"
-                ref.deal(_hands_of_manche(game, slot))
-        if finished >= n_games:
-            return finished
-    raise AssertionError("games did not finish")
+    finished = [0]
+
+    def until(result: dict, t: int) -> bool:
+        finished[0] += sum(ended for _, _, ended, *_ in result.values())
+        assert t < 100_000, "games did not finish"
+        return finished[0] >= n_games
+
+    engine_side = EngineSide(game)
+    reference_side = ReferenceSide(game)  # built before the first step: the engine's first deals
+    lockstep(
+        engine_side,
+        reference_side,
+        choose=lambda facts, t: sample_legal(facts["mask"], rng),
+        until=until,
+        context=str(rules),
+    )
+    return finished[0]
 
 
 @pytest.mark.parametrize(
