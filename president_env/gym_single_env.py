@@ -6,7 +6,8 @@
     obs, reward, terminated, truncated, info = env.step(action)
 
 Also registered as ``gymnasium.make("president_env/President-v0", rules=..., opponents=...)``. The module is
-``president_env.gym_single_env``; ``president_env.gym_env`` is its function :func:`gym_env`.
+``president_env.gym_single_env``; ``president_env.gym_env`` is its function :func:`gym_env`. The env stands on
+the core's one-game :class:`~president_env.single.SingleGame`, beside the AEC env, not on it.
 
 - **Observation**: ``Box(0, high, (obs_dim,), float32)``, the engine's vector from
   the learner's seat (layout: ``president_env.observation``); the legal actions
@@ -32,8 +33,6 @@ Also registered as ``gymnasium.make("president_env/President-v0", rules=..., opp
   turn or the end of the game.
 - **Seat**: ``seat`` is the learner's player index (``player_<seat>``); ``None``
   draws it at every reset from the env's ``np_random``.
-The env stands on the core's one-game :class:`~president_env.single.SingleGame`, beside the AEC env (not on it).
-
 - **Opponents**: a name, a checkpoint path, a callable or an agent object, or a list of
   them (one per other player, in player order). :func:`president_env.registry.resolve`
   turns each into an object with ``act(observation_dict, info) -> int``: names and
