@@ -22,8 +22,9 @@ PettingZoo/Gymnasium observation ``{"observation": (obs_dim,) float32, "action_m
 :class:`RandomAgent` the one random player (``"random"``, registered here).
 
 **The registry** maps names to factories ``factory(rules, seed) -> agent`` and keeps the checkpoint loaders
-``loader(path, rules, seed) -> agent or None``. The environment layer resolves the opponents it is given by
-name through it (:func:`resolve`), and ``president_env.agents`` is the same registry seen from the agents.
+``loader(path, rules, seed) -> agent or None``; :func:`check_name` is the one check of an agent name. The
+environment layer resolves the opponents it is given by name through it (:func:`resolve`), and
+``president_env.agents`` is the same registry seen from the agents.
 The environment never imports the agents: they fill the registry through the entry-point group
 ``president_env.opponents`` (see :func:`load_plugins`), loaded on the first lookup. Why an entry point:
 ``docs/architecture.md``.
