@@ -56,8 +56,8 @@ def resolve_rules(spec: RulesSpec) -> Rules:
     - a ``Rules``: itself;
     - a mapping of field names to values: ``Rules.from_dict``;
     - a ``Path`` (any ``os.PathLike``): that YAML file;
-    - a string: a preset name (:data:`PRESETS`), else YAML text when it holds a newline, ``:`` or ``{``,
-      else the path of a YAML file.
+    - a string: a preset name (:data:`PRESETS`), else an existing file, else YAML text when it holds a
+      newline, ``:`` or ``{``, else the path of a missing YAML file (an error naming it).
 
     Files and text go through the bounded YAML loader (:mod:`.user_input`). Anything else, a missing
     file or an unknown name is a ``ValueError`` that names it.
@@ -80,9 +80,11 @@ def resolve_rules(spec: RulesSpec) -> Rules:
         )
     if spec in PRESETS:
         return load_preset(spec)
+    if is_file(spec):
+        return Rules.from_yaml(Path(spec))
     if any(ch in spec for ch in "\n:{"):
         return Rules.from_yaml(spec)
-    if is_file(spec) or spec.endswith((".yaml", ".yml")) or "/" in spec or os.sep in spec:
+    if spec.endswith((".yaml", ".yml")) or "/" in spec or os.sep in spec:
         return Rules.from_yaml(Path(spec))  # a missing file: the loader's error names it
     raise ValueError(
         f"{short_repr(spec, 200)} is neither a rules preset ({', '.join(PRESETS)}), nor an existing YAML file, "

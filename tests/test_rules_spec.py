@@ -44,6 +44,9 @@ def test_each_kind_keeps_its_own_values(tmp_path):
     path = tmp_path / "six"  # a file without a .yaml suffix, named by a bare relative-looking string
     path.write_text("n_players: 6\n")
     assert resolve_rules(str(path)) == rules
+    colon = tmp_path / "table:six.yaml"  # an existing file is read as a file, even with a colon in its name
+    colon.write_text("n_players: 6\n")
+    assert resolve_rules(str(colon)) == rules
 
 
 @pytest.mark.parametrize(
