@@ -153,15 +153,14 @@ from .cards import (
     RANK_NAMES,
     card_rank,
     deck,
-    hand_counts,
     move_cards,
-    sort_cards,
     validate_deal,
 )
 from .engine import ROLE_NAMES, parse_roles, tables
 from .observation import layout
 from .presets import resolve_rules
 from .render import pretty_cards, render_for_mode, render_result, render_table
+from .replay import manche_start_cards
 from .rules import Rules
 from .single import SingleGame
 
@@ -386,23 +385,7 @@ class raw_env(AECEnv, EzPickle):
         """
         if self.render_mode is None:
             return
-        state = self.game.to_state()
-        player_at_seat = state.player_at_seat[0]
-        dealt: list[list[str]] = [[] for _ in self.possible_agents]
-        for card_id, seat in enumerate(state.dealt_to[0]):
-            dealt[int(player_at_seat[seat])].append(self._deck[card_id])
-        self.cards = [sort_cards(h) for h in dealt]
-        counts = np.stack([hand_counts(hand, self.rules.n_ranks) for hand in dealt]).astype(np.int64)
-        # The automatic half of the exchange, one pair at a time (two pairs may move the same rank).
-        for seat in np.flatnonzero(state.gave[0].sum(axis=1) > 0):
-            partner = state.partner[0, seat]
-            if state.prev_pos[0, seat] < state.prev_pos[0, partner]:
-                continue  # a higher-ranked player's gives happen later, as decisions
-            moved = counts.copy()
-            moved[player_at_seat[seat]] -= state.gave[0, seat]
-            moved[player_at_seat[partner]] += state.gave[0, seat]
-            self.cards, _ = move_cards(self.cards, counts, moved)
-            counts = moved
+        self.cards = manche_start_cards(self.rules, self.game.to_state())
         self._trick_cards = []
 
     # ---- observation ------------------------------------------------------------

@@ -343,13 +343,37 @@ def _unencodable(data: Any) -> str | None:
 # --------------------------------------------------------------------------------------
 def dealt_cards(game: VecGame, slot: int = 0) -> list[list[str]]:
     """The deal of the manche ``slot`` is playing, by player, before its exchange (sorted card strings)."""
-    state = game.state
-    cards = deck(game.rules.decks, game.rules.jokers)
-    hands: list[list[str]] = [[] for _ in range(game.rules.n_players)]
+    return _dealt(game.rules, game.state, slot)
+
+
+def _dealt(rules: Rules, state: Any, slot: int) -> list[list[str]]:
+    cards = deck(rules.decks, rules.jokers)
+    hands: list[list[str]] = [[] for _ in range(rules.n_players)]
     player_at_seat = state.player_at_seat[slot]
     for card_id, seat in enumerate(state.dealt_to[slot]):
         hands[int(player_at_seat[seat])].append(cards[card_id])
     return [sort_cards(hand) for hand in hands]
+
+
+def manche_start_cards(rules: Rules, state: Any, slot: int = 0) -> list[list[str]]:
+    """Cards with suits, by player, at the start of the manche ``state`` (engine state) holds in ``slot``.
+
+    The deal, then the automatic half of the exchange: each low player's gives go to their own partner,
+    pair by pair, so that when two pairs give the same rank each receiver gets the very cards its giver gave.
+    """
+    cards = _dealt(rules, state, slot)
+    counts = np.stack([hand_counts(hand, rules.n_ranks) for hand in cards]).astype(np.int64)
+    player_at_seat = state.player_at_seat[slot]
+    for seat in np.flatnonzero(state.gave[slot].sum(axis=1) > 0):
+        partner = state.partner[slot, seat]
+        if state.prev_pos[slot, seat] < state.prev_pos[slot, partner]:
+            continue  # a higher-ranked player's gives happen later, as decisions
+        moved = counts.copy()
+        moved[player_at_seat[seat]] -= state.gave[slot, seat]
+        moved[player_at_seat[partner]] += state.gave[slot, seat]
+        cards, _ = move_cards(cards, counts, moved)
+        counts = moved
+    return cards
 
 
 def starting_roles(game: VecGame, slot: int = 0) -> list[str] | None:
@@ -525,19 +549,13 @@ class RecordedGame:
 
     def _start_manche(self) -> None:
         """Cards with suits at the start of a manche: the deal, then the automatic half of the exchange."""
-        deal = self.recorder.deals[-1]
-        self.cards: list[list[str]] = [list(hand) for hand in deal]
-        counts = self._counts_from(self.cards)
-        self.cards, _ = move_cards(self.cards, counts, self._counts())
+        self.cards: list[list[str]] = manche_start_cards(self.rules, self.game.state)
         self.trick_cards: list[str] = []
         self.trick_player: int | None = None
 
     def _counts(self) -> np.ndarray:
         state = self.game.state
         return state.hands[0][state.seat_of_player[0]].astype(np.int64)
-
-    def _counts_from(self, cards: list[list[str]]) -> np.ndarray:
-        return np.stack([hand_counts(hand, self.rules.n_ranks) for hand in cards]).astype(np.int64)
 
     # ---- play -------------------------------------------------------------------
     def step(self, action: int, note: Any = None, cards: Sequence[str] | None = None) -> Event:
@@ -710,6 +728,7 @@ __all__ = [
     "dealt_cards",
     "load_replay",
     "loads",
+    "manche_start_cards",
     "replay_steps",
     "starting_roles",
 ]

@@ -260,3 +260,47 @@ def test_save_is_atomic_and_never_truncates(tmp_path, monkeypatch):
     other.save(path)
     assert load_replay(path).to_dict() == other.to_dict()
     assert [p.name for p in tmp_path.iterdir()] == ["game.json"]
+
+
+def _same_rank_gives_deal() -> tuple[list[list[str]], list[str]]:
+    """A deal where the Vice-Trou (player_0) and the Trou du cul (player_1) both give 2s: 2H and 2C 2D."""
+    others = [c for c in pe.cards.deck() if not c.startswith("2")]
+    sizes = (12, 11, 12, 13)
+    hands, start = [], 0
+    for size in sizes:
+        hands.append(others[start : start + size])
+        start += size
+    hands[0].append("2H")
+    hands[1] += ["2C", "2D"]
+    hands[2].append("2S")
+    return hands, ["vice_trou", "trou_du_cul", "president", "vice_president"]
+
+
+def test_the_exchange_moves_the_very_cards_given():
+    """Same-rank gives from both low players: the Président gets the Trou du cul's 2s, not the Vice-Trou's."""
+    rules = pe.Rules(manches=2)
+    deal, roles = _same_rank_gives_deal()
+    expected = [list(hand) for hand in deal]
+    for card in ("2C", "2D"):  # Trou du cul -> Président
+        expected[1].remove(card)
+        expected[2].append(card)
+    expected[0].remove("2H")  # Vice-Trou -> Vice-Président
+    expected[3].append("2H")
+    expected = [pe.cards.sort_cards(hand) for hand in expected]
+    game = RecordedGame(rules, seed=1, deal=deal, roles=roles)
+    assert game.cards == expected
+    env = pe.env(rules=rules, render_mode="ansi")
+    env.reset(seed=1, options={"deal": deal, "roles": roles})
+    assert env.unwrapped.cards == expected
+    # Played back from the replay's deal, the hands shown are the same.
+    heuristic = agents.make("heuristic-3", rules)
+    game.step(heuristic.act(game.observe(game.current_player), {}))
+    game_back, _ = next(replay_steps(Replay.from_dict(game.replay().to_dict())))
+    assert game_back.cards == game.cards
+
+
+def test_move_cards_refuses_an_ambiguous_exchange():
+    before = np.array([[0, 1], [0, 2], [0, 0], [0, 0]])
+    after = np.array([[0, 0], [0, 0], [0, 2], [0, 1]])
+    with pytest.raises(ValueError, match="one pair at a time"):
+        pe.cards.move_cards([["4H"], ["4C", "4D"], [], []], before, after)
