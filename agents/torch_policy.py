@@ -33,9 +33,10 @@ from torch import nn
 from president_env.observation import layout
 from president_env.presets import resolve_rules
 from president_env.rules import Rules
+from president_env.user_input import short_repr
 
 from .base import Agent, check_batch, legal_probabilities
-from .checkpoint import CheckpointError, checkpoint_rules, load_checkpoint
+from .checkpoint import CheckpointError, check_network_spec, checkpoint_rules, load_checkpoint
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
@@ -56,8 +57,7 @@ class PolicyNet(nn.Module):
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
-        if not hidden or any(int(h) < 1 for h in hidden):
-            raise ValueError(f"hidden must be a non-empty list of positive widths, got {list(hidden)!r}")
+        check_network_spec({"obs_dim": obs_dim, "num_actions": num_actions, "hidden": hidden})
         self.obs_dim, self.num_actions = int(obs_dim), int(num_actions)
         self.hidden, self.activation = tuple(int(h) for h in hidden), activation
         layers: list[nn.Module] = []
@@ -116,7 +116,7 @@ def build_policy(checkpoint: Mapping[str, Any]) -> PolicyNet:
     try:
         net = PolicyNet(**spec)
     except (TypeError, ValueError) as err:
-        raise CheckpointError(f"checkpoint network spec {dict(spec)!r} is invalid: {err}") from None
+        raise CheckpointError(f"checkpoint network spec {short_repr(dict(spec))} is invalid: {err}") from None
     state = checkpoint.get("model")
     if not isinstance(state, Mapping):
         raise CheckpointError(f"checkpoint model must be a state_dict (a dict of tensors), got {type(state).__name__}")
