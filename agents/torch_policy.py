@@ -260,6 +260,13 @@ def sample_masked(logits: np.ndarray, masks: np.ndarray, rng: np.random.Generato
 
 def rule_differences(trained: Rules, requested: Rules, label: str = "checkpoint") -> str:
     """``"n_players (checkpoint 4, requested 5)"`` for every field that differs (``label`` names the trained
-    side); empty when the rules are equal."""
+    side) except ``manches``; empty when the policy plays ``requested`` as trained.
+
+    A policy plays a match of any length: the observation's layout does not depend on ``manches``, and a
+    manche is played the same whatever the match (docs/environment.md says what a policy trained on single
+    manches sees in a match).
+    """
     a, b = trained.to_dict(), requested.to_dict()
-    return ", ".join(f"{key} ({label} {a[key]!r}, requested {b[key]!r})" for key in a if a[key] != b[key])
+    return ", ".join(
+        f"{key} ({label} {a[key]!r}, requested {b[key]!r})" for key in a if key != "manches" and a[key] != b[key]
+    )

@@ -413,7 +413,7 @@ def test_simultaneous_exchanges_of_the_same_rank_keep_their_suits():
 
 def test_action_space_sample_is_legal_for_the_agent_to_act():
     """Unmasked ``sample()`` (RLlib's env checker steps such samples) gives an action the env accepts."""
-    env = pe.env(rules=pe.Rules())
+    env = pe.env(rules=pe.Rules(manches=1))  # one manche ends within the 300 steps
     env.reset(seed=3)
     for _ in range(300):
         agent = env.agent_selection
