@@ -109,11 +109,12 @@ class Replay:
     def dumps(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike, overwrite: bool = True) -> Path:
         """Write the replay as JSON to ``path`` (folders created); returns the path.
 
         Atomic: the text goes to a temporary file in the same folder, flushed to disk, which then replaces
-        ``path``, so a failure part-way leaves what was there. ``ValueError`` for text UTF-8 cannot hold.
+        ``path``, so a failure part-way leaves what was there. ``ValueError`` for text UTF-8 cannot hold;
+        ``FileExistsError`` when ``path`` exists and ``overwrite`` is false (the file is left as it is).
         """
         path = Path(path)
         data = self.to_dict()
@@ -129,7 +130,11 @@ class Replay:
                 file.write(encoded)
                 file.flush()
                 os.fsync(file.fileno())
-            os.replace(temporary, path)
+            if overwrite:
+                os.replace(temporary, path)
+            else:
+                os.link(temporary, path)  # fails, atomically, if path exists
+                temporary.unlink()
         except BaseException:
             temporary.unlink(missing_ok=True)
             raise
@@ -268,6 +273,26 @@ def load_replay(path: str | os.PathLike) -> Replay:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_new_file(path: str | os.PathLike, what: str) -> Path:
+    """``path`` if a new file can be written there (its folder exists and is writable, or can be created);
+    else a ``ValueError`` that starts with ``what`` (``--save-replay``). An existing file is refused: the
+    caller writes with ``overwrite=False`` and never replaces one. Checked before any long work."""
+    path = Path(path)
+    name = short_repr(str(path), 200)
+    if path.is_dir():
+        raise ValueError(f"{what} {name} is a folder; give the path of a new file")
+    if path.exists() or path.is_symlink():
+        raise ValueError(f"{what} {name} already exists; give a new path (an existing file is never overwritten)")
+    folder = path.parent
+    while not folder.exists():  # the first folder that exists: the others are created on saving
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ValueError(f"{what} {name}: {short_repr(str(folder), 200)} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {name}: cannot write in the folder {short_repr(str(folder), 200)}")
+    return path
 
 
 def check_note(rules: Rules, note: Any) -> None:
@@ -724,6 +749,7 @@ __all__ = [
     "RecordedGame",
     "Replay",
     "ReplayRecorder",
+    "check_new_file",
     "check_note",
     "dealt_cards",
     "load_replay",

@@ -214,9 +214,11 @@ def test_president_play_saves_a_replay(tmp_path):
     assert replay.players == ["heuristic-1", "human", "heuristic-1", "heuristic-1"]
     winner = f"player_{replay.result['winner']}" if replay.result["winner"] != 1 else "You"
     assert f"{winner}" in stdout.getvalue().split("Final standings")[1].split("<- winner")[0].splitlines()[-1]
-    # An abandoned game is saved too, unfinished.
+    # An abandoned game is saved too, unfinished; the path must be new (checked before the game).
+    assert main(["--seed", "3", "--save-replay", str(path)], io.StringIO("#1\n" * 3), io.StringIO()) == 2
+    path = tmp_path / "abandoned.json"
     code = main(["--seed", "3", "--save-replay", str(path)], io.StringIO("#1\n" * 3), io.StringIO())
-    assert code == 1
+    assert code == 0
     assert load_replay(path).result is None
 
 
