@@ -137,6 +137,7 @@ shape `(1,)`; booleans, floats and strings raise `ValueError`.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from collections.abc import Callable, Mapping
 
@@ -204,7 +205,10 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
 
 
 def env(**kwargs) -> AECEnv:
-    """The Président AEC env with PettingZoo's standard wrappers (out-of-bounds assert, call order)."""
+    """The Président AEC env with PettingZoo's standard wrappers (out-of-bounds assert, call order).
+
+    The keyword arguments are :class:`raw_env`'s (its docstring says what each does).
+    """
     aec = raw_env(**kwargs)
     aec = wrappers.AssertOutOfBoundsWrapper(aec)
     return OrderEnforcingWrapper(aec)
@@ -543,5 +547,11 @@ class raw_env(AECEnv, EzPickle):
     def close(self) -> None:
         pass
 
+
+# help(pe.env) shows raw_env's arguments (keyword-only, as env passes them on), not **kwargs.
+env.__signature__ = inspect.Signature(
+    [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in inspect.signature(raw_env).parameters.values()],
+    return_annotation=AECEnv,
+)
 
 __all__ = ["env", "raw_env", "move_cards", "observation_high"]

@@ -21,7 +21,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from president_env.training.bookkeeping import TIMING  # noqa: E402
-from president_env.training.ppo_selfplay import main  # noqa: E402
+from president_env.training.cli import main  # noqa: E402
 
 GOLDEN = Path(__file__).parent / "data" / "ppo_golden.json"
 TINY = [

@@ -123,7 +123,7 @@ def test_shards_split_the_games_and_have_their_own_streams(tmp_path):
 
 
 def test_president_train_ray_flag_runs_the_shards_as_actors(local_ray, tmp_path, capsys):
-    from president_env.training.ppo_selfplay import main
+    from president_env.training.cli import main
 
     overrides = [item for pair in (("--set", o) for o in TINY + ["budget.total_steps=1024"]) for item in pair]
     assert main([*overrides, "--ray", "local", "--no-progress", "--out-dir", str(tmp_path)]) == 0

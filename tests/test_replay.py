@@ -306,3 +306,11 @@ def test_move_cards_refuses_an_ambiguous_exchange():
     after = np.array([[0, 0], [0, 0], [0, 2], [0, 1]])
     with pytest.raises(ValueError, match="one pair at a time"):
         pe.cards.move_cards([["4H"], ["4C", "4D"], [], []], before, after)
+
+
+def test_save_without_overwrite_leaves_an_existing_file(tmp_path):
+    path = tmp_path / "game.json"
+    path.write_text("keep me")
+    with pytest.raises(FileExistsError):
+        play(pe.Rules(manches=1), seed=2).replay().save(path, overwrite=False)
+    assert path.read_text() == "keep me" and [p.name for p in tmp_path.iterdir()] == ["game.json"]

@@ -328,7 +328,7 @@ def test_any_value_of_a_field_is_an_error_naming_it_or_a_config_that_round_trips
 # ---------------------------------------------------------------- president-train
 def test_president_train_refuses_bad_input_with_exit_2_before_training(tmp_path, capsys):
     pytest.importorskip("torch")
-    from president_env.training.ppo_selfplay import main
+    from president_env.training.cli import main
 
     (tmp_path / "file").write_text("x")
     bomb = tmp_path / "bomb.yaml"
@@ -457,7 +457,7 @@ def test_a_tiny_run_writes_strict_json_metrics_without_warnings(tmp_path, capsys
     import json
     import warnings
 
-    from president_env.training.ppo_selfplay import main
+    from president_env.training.cli import main
 
     tiny = ["ppo.num_envs=2", "ppo.num_steps=1", "budget.total_steps=4", "budget.eval_deals=1", "budget.eval_every=1"]
     argv = [item for override in tiny + ["threads=1"] for item in ("--set", override)]
