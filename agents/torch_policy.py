@@ -33,6 +33,7 @@ from torch import nn
 from president_env.observation import layout
 from president_env.presets import resolve_rules
 from president_env.rules import Rules
+from president_env.threads import cap_threads
 from president_env.user_input import short_repr
 
 from .base import Agent, check_batch, legal_probabilities
@@ -154,6 +155,7 @@ class TorchPolicyAgent(Agent):
                 f"the network takes observations of size {net.obs_dim} and has {net.num_actions} actions; "
                 f"these rules have observations of size {obs_dim} and {rules.num_actions} actions"
             )
+        cap_threads()  # acting runs NumPy's BLAS on small matrices: one thread (president_env.threads)
         self.net = net.eval()
         self.greedy = bool(greedy)
         self.name = name

@@ -36,6 +36,7 @@ from president_env import agents
 from president_env.agents.checkpoint import export_policy, save_checkpoint
 from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent
 from president_env.observation import obs_dim as observation_size
+from president_env.threads import cap_threads
 
 from .bookkeeping import RunLog, TableRewards, eval_due, evaluate_learner, final_eval_due, plot_curve
 from .config import TrainConfig
@@ -60,8 +61,7 @@ class Trainer:
         for name in config.opponents.baselines:
             if name not in agents.names():
                 raise ValueError(f"opponents.baselines: unknown agent {name!r}; known: {', '.join(agents.names())}")
-        if config.threads:
-            torch.set_num_threads(config.threads)
+        cap_threads(config.threads or None)  # torch: at most the CPUs this process is given
         seeds = RunSeeds.of(config)
         self.eval_seed = seeds.eval
         self.generator = torch.Generator().manual_seed(seeds.learn)
