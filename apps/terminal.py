@@ -391,7 +391,7 @@ class TerminalGame:
 
     def introduce(self) -> None:
         rules = self.rules
-        self.say(f"Président: {rules.n_players} players, {rules.manches} manche(s), {rules.n_cards} cards.")
+        self.say(f"Président: {rules.n_players} players, {_count(rules.manches, 'manche')}, {rules.n_cards} cards.")
         for note in self.notes:
             self.say(f"Note: {note}")
         seats = []
@@ -433,13 +433,15 @@ class TerminalGame:
         for high_pos, low_pos, k in self.rules.exchange_pairs:
             high, low = player_with_pos[high_pos], player_with_pos[low_pos]
             self.say(
-                f"Exchange: the {k} best card(s) of {self.who(low)} go to {self.who(high)}, "
-                f"who gives back {k} card(s) of their choice."
+                f"Exchange: {_best(k)} of {self.who(low)} {'go' if k > 1 else 'goes'} to {self.who(high)}, "
+                f"who gives back {_count(k, 'card')} of their choice."
             )
             if self.human == low:
-                self.say(f"  You gave your best card(s): {_rank_list(view.gave[0])}.")
+                self.say(f"  You gave your {_best(k).removeprefix('the ')}: {_rank_list(view.gave[0])}.")
             elif self.human == high:
-                self.say(f"  You received: {_rank_list(view.received[0])}; you give back {k} card(s) at your turn.")
+                self.say(
+                    f"  You received: {_rank_list(view.received[0])}; you give back {_count(k, 'card')} at your turn."
+                )
 
     def step(self, player: int, action: int) -> None:
         """Play ``action`` for ``player`` and tell the table what happened."""
@@ -631,7 +633,7 @@ class TerminalGame:
         view = self.view()
         left = int(view.gives_left[0])
         if len(ranks) > left:
-            raise InputError(f"you have {left} card(s) left to give back, not {len(ranks)}")
+            raise InputError(f"you have {_count(left, 'card')} left to give back, not {len(ranks)}")
         for rank, wanted in Counter(ranks).items():
             held, name = int(view.hand[0, rank]), RANK_NAMES[rank]
             if held < wanted:
@@ -655,7 +657,7 @@ def illegal_text(why: IllegalMove) -> str:
     if reason == engine.GAME_OVER:
         return "the game is over"
     if reason == engine.MUST_GIVE:
-        return f"first give back {why.gives_left} card(s) to your exchange partner: give RANK"
+        return f"first give back {_count(why.gives_left, 'card')} to your exchange partner: give RANK"
     if reason == engine.NOTHING_TO_GIVE:
         return f"you hold no {rank}"
     if reason == engine.GIVE_OUTSIDE_EXCHANGE:
@@ -668,13 +670,23 @@ def illegal_text(why: IllegalMove) -> str:
         wild = " (wild 2s included)" if why.wild else ""
         return f"you hold only {why.held} × {rank}{wild}, not {why.count}"
     if reason == engine.WRONG_COUNT:
-        return f"this trick is played {why.trick_count} card(s) at a time (on the pile: {on_pile})"
+        return f"this trick is played {_count(why.trick_count, 'card')} at a time (on the pile: {on_pile})"
     if reason == engine.OR_NOTHING:
         return f"or nothing: you must play {RANK_NAMES[why.trick_rank]} again, or pass"
     if reason == engine.DOES_NOT_BEAT:
         order = " (revolution: lower ranks are stronger now)" if why.revolution else ""
         return f"{' '.join([rank] * why.count)} does not beat the {on_pile} on the pile{order}"
     raise ValueError(f"unknown reason {reason!r}")
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 card``, ``2 cards``."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
+def _best(k: int) -> str:
+    """``the best card``, ``the 2 best cards``."""
+    return "the best card" if k == 1 else f"the {k} best cards"
 
 
 def _rank_list(counts: np.ndarray) -> str:

@@ -223,7 +223,7 @@ def test_invalid_input_of_each_kind_gets_the_reason_and_a_new_prompt() -> None:
                 return " ".join([lower[0]] * count)
             other = [r for r in held if held.count(r) >= count + 1]
             if "count" not in answered and other:
-                last.append(("count", f"this trick is played {count} card(s) at a time"))
+                last.append(("count", f"this trick is played {count} card{'s' if count != 1 else ''} at a time"))
                 return " ".join([other[0]] * (count + 1))
         return lowest_play(screen, moves)
 
@@ -243,11 +243,11 @@ def test_give_during_the_exchange_as_president() -> None:
                 steps.append("pass")
                 return "pass"
             if "too many" not in steps:
-                assert "first give back 2 card(s)" in screen
+                assert "first give back 2 cards" in screen
                 steps.append("too many")
                 return "give 3 4 5"
             if "give" not in steps:
-                assert "you have 2 card(s) left to give back, not 3" in screen
+                assert "you have 2 cards left to give back, not 3" in screen
                 steps.append("give")
                 return f"give {held[0]}"
             steps.append("second")
@@ -258,11 +258,11 @@ def test_give_during_the_exchange_as_president() -> None:
     code, text, _ = play(EXCHANGE_GAME, reply)
     assert code == 0
     assert steps == ["pass", "too many", "give", "second"]
-    assert "You received: A 2; you give back 2 card(s) at your turn." in text
+    assert "You received: A 2; you give back 2 cards at your turn." in text
     assert "Exchange over: you gave 3 " in text and " and received A 2." in text
     manche_2 = text[text.index("=== Manche 2 of 2 ===") :]
-    assert re.search(r"Exchange: the 2 best card\(s\) of player_\d \(Trou du cul\) go to You \(Président\)", manche_2)
-    assert re.search(r"Exchange: the 1 best card\(s\) of player_\d \(Vice-Trou\) go to player_\d", manche_2)
+    assert re.search(r"Exchange: the 2 best cards of player_\d \(Trou du cul\) go to You \(Président\)", manche_2)
+    assert re.search(r"Exchange: the best card of player_\d \(Vice-Trou\) goes to player_\d", manche_2)
 
 
 def test_end_of_input_mid_game_ends_cleanly_with_code_0() -> None:
@@ -320,7 +320,7 @@ def test_opponents_sit_clockwise_from_the_left_and_rules_and_manches_apply(tmp_p
     rules = tmp_path / "three.yaml"
     rules.write_text("n_players: 3\nscoring: president_vice\n", encoding="utf-8")
     code, text, _ = play(["--rules", str(rules), "--manches", "2", "--opponents", "random", "--seed", "4"])
-    assert code == 0 and text.startswith("Président: 3 players, 2 manche(s)")
+    assert code == 0 and text.startswith("Président: 3 players, 2 manches")
     assert "=== Manche 2 of 2 ===" in text
 
 
@@ -569,7 +569,7 @@ TYPED_ILLEGAL = [
     (NOT_ENOUGH_CARDS, "", "Q", "you hold no Q"),
     (NOT_ENOUGH_CARDS, "", "2 2", "you hold only 1 × 2, not 2"),
     (NOT_ENOUGH_CARDS, "", "9 9 9", "you hold only 2 × 9 (wild 2s included), not 3"),
-    (WRONG_COUNT, "8x2", "10", "this trick is played 2 card(s) at a time (on the pile: 8 8)"),
+    (WRONG_COUNT, "8x2", "10", "this trick is played 2 cards at a time (on the pile: 8 8)"),
     (DOES_NOT_BEAT, "8x2", "4 4", "4 4 does not beat the 8 8 on the pile"),
     (OR_NOTHING, "3 3", "6", "or nothing: you must play 3 again, or pass"),
     (
@@ -578,8 +578,8 @@ TYPED_ILLEGAL = [
         "9",
         "9 does not beat the 7 on the pile (revolution: lower ranks are stronger now)",
     ),
-    (MUST_GIVE, "roles", "pass", "first give back 2 card(s) to your exchange partner: give RANK"),
-    (MUST_GIVE, "roles", "J", "first give back 2 card(s) to your exchange partner: give RANK"),
+    (MUST_GIVE, "roles", "pass", "first give back 2 cards to your exchange partner: give RANK"),
+    (MUST_GIVE, "roles", "J", "first give back 2 cards to your exchange partner: give RANK"),
     (NOTHING_TO_GIVE, "roles", "give 5", "you hold no 5"),
 ]
 
@@ -640,7 +640,7 @@ def test_the_terminal_has_a_sentence_for_every_reason_of_the_engine() -> None:
 @pytest.mark.parametrize(
     "line, answer",
     [
-        ("give 4 4 9", "you have 2 card(s) left to give back, not 3"),
+        ("give 4 4 9", "you have 2 cards left to give back, not 3"),
         ("give 4 5", "you hold no 5"),
         ("give 9 9", "you hold only 1 × 9"),
         ("give JK", "there are no jokers in this game"),
