@@ -280,3 +280,15 @@ def test_president_play_refuses_an_oversized_checkpoint_in_one_line(good):
     code = main(["--opponents", str(good), "--seed", "1"], io.StringIO("quit\n"), io.StringIO(), stderr)
     assert code == 2
     assert len(stderr.getvalue().splitlines()) == 1 and "obs_dim" in stderr.getvalue()
+
+
+def test_president_train_refuses_an_oversized_evaluation_checkpoint_before_training(good, tmp_path, capsys):
+    pytest.importorskip("pydantic")
+    from president_env.training.cli import main
+
+    resave(good, network={**ckpt.load_checkpoint(good)["network"], "hidden": [8000, 8000]})
+    args = ["--set", f"budget.eval_opponent={good}", "--set", "ppo.num_envs=8", "--out-dir", str(tmp_path / "run")]
+    assert main([*args, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "hidden[0] = 8000" in err
+    assert not (tmp_path / "run" / "checkpoint.pt").exists()

@@ -26,6 +26,7 @@ Env steps (the throughput unit) count every decision of every seat, learner and 
 from __future__ import annotations
 
 import copy
+import os
 import sys
 import time
 from pathlib import Path
@@ -61,6 +62,8 @@ class Trainer:
         for name in config.opponents.baselines:
             if name not in agents.names():
                 raise ValueError(f"opponents.baselines: unknown agent {name!r}; known: {', '.join(agents.names())}")
+        if os.path.isfile(config.budget.eval_opponent):  # a checkpoint that cannot play is refused before training
+            agents.make(config.budget.eval_opponent, self.rules)
         cap_threads(config.threads or None)  # torch: at most the CPUs this process is given
         seeds = RunSeeds.of(config)
         self.eval_seed = seeds.eval
