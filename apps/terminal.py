@@ -81,7 +81,8 @@ from president_env import engine
 from president_env.actions import KIND_GIVE, KIND_PLAY, action_tables
 from president_env.cards import RANK_NAMES, TWO, format_cards, parse_card, rank_index
 from president_env.engine import ROLE_NAMES, IllegalMove, tables
-from president_env.evaluation.tournament import check_agent_name, load_rules
+from president_env.evaluation.play import check_agent_name
+from president_env.presets import resolve_rules
 from president_env.render import ROLE_LABELS, ordinal, pretty_cards
 from president_env.replay import ReplayRecorder
 from president_env.rules import Rules
@@ -693,7 +694,7 @@ def _parser() -> argparse.ArgumentParser:
 def build_game(argv: list[str] | None, stdin: TextIO, stdout: TextIO) -> TerminalGame:
     """The game the arguments describe; ``ValueError`` naming the problem for bad arguments."""
     args = _parser().parse_args(argv)
-    rules = load_rules(args.rules)
+    rules = resolve_rules(args.rules)
     if args.manches is not None:
         if args.manches < 1:
             raise ValueError(f"--manches must be at least 1, got {args.manches}")

@@ -177,7 +177,7 @@ def test_president_play_saves_a_replay(tmp_path):
 
 
 def test_president_eval_saves_replays(tmp_path, capsys):
-    from president_env.evaluation.tournament import main
+    from president_env.evaluation.cli import main
 
     out = tmp_path / "eval"
     args = ["--agents", "heuristic-3,random", "--deals", "2", "--chunk-deals", "2", "--no-progress", "--out", str(out)]
