@@ -163,9 +163,3 @@ __all__ = [
     "evaluate",
     "evaluate_against",
 ]
-
-
-if __name__ == "__main__":  # python -m president_env.evaluation.tournament: president-eval
-    from .cli import main
-
-    raise SystemExit(main())
