@@ -85,7 +85,7 @@ from president_env import engine
 from president_env.actions import KIND_GIVE, KIND_PLAY, action_tables
 from president_env.cards import RANK_NAMES, TWO, format_cards, parse_card, rank_index
 from president_env.engine import ROLE_NAMES, IllegalMove, tables
-from president_env.evaluation.tournament import check_agent_name
+from president_env.evaluation.play import check_agent_name
 from president_env.presets import resolve_rules
 from president_env.render import ROLE_LABELS, ordinal, pretty_cards
 from president_env.replay import ReplayRecorder, check_new_file

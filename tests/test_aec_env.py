@@ -45,7 +45,8 @@ def random_rules(rng: np.random.Generator) -> Rules:
 
 _combo_rng = np.random.default_rng(20240611)
 RANDOM_RULES = [random_rules(_combo_rng) for _ in range(10)]
-ALL_RULES = [Rules.from_yaml(p) for p in PRESET_FILES] + RANDOM_RULES
+# The presets in one manche (their 5-manche matches: tests/test_matches.py); RANDOM_RULES play 1 to 3 manches.
+ALL_RULES = [Rules.from_yaml(p).replace(manches=1) for p in PRESET_FILES] + RANDOM_RULES
 RULE_IDS = [p.stem for p in PRESET_FILES] + [f"random{i}" for i in range(len(RANDOM_RULES))]
 
 

@@ -192,3 +192,32 @@ def test_the_heuristics_give_back_their_weakest_single_cards(name):
 def test_the_monte_carlo_agents_give_back_low_single_cards(name):
     first, second = president_gives(name)
     assert first == "give 4" and second in ("give 8", "give 10", "give J")
+
+
+# ---- learned agents in matches ------------------------------------------------------------------------------------
+@pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None or not agents.shipped_checkpoint("ppo-standard-4p").is_file(),
+    reason="needs torch and the checkpoint",
+)
+def test_a_checkpoint_plays_a_match_of_any_length_without_a_warning():
+    import warnings
+
+    from president_env.agents.torch_policy import TorchPolicyAgent
+
+    path = agents.shipped_checkpoint("ppo-standard-4p")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for manches in (1, 5, 9):
+            assert TorchPolicyAgent.from_checkpoint(path, pe.Rules(manches=manches)).rules.manches == manches
+    with pytest.warns(UserWarning, match=r"differ in revolution \(checkpoint False, requested True\)\);"):
+        TorchPolicyAgent.from_checkpoint(path, pe.Rules(revolution=True, manches=3))
+    # A whole match against it, in the Gym env: its rewards and episode as every view's.
+    env = pe.gym_env(rules=SHORT, opponents="ppo-standard-4p", seat=0)
+    obs, info = env.reset(seed=0)
+    check = MatchCheck(SHORT, scores_seen(SHORT, obs))
+    rng = np.random.default_rng(0)
+    terminated = False
+    while not terminated:
+        obs, reward, terminated, _, info = env.step(int(sample_legal(info["action_mask"][None].astype(bool), rng)[0]))
+        check.step(scores_seen(SHORT, obs), reward, terminated)
+    check.finished()

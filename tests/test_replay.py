@@ -207,7 +207,8 @@ def test_president_play_saves_a_replay(tmp_path):
     path = tmp_path / "out" / "game.json"
     stdin = io.StringIO("#1\n" * 400)
     stdout = io.StringIO()
-    code = main(["--seed", "3", "--opponents", "heuristic-1", "--seat", "1", "--save-replay", str(path)], stdin, stdout)
+    argv = ["--seed", "3", "--manches", "1", "--opponents", "heuristic-1", "--seat", "1"]  # 400 inputs: one manche
+    code = main([*argv, "--save-replay", str(path)], stdin, stdout)
     assert code == 0
     replay = load_replay(path)
     assert replay.source == "president-play"
@@ -223,7 +224,7 @@ def test_president_play_saves_a_replay(tmp_path):
 
 
 def test_president_eval_saves_replays(tmp_path, capsys):
-    from president_env.evaluation.tournament import main
+    from president_env.evaluation.cli import main
 
     out = tmp_path / "eval"
     args = ["--agents", "heuristic-3,random", "--deals", "2", "--chunk-deals", "2", "--no-progress", "--out", str(out)]

@@ -129,9 +129,9 @@ def test_binary_rules_file_is_a_value_error_naming_it(tmp_path):
     path = tmp_path / "table.yaml"
     path.write_bytes(bytes(range(256)))
     assert "table.yaml" in refused(Rules.from_yaml, path)
-    from president_env.evaluation.tournament import load_rules
+    from president_env.presets import resolve_rules
 
-    assert "table.yaml" in refused(load_rules, str(path))
+    assert "table.yaml" in refused(resolve_rules, path)
 
 
 _SCALARS = st.one_of(
@@ -351,7 +351,7 @@ def test_president_train_refuses_bad_input_with_exit_2_before_training(tmp_path,
 
 # ---------------------------------------------------------------- president-eval
 def test_president_eval_checks_every_input_before_the_tournament(tmp_path, monkeypatch, capsys):
-    from president_env.evaluation import tournament as evaluate_module
+    from president_env.evaluation import cli as evaluate_module
 
     def no_tournament(*args, **kwargs):
         raise AssertionError("the tournament ran before the input was checked")

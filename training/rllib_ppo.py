@@ -69,7 +69,7 @@ from torch import nn
 import president_env
 from president_env.agents.base import Agent, check_batch
 from president_env.agents.torch_policy import masked_logits, sample_masked
-from president_env.evaluation.tournament import load_rules
+from president_env.presets import resolve_rules
 from president_env.rules import Rules
 
 ENV_NAME = "president"
@@ -89,7 +89,7 @@ def rules_from_spec(spec: RulesSpec | None) -> Rules:
     """Rules from a ``Rules``, a dict of its fields, a preset name, a YAML path, or ``None`` (standard)."""
     if isinstance(spec, dict):
         return Rules.from_dict(spec)
-    return load_rules(spec)
+    return resolve_rules(spec)
 
 
 def make_env(env_config: dict[str, Any] | None = None) -> PettingZooEnv:
