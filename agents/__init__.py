@@ -28,6 +28,7 @@ a learned agent is made (``pip install "president-env[train]"``).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.resources
 import importlib.util
@@ -36,13 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from president_env import registry
+from president_env.presets import resolve_rules
 from president_env.registry import (
     AgentFactory,
     Policy,
     RandomAgent,
     as_agent,
     make,
-    names,
     register,
     register_checkpoint_loader,
 )
@@ -84,7 +85,8 @@ SHIPPED_AGENTS: dict[str, str] = {
     "ppo-or_nothing": "the or_nothing preset",
 }
 """The learned agents shipped in ``checkpoints/<name>.pt``, each trained for one table (its recipe is
-``configs/train/<name without ppo- and with _ for ->.yaml``); they play only the rules they were trained on."""
+``configs/train/<name without ppo- and with _ for ->.yaml``); they play only the rules they were trained on, in
+matches of any length (:func:`~.torch_policy.rule_differences` leaves ``manches`` out)."""
 
 
 def _shipped(name: str) -> AgentFactory:
@@ -114,15 +116,54 @@ def _load_shipped(name: str, rules: Rules | None, seed: Any, asked_for: str | No
 
     checkpoint = load_checkpoint(path)
     trained = checkpoint_rules(checkpoint)
-    if rules is not None and rules != trained:
-        differences = rule_differences(trained, rules, label="trained")
+    differences = "" if rules is None else rule_differences(trained, rules, label="trained")
+    if differences:
         raise ValueError(
-            f"agent {asked_for!r} was trained for {SHIPPED_AGENTS[name]} and plays only those rules; "
-            f"the requested rules differ in {differences}"
+            f"agent {asked_for!r} was trained for {SHIPPED_AGENTS[name]} and plays only those rules "
+            f"(any number of manches); the requested rules differ in {differences}"
         )
-    agent = TorchPolicyAgent.from_checkpoint(checkpoint, trained, seed)
+    agent = TorchPolicyAgent.from_checkpoint(checkpoint, trained if rules is None else rules, seed)
     agent.name = name
     return agent
+
+
+@functools.cache
+def _trained_rules(path: Path) -> Rules | None:
+    """The rules of the checkpoint at ``path``, read once; ``None`` where it is absent or torch is not installed."""
+    if not path.is_file() or importlib.util.find_spec("torch") is None:
+        return None
+    from .checkpoint import checkpoint_rules, load_checkpoint
+
+    return checkpoint_rules(load_checkpoint(path))
+
+
+def _plays(name: str, rules: Rules) -> bool:
+    """Whether the agent ``name`` can play ``rules``: any agent but a shipped learned one (or its search), which
+    plays the rules it was trained on, any number of manches."""
+    shipped = name.removeprefix(SEARCHING_PREFIX) if name in _SEARCHING else name
+    if shipped not in SHIPPED_AGENTS:
+        return True
+    trained = _trained_rules(shipped_checkpoint(shipped))
+    if trained is None:
+        return False
+    from .torch_policy import rule_differences
+
+    return not rule_differences(trained, rules)
+
+
+def names(rules: Rules | str | None = None) -> tuple[str, ...]:
+    """The registered agent names, in registration order (:func:`president_env.registry.names`).
+
+    Given ``rules`` (a ``Rules`` or a preset name), only the agents that can play them: the baselines and
+    agents registered by others play any rules; a shipped learned agent, and the search on top of it, only the
+    rules it was trained on, in matches of any length, and only where torch is installed. Each checkpoint's
+    rules are read once per process.
+    """
+    listed = registry.names()
+    if rules is None:
+        return listed
+    rules = resolve_rules(rules)
+    return tuple(name for name in listed if _plays(name, rules))
 
 
 def _searching(name: str) -> AgentFactory:

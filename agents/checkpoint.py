@@ -12,7 +12,8 @@
 ``format``     ``CHECKPOINT_FORMAT`` (``"president-env-checkpoint"``), set by :func:`save_checkpoint`
 ``version``    ``CHECKPOINT_VERSION``, set by :func:`save_checkpoint`; newer versions are refused
 ``rules``      ``Rules.to_dict()``: the rules the policy was trained on
-``network``    ``PolicyNet.spec()``: ``obs_dim``, ``num_actions``, ``hidden``, ``activation``
+``network``    ``PolicyNet.spec()``: ``obs_dim``, ``num_actions``, ``hidden``, ``activation`` (bounded:
+               :func:`check_network_spec`)
 ``model``      the network's ``state_dict()``
 ``optimizer``  optional: the optimizer's ``state_dict()`` (to resume training)
 ``config``     optional: the training configuration, a plain dict
@@ -37,6 +38,7 @@ This module knows the file, not the network: :mod:`.torch_policy` builds the net
 from __future__ import annotations
 
 import contextlib
+import numbers
 import os
 import pickle
 import stat
@@ -49,6 +51,7 @@ from typing import Any
 import torch
 
 from president_env.rules import Rules
+from president_env.user_input import short_repr
 
 CHECKPOINT_FORMAT = "president-env-checkpoint"
 CHECKPOINT_VERSION = 1
@@ -57,8 +60,51 @@ EXPORT_KEYS = ("rules", "network", "model", "config", "progress", "metrics", "gr
 """What :func:`export_policy` keeps: enough to act and to say where the policy came from."""
 
 
+MAX_OBS_DIM = 4096
+MAX_ACTIONS = 1024
+MAX_LAYERS = 8
+MAX_WIDTH = 4096
+MAX_PARAMETERS = 20_000_000
+"""Bounds of a network spec (the largest table needs 343 inputs and 127 actions; the shipped nets have 0.6 M
+parameters): a crafted spec is refused before any memory is allocated for it."""
+
+
 class CheckpointError(ValueError):
     """A checkpoint that cannot be used: missing, corrupt, refused by the safe loader, or of the wrong shape."""
+
+
+def check_network_spec(spec: Any) -> None:
+    """``ValueError`` naming the field and its bound unless ``spec`` (``PolicyNet.spec()``) is a network of sane size.
+
+    Checked from the numbers alone, before anything is allocated: ``obs_dim`` 1..4096, ``num_actions`` 1..1024,
+    ``hidden`` 1..8 layers of 1..4096 units, at most 20 M parameters in all.
+    """
+    if not isinstance(spec, Mapping):
+        raise ValueError(f"the network spec must be a dict, got {type(spec).__name__}")
+    sizes = {}
+    for key, bound in (("obs_dim", MAX_OBS_DIM), ("num_actions", MAX_ACTIONS)):
+        value = spec.get(key)
+        if not _is_int(value) or not 1 <= value <= bound:
+            raise ValueError(f"{key} must be an integer from 1 to {bound}, got {short_repr(value)}")
+        sizes[key] = value
+    hidden = spec.get("hidden")
+    if not isinstance(hidden, (list, tuple)) or not hidden:
+        raise ValueError(f"hidden must be a list of layer widths, got {short_repr(hidden)}")
+    if len(hidden) > MAX_LAYERS:
+        raise ValueError(f"hidden has {len(hidden)} layers; at most {MAX_LAYERS} are allowed")
+    for i, width in enumerate(hidden):
+        if not _is_int(width) or width < 1:
+            raise ValueError(f"hidden[{i}] must be an integer from 1 to {MAX_WIDTH}, got {short_repr(width)}")
+        if width > MAX_WIDTH:
+            raise ValueError(f"hidden[{i}] = {width} is too wide: layers have at most {MAX_WIDTH} units")
+    widths = [sizes["obs_dim"], *hidden]
+    parameters = sum((a + 1) * b for a, b in zip(widths, widths[1:])) + (hidden[-1] + 1) * (sizes["num_actions"] + 1)
+    if parameters > MAX_PARAMETERS:
+        raise ValueError(f"the network has {parameters} parameters; at most {MAX_PARAMETERS} are allowed")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def save_checkpoint(path: str | os.PathLike, payload: Mapping[str, Any]) -> Path:
@@ -166,6 +212,10 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[
     missing = [key for key in REQUIRED_KEYS if key not in data]
     if missing:
         raise CheckpointError(f"{where}: missing required key(s) {', '.join(missing)}")
+    try:
+        check_network_spec(data["network"])
+    except ValueError as err:
+        raise CheckpointError(f"{where}: network: {err}") from None
     return data
 
 
@@ -189,6 +239,7 @@ __all__ = [
     "EXPORT_KEYS",
     "REQUIRED_KEYS",
     "CheckpointError",
+    "check_network_spec",
     "checkpoint_rules",
     "export_policy",
     "load_checkpoint",

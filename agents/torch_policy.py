@@ -33,9 +33,11 @@ from torch import nn
 from president_env.observation import layout
 from president_env.presets import resolve_rules
 from president_env.rules import Rules
+from president_env.threads import cap_threads
+from president_env.user_input import short_repr
 
 from .base import Agent, check_batch, legal_probabilities
-from .checkpoint import CheckpointError, checkpoint_rules, load_checkpoint
+from .checkpoint import CheckpointError, check_network_spec, checkpoint_rules, load_checkpoint
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
@@ -56,8 +58,7 @@ class PolicyNet(nn.Module):
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
-        if not hidden or any(int(h) < 1 for h in hidden):
-            raise ValueError(f"hidden must be a non-empty list of positive widths, got {list(hidden)!r}")
+        check_network_spec({"obs_dim": obs_dim, "num_actions": num_actions, "hidden": hidden})
         self.obs_dim, self.num_actions = int(obs_dim), int(num_actions)
         self.hidden, self.activation = tuple(int(h) for h in hidden), activation
         layers: list[nn.Module] = []
@@ -116,7 +117,7 @@ def build_policy(checkpoint: Mapping[str, Any]) -> PolicyNet:
     try:
         net = PolicyNet(**spec)
     except (TypeError, ValueError) as err:
-        raise CheckpointError(f"checkpoint network spec {dict(spec)!r} is invalid: {err}") from None
+        raise CheckpointError(f"checkpoint network spec {short_repr(dict(spec))} is invalid: {err}") from None
     state = checkpoint.get("model")
     if not isinstance(state, Mapping):
         raise CheckpointError(f"checkpoint model must be a state_dict (a dict of tensors), got {type(state).__name__}")
@@ -154,6 +155,7 @@ class TorchPolicyAgent(Agent):
                 f"the network takes observations of size {net.obs_dim} and has {net.num_actions} actions; "
                 f"these rules have observations of size {obs_dim} and {rules.num_actions} actions"
             )
+        cap_threads()  # acting runs NumPy's BLAS on small matrices: one thread (president_env.threads)
         self.net = net.eval()
         self.greedy = bool(greedy)
         self.name = name
@@ -260,6 +262,13 @@ def sample_masked(logits: np.ndarray, masks: np.ndarray, rng: np.random.Generato
 
 def rule_differences(trained: Rules, requested: Rules, label: str = "checkpoint") -> str:
     """``"n_players (checkpoint 4, requested 5)"`` for every field that differs (``label`` names the trained
-    side); empty when the rules are equal."""
+    side) except ``manches``; empty when the policy plays ``requested`` as trained.
+
+    A policy plays a match of any length: the observation's layout does not depend on ``manches``, and a
+    manche is played the same whatever the match (docs/environment.md says what a policy trained on single
+    manches sees in a match).
+    """
     a, b = trained.to_dict(), requested.to_dict()
-    return ", ".join(f"{key} ({label} {a[key]!r}, requested {b[key]!r})" for key in a if a[key] != b[key])
+    return ", ".join(
+        f"{key} ({label} {a[key]!r}, requested {b[key]!r})" for key in a if key != "manches" and a[key] != b[key]
+    )

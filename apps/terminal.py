@@ -11,7 +11,8 @@ Needs the ``play`` extra (``pip install "president-env[play]"``: rich and prompt
 **Options.**
 
 - ``--opponents NAMES``: comma-separated agent names as accepted by ``president_env.agents.make``
-  (``random``, ``heuristic-1|2|3``, ``mc-4``, ``mc-5``, ``ppo-standard-4p`` or a checkpoint path).
+  (``random``, ``heuristic-1|2|3``, ``mc-4``, ``mc-5``, ``ppo-standard-4p`` or a checkpoint path);
+  only agents that can play the chosen rules (``president_env.agents.names(rules)``) are accepted.
   Either one name, which then plays every other seat, or exactly ``n_players - 1`` names, which
   sit clockwise from your left: the first name is the player after you. Any other count is an
   error naming the expected count (default: ``heuristic-3``).
@@ -27,7 +28,8 @@ Needs the ``play`` extra (``pip install "president-env[play]"``: rich and prompt
   each AI's own generator: the same seed and the same inputs replay the same game. Without it a
   fresh seed is drawn and printed.
 - ``--save-replay PATH``: write the game as a JSON replay (``docs/replay.md``) when it ends or is
-  abandoned; ``president-web`` plays it back.
+  abandoned; ``president-web`` plays it back. The path is checked before the game: a new file in a
+  folder that can be written (folders are created); an existing file is refused, never overwritten.
 - ``--name NAME`` (default ``You``), ``--ascii`` (suit letters C D H S and plain ASCII instead of
   ♣ ♦ ♥ ♠; chosen automatically when the output's encoding is not UTF).
 
@@ -54,8 +56,10 @@ after the prompt.
 Invalid input (anything else, numbers in digits other than ASCII 0-9 such as ``²`` or ``①``
 included) is answered with the reason and a new prompt; why a move is illegal is the engine's
 decision (``engine.why_illegal``), worded here by :func:`illegal_text`. **Exit codes**: 0 the game
-was played to its end (the standings are printed); 1 it was abandoned (``quit`` or end of input); 2
-bad arguments (an unknown agent, a wrong number of opponents, bad rules); 130 interrupted (Ctrl-C).
+was played to its end (the standings are printed) or the player left (``quit``, or Ctrl-D: the end of
+input), the two ways to leave; 2 bad arguments (an unknown agent or one that cannot play the rules, a
+wrong number of opponents, bad rules, a ``--save-replay`` path that exists or cannot be written), in one
+line before any game starts; 130 interrupted (Ctrl-C).
 
 The game runs on the AEC env (``president_env.env(render_mode="ansi", reward_mode="points")``):
 the table is the env's own ``render_text`` (``president_env.render``), the AI seats act through
@@ -81,9 +85,10 @@ from president_env import engine
 from president_env.actions import KIND_GIVE, KIND_PLAY, action_tables
 from president_env.cards import RANK_NAMES, TWO, format_cards, parse_card, rank_index
 from president_env.engine import ROLE_NAMES, IllegalMove, tables
-from president_env.evaluation.tournament import check_agent_name, load_rules
+from president_env.evaluation.play import check_agent_name
+from president_env.presets import resolve_rules
 from president_env.render import ROLE_LABELS, ordinal, pretty_cards
-from president_env.replay import ReplayRecorder
+from president_env.replay import ReplayRecorder, check_new_file
 from president_env.rules import Rules
 from president_env.user_input import short_repr
 
@@ -94,7 +99,7 @@ except ModuleNotFoundError as err:  # the play extra is missing: main() says so
         raise
     ui = None  # type: ignore[assignment]
 
-EXIT_DONE, EXIT_ABANDONED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_DONE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 DEFAULT_OPPONENT = "heuristic-3"
 NEEDS_PLAY_EXTRA = 'president-play needs the play extra: pip install "president-env[play]"'
 
@@ -210,7 +215,7 @@ _DIGITS = re.compile("[0-9]+")
 def _move_number(digits: str) -> int:
     """A number typed in ASCII digits; one past any list of moves stays an ``InputError``, not a huge ``int``."""
     if len(digits.lstrip("0")) > 6:
-        raise InputError(f"{short_repr(digits, 20)} is not a move number: the list is much shorter")
+        raise InputError(f"no move has a number of {len(digits.lstrip('0'))} digits: the list is much shorter")
     return int(digits)
 
 
@@ -304,10 +309,25 @@ class TerminalGame:
                 return self.name.ljust(len(match[0]) - 1) + " "
             return self.name + match[1]
 
-        return re.sub(rf"\b{engine_name}\b( *)", rename, text)
+        text = re.sub(rf"\b{engine_name}\b( *)", rename, text)
+        if self.name.lower() == "you":  # the renderer writes "player_2 leads": "You lead"
+            text = re.sub(rf"\b({re.escape(self.name)}(?: \([^)]*\))?) (lead|give)s\b", r"\1 \2", text)
+        return text
 
     def cards(self, player: int) -> str:
         return pretty_cards(self.raw.cards[player])
+
+    def verb(self, player: int, third: str, second: str) -> str:
+        """``third`` (``leads``) after a player's name, ``second`` (``lead``) after the human's name ``You``."""
+        return second if player == self.human and self.name.lower() == "you" else third
+
+    def trick_won(self, taker: int, out: bool) -> str:
+        """Who won the trick just closed and who leads the next: ``player_1 won the trick and is out; You lead``."""
+        leader = self.agent_names.index(self.raw.agent_selection)
+        if leader == taker:
+            return f"{self.label(taker)} won the trick and {self.verb(taker, 'leads', 'lead')}"
+        out_text = f" and {self.verb(taker, 'is', 'are')} out" if out else ""
+        return f"{self.label(taker)} won the trick{out_text}; {self.label(leader)} {self.verb(leader, 'leads', 'lead')}"
 
     # ---- what the human sees ------------------------------------------------------
     def view(self) -> Any:
@@ -345,9 +365,9 @@ class TerminalGame:
             self.save_replay()
             return EXIT_DONE
         except EndOfInput:
-            return self.abandon("End of input: the game is abandoned.", EXIT_ABANDONED)
+            return self.abandon("End of input: the game is abandoned.", EXIT_DONE)
         except QuitGame:
-            return self.abandon("You quit: the game is abandoned.", EXIT_ABANDONED)
+            return self.abandon("You quit: the game is abandoned.", EXIT_DONE)
         except KeyboardInterrupt:
             return self.abandon("Interrupted: the game is abandoned.", EXIT_INTERRUPTED)
 
@@ -355,8 +375,8 @@ class TerminalGame:
         """Write the game so far to ``--save-replay``'s path, if one was given."""
         if self.replay_path and self.recorder is not None:
             try:
-                path = self.recorder.replay().save(self.replay_path)
-            except OSError as err:
+                path = self.recorder.replay().save(self.replay_path, overwrite=False)
+            except (OSError, ValueError) as err:
                 self.say(f"Could not save the replay: {err}")
                 return
             self.say(f"Replay saved to {path}.")
@@ -371,7 +391,7 @@ class TerminalGame:
 
     def introduce(self) -> None:
         rules = self.rules
-        self.say(f"Président: {rules.n_players} players, {rules.manches} manche(s), {rules.n_cards} cards.")
+        self.say(f"Président: {rules.n_players} players, {_count(rules.manches, 'manche')}, {rules.n_cards} cards.")
         for note in self.notes:
             self.say(f"Note: {note}")
         seats = []
@@ -413,13 +433,15 @@ class TerminalGame:
         for high_pos, low_pos, k in self.rules.exchange_pairs:
             high, low = player_with_pos[high_pos], player_with_pos[low_pos]
             self.say(
-                f"Exchange: the {k} best card(s) of {self.who(low)} go to {self.who(high)}, "
-                f"who gives back {k} card(s) of their choice."
+                f"Exchange: {_best(k)} of {self.who(low)} {'go' if k > 1 else 'goes'} to {self.who(high)}, "
+                f"who gives back {_count(k, 'card')} of their choice."
             )
             if self.human == low:
-                self.say(f"  You gave your best card(s): {_rank_list(view.gave[0])}.")
+                self.say(f"  You gave your {_best(k).removeprefix('the ')}: {_rank_list(view.gave[0])}.")
             elif self.human == high:
-                self.say(f"  You received: {_rank_list(view.received[0])}; you give back {k} card(s) at your turn.")
+                self.say(
+                    f"  You received: {_rank_list(view.received[0])}; you give back {_count(k, 'card')} at your turn."
+                )
 
     def step(self, player: int, action: int) -> None:
         """Play ``action`` for ``player`` and tell the table what happened."""
@@ -444,7 +466,7 @@ class TerminalGame:
             penalty = " (on a 2: ranked last)" if after.penalized[0, rel] else ""
             self.say(f"  -- out {ordinal(int(after.out_order[0, rel]) + 1)}: {self.label(player)}{penalty}")
         if after.trick_rank[0] < 0 and not after.exchange[0] and self._trick_taker is not None:
-            self.say(f"  -- trick to {self.label(self._trick_taker)}")
+            self.say(f"  -- {self.trick_won(self._trick_taker, after.held[0, self.relative(self._trick_taker)] == 0)}")
             self._trick_taker = None
         if before.exchange[0] and not after.exchange[0] and (after.gave[0].any() or after.received[0].any()):
             self.say(
@@ -611,7 +633,7 @@ class TerminalGame:
         view = self.view()
         left = int(view.gives_left[0])
         if len(ranks) > left:
-            raise InputError(f"you have {left} card(s) left to give back, not {len(ranks)}")
+            raise InputError(f"you have {_count(left, 'card')} left to give back, not {len(ranks)}")
         for rank, wanted in Counter(ranks).items():
             held, name = int(view.hand[0, rank]), RANK_NAMES[rank]
             if held < wanted:
@@ -635,7 +657,7 @@ def illegal_text(why: IllegalMove) -> str:
     if reason == engine.GAME_OVER:
         return "the game is over"
     if reason == engine.MUST_GIVE:
-        return f"first give back {why.gives_left} card(s) to your exchange partner: give RANK"
+        return f"first give back {_count(why.gives_left, 'card')} to your exchange partner: give RANK"
     if reason == engine.NOTHING_TO_GIVE:
         return f"you hold no {rank}"
     if reason == engine.GIVE_OUTSIDE_EXCHANGE:
@@ -648,13 +670,23 @@ def illegal_text(why: IllegalMove) -> str:
         wild = " (wild 2s included)" if why.wild else ""
         return f"you hold only {why.held} × {rank}{wild}, not {why.count}"
     if reason == engine.WRONG_COUNT:
-        return f"this trick is played {why.trick_count} card(s) at a time (on the pile: {on_pile})"
+        return f"this trick is played {_count(why.trick_count, 'card')} at a time (on the pile: {on_pile})"
     if reason == engine.OR_NOTHING:
         return f"or nothing: you must play {RANK_NAMES[why.trick_rank]} again, or pass"
     if reason == engine.DOES_NOT_BEAT:
         order = " (revolution: lower ranks are stronger now)" if why.revolution else ""
         return f"{' '.join([rank] * why.count)} does not beat the {on_pile} on the pile{order}"
     raise ValueError(f"unknown reason {reason!r}")
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 card``, ``2 cards``."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
+def _best(k: int) -> str:
+    """``the best card``, ``the 2 best cards``."""
+    return "the best card" if k == 1 else f"the {k} best cards"
 
 
 def _rank_list(counts: np.ndarray) -> str:
@@ -693,7 +725,9 @@ def _parser() -> argparse.ArgumentParser:
 def build_game(argv: list[str] | None, stdin: TextIO, stdout: TextIO) -> TerminalGame:
     """The game the arguments describe; ``ValueError`` naming the problem for bad arguments."""
     args = _parser().parse_args(argv)
-    rules = load_rules(args.rules)
+    if args.save_replay is not None:
+        check_new_file(args.save_replay, "--save-replay")
+    rules = resolve_rules(args.rules)
     if args.manches is not None:
         if args.manches < 1:
             raise ValueError(f"--manches must be at least 1, got {args.manches}")
@@ -707,8 +741,14 @@ def build_game(argv: list[str] | None, stdin: TextIO, stdout: TextIO) -> Termina
             f"--opponents lists {len(names)} agents; these rules seat {n} players, so give {n - 1} names "
             "(one per other seat, clockwise from your left) or a single name for every seat"
         )
+    playable = agent_registry.names(rules)
     for name in names:
         check_agent_name(name)
+        if name not in playable and name in agent_registry.names():
+            raise ValueError(
+                f"agent {name} cannot play these rules; the agents that can: {', '.join(playable)} "
+                "(or a checkpoint file path)"
+            )
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
     if args.seat is not None and not 0 <= args.seat < n:

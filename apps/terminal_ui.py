@@ -98,7 +98,7 @@ class Screen:
         self.console.print(grid)
 
     def table(self, headers: Sequence[str], rows: Iterable[Sequence[str]], right: Sequence[bool] = ()) -> None:
-        """A table: one column per header (``right[i]``: the column is right-aligned), cells sized by rich."""
+        """A table: one column per header (``right[i]``: the column is right-aligned), every cell whole."""
         table = Table(
             box=_ASCII_SIMPLE_HEAD if self.ascii_only else box.SIMPLE_HEAD,
             show_edge=False,
@@ -109,7 +109,15 @@ class Screen:
             table.add_column(self.text(header), justify="right" if i < len(right) and right[i] else "left")
         for row in rows:
             table.add_row(*(self.text(cell) for cell in row))
-        self.console.print(table)
+        # Never cut a cell (a game of many manches is wider than 80 columns): print the table at its full width,
+        # and a narrower terminal wraps its lines.
+        width = Measurement.get(self.console, self.console.options.update_width(10_000), table).maximum
+        terminal = self.console.width
+        self.console.width = max(width, terminal)
+        try:
+            self.console.print(table, crop=False)
+        finally:
+            self.console.width = terminal
 
 
 class _Flow(Columns):
@@ -186,7 +194,8 @@ class Keyboard:
     def toolbar(self) -> str:
         count = len(self.completer.moves)
         return self.screen.plain(
-            f" {count} legal move{'s' if count != 1 else ''} · Tab completes them · ↑ recalls what you typed"
+            f" {count} legal move{'s' if count != 1 else ''} · Tab completes {'them' if count != 1 else 'it'}"
+            " · ↑ recalls what you typed"
         )
 
     def read(self, prompt: str) -> str:

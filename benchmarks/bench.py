@@ -36,7 +36,7 @@ import numpy as np
 
 from president_env import compiled
 from president_env.engine import sample_legal
-from president_env.evaluation.tournament import markdown_table
+from president_env.evaluation.report import markdown_table
 from president_env.presets import load_preset
 from president_env.rules import Rules
 from president_env.vec_game import VecGame

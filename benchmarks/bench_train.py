@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from bench import bench_vec
 
-from president_env.evaluation.tournament import markdown_table
+from president_env.evaluation.report import markdown_table
 from president_env.training.config import load_config
 from president_env.training.ppo_selfplay import Trainer
 

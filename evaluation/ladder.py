@@ -5,8 +5,9 @@
 
 The ladder is ``random < heuristic-1 < heuristic-2 < heuristic-3 < mc-4 < mc-5``. Step k seats one copy of
 level k against ``P - 1`` copies of level k-1 (lineup ``[k, k-1, k-1, ...]``) in a duplicate-deal tournament
-(:func:`president_env.evaluation.tournament.evaluate`), and is *significant* when the 95 % confidence interval of
-level k's advantage (its points minus the mean of the other seats, per manche) lies entirely above 0.
+(:func:`president_env.evaluation.tournament.evaluate`) of whole matches of the preset, and is *significant* when
+the 95 % confidence interval of level k's advantage (its points minus the mean of the other seats, per manche)
+lies entirely above 0. The table also gives the share of its matches level k won (1 / P when even).
 
 Writes ``ladder.json`` (config and every step's numbers), ``ladder.md`` (the table) and ``ladder.png``
 (advantage with CI bars per step, one cluster per preset) into ``--out``, and nothing else. The README shows a
@@ -23,16 +24,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from president_env.evaluation.tournament import (
-    Estimate,
-    check_agent_name,
-    dump_json,
-    errorbar_png,
-    evaluate,
-    format_estimate,
-    load_rules,
-    markdown_table,
-)
+from president_env.presets import resolve_rules
+
+from .play import check_agent_name
+from .report import dump_json, errorbar_png, format_estimate, markdown_table
+from .statistics import Estimate
+from .tournament import DEFAULT_CHUNK_DEALS, check_counts, evaluate
 
 LADDER: tuple[str, ...] = ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5")
 DEFAULT_PRESETS: tuple[str, ...] = ("standard", "party")
@@ -50,6 +47,8 @@ class StepResult:
     advantage: Estimate  # of the stronger agent
     points_stronger: Estimate
     points_weaker: Estimate
+    won_stronger: Estimate  # share of the stronger agent's matches it won (1 / P when even)
+    chunk_deals: int = DEFAULT_CHUNK_DEALS
 
     @property
     def significant(self) -> bool:
@@ -75,13 +74,22 @@ def parse_steps(text: str) -> list[tuple[str, str]]:
 
 
 def run_step(
-    preset: str, weaker: str, stronger: str, deals: int, seed: int = 0, workers: int = 1, progress: bool = True
+    preset: str,
+    weaker: str,
+    stronger: str,
+    deals: int,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    chunk_deals: int = DEFAULT_CHUNK_DEALS,
 ) -> StepResult:
-    """One duplicate tournament with lineup ``[stronger, weaker, weaker, ...]`` on ``preset``."""
-    rules = load_rules(preset)
+    """One duplicate tournament with lineup ``[stronger, weaker, weaker, ...]`` on ``preset`` (whole matches)."""
+    rules = resolve_rules(preset)
     lineup = [stronger] + [weaker] * (rules.n_players - 1)
     started = time.perf_counter()
-    result = evaluate(lineup, rules=rules, n_deals=deals, seed=seed, workers=workers, progress=progress)
+    result = evaluate(
+        lineup, rules=rules, n_deals=deals, seed=seed, workers=workers, progress=progress, chunk_deals=chunk_deals
+    )
     return StepResult(
         preset=preset,
         weaker=weaker,
@@ -91,19 +99,23 @@ def run_step(
         advantage=result.agents[stronger].advantage,
         points_stronger=result.agents[stronger].points,
         points_weaker=result.agents[weaker].points,
+        won_stronger=result.agents[stronger].won,
+        chunk_deals=chunk_deals,
     )
 
 
 def ladder_markdown(steps: Sequence[StepResult]) -> str:
-    """The ladder table: preset | step | advantage ± CI | points/manche stronger vs weaker | significant | ..."""
+    """The ladder table: preset | step | advantage ± CI | points/manche stronger vs weaker | matches won by the
+    stronger | significant | deal groups | seconds."""
     header = ["preset", "step", "advantage of the stronger", "points/manche: stronger vs weaker"]
-    header += ["significant", "deals", "seconds"]
+    header += ["matches won by the stronger", "significant", "deals", "seconds"]
     rows = [
         [
             s.preset,
             f"{s.stronger} vs {s.weaker}",
             format_estimate(s.advantage, signed=True),
             f"{format_estimate(s.points_stronger)} vs {format_estimate(s.points_weaker)}",
+            format_estimate(s.won_stronger, scale=100, digits=1) + " %",
             "yes" if s.significant else "no",
             str(s.deals),
             f"{s.seconds:.1f}",
@@ -144,6 +156,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--deals-mc", type=int, default=None, help="deal groups for steps with an mc-* agent")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--chunk-deals",
+        type=int,
+        default=DEFAULT_CHUNK_DEALS,
+        help="deal groups per batch, part of the seeding: a run of k chunks is the start of any longer run "
+        "(default: %(default)s)",
+    )
     parser.add_argument("--steps", default=None, help="subset, e.g. random:heuristic-1,heuristic-1:heuristic-2")
     parser.add_argument("--out", default="docs/results/ladder", help="output folder (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -156,7 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     presets = [p.strip() for p in args.presets.split(",") if p.strip()]
     try:
         for preset in presets:
-            load_rules(preset)
+            resolve_rules(preset)
+        check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
+        if args.deals_mc is not None:
+            check_counts(deals_mc=args.deals_mc)
         steps = default_steps() if args.steps is None else parse_steps(args.steps)
     except ValueError as err:
         parser.error(str(err))
@@ -167,7 +189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             uses_mc = any(name.startswith("mc-") for name in (weaker, stronger))
             deals = args.deals_mc if uses_mc and args.deals_mc is not None else args.deals
             print(f"[{preset}] {stronger} vs {weaker}: {deals} deal groups ...", flush=True)
-            step = run_step(preset, weaker, stronger, deals, args.seed, args.workers, not args.no_progress)
+            step = run_step(
+                preset, weaker, stronger, deals, args.seed, args.workers, not args.no_progress, args.chunk_deals
+            )
             results.append(step)
             verdict = "significant" if step.significant else "not significant"
             print(
@@ -180,7 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     table = ladder_markdown(results)
     config = {"presets": presets, "steps": [list(s) for s in steps], "deals": args.deals, "deals_mc": args.deals_mc}
-    config |= {"seed": args.seed, "rules": {p: load_rules(p).to_dict() for p in presets}}
+    config |= {"chunk_deals": args.chunk_deals}
+    config |= {"seed": args.seed, "rules": {p: resolve_rules(p).to_dict() for p in presets}}
     payload = {"config": config, "steps": [_step_json(s) for s in results]}
     dump_json(payload, out / "ladder.json")
     (out / "ladder.md").write_text(table + "\n", encoding="utf-8")

@@ -43,7 +43,8 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
 import president_env as pe
-from president_env.evaluation.tournament import format_estimate, mean_ci
+from president_env.evaluation.report import format_estimate
+from president_env.evaluation.statistics import mean_ci
 from president_env.gym_single_env import PresidentGymEnv
 from president_env.presets import resolve_rules
 from president_env.registry import RandomAgent

@@ -138,6 +138,7 @@ shape `(1,)`; booleans, floats and strings raise `ValueError`.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 from gymnasium import spaces
@@ -152,12 +153,11 @@ from .cards import (
     RANK_NAMES,
     card_rank,
     deck,
-    hand_counts,
     move_cards,
-    sort_cards,
 )
 from .presets import RulesSpec, resolve_rules
 from .render import pretty_cards, render_for_mode, render_result, render_table
+from .replay import manche_start_cards
 from .single import INFO_SCHEMAS, SingleGame, Standing, check_reset_options
 from .spaces import LegalActionSpace, observation_box
 
@@ -197,7 +197,10 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
 
 
 def env(**kwargs) -> AECEnv:
-    """The Président AEC env with PettingZoo's standard wrappers (out-of-bounds assert, call order)."""
+    """The Président AEC env with PettingZoo's standard wrappers (out-of-bounds assert, call order).
+
+    The keyword arguments are :class:`raw_env`'s (its docstring says what each does).
+    """
     aec = raw_env(**kwargs)
     aec = wrappers.AssertOutOfBoundsWrapper(aec)
     return OrderEnforcingWrapper(aec)
@@ -304,23 +307,7 @@ class raw_env(AECEnv, EzPickle):
         """
         if self.render_mode is None:
             return
-        state = self.game.to_state()
-        player_at_seat = state.player_at_seat[0]
-        dealt: list[list[str]] = [[] for _ in self.possible_agents]
-        for card_id, seat in enumerate(state.dealt_to[0]):
-            dealt[int(player_at_seat[seat])].append(self._deck[card_id])
-        self.cards = [sort_cards(h) for h in dealt]
-        counts = np.stack([hand_counts(hand, self.rules.n_ranks) for hand in dealt]).astype(np.int64)
-        # The automatic half of the exchange, one pair at a time (two pairs may move the same rank).
-        for seat in np.flatnonzero(state.gave[0].sum(axis=1) > 0):
-            partner = state.partner[0, seat]
-            if state.prev_pos[0, seat] < state.prev_pos[0, partner]:
-                continue  # a higher-ranked player's gives happen later, as decisions
-            moved = counts.copy()
-            moved[player_at_seat[seat]] -= state.gave[0, seat]
-            moved[player_at_seat[partner]] += state.gave[0, seat]
-            self.cards, _ = move_cards(self.cards, counts, moved)
-            counts = moved
+        self.cards = manche_start_cards(self.rules, self.game.to_state())
         self._trick_cards = []
 
     # ---- observation ------------------------------------------------------------
@@ -445,5 +432,11 @@ class raw_env(AECEnv, EzPickle):
     def close(self) -> None:
         pass
 
+
+# help(pe.env) shows raw_env's arguments (keyword-only, as env passes them on), not **kwargs.
+env.__signature__ = inspect.Signature(
+    [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in inspect.signature(raw_env).parameters.values()],
+    return_annotation=AECEnv,
+)
 
 __all__ = ["LegalActionSpace", "env", "raw_env"]

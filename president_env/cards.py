@@ -141,13 +141,19 @@ def card_rank(card: str) -> int:
 def move_cards(cards: list[list[str]], before: np.ndarray, after: np.ndarray) -> tuple[list[list[str]], list[str]]:
     """Follow the cards (with suits) from per-player counts ``before`` to ``after``, both ``(P, R)``.
 
-    Cards a player lost and another gained moved between them (the exchange);
-    the rest left the table (a play). The lowest suits move first. Returns the
-    new per-player lists and the cards that left the table.
+    Cards a player lost and another gained moved between them (one give of the
+    exchange); the rest left the table (a play). The lowest suits move first.
+    Returns the new per-player lists and the cards that left the table.
+    ``ValueError`` when two players lost a rank that someone gained: who gave
+    to whom is then unknown, so the gives must be followed one pair at a time.
     """
     diff = after.astype(np.int64) - before
     if not diff.any():
         return cards, []
+    ambiguous = ((diff < 0).sum(axis=0) > 1) & (diff > 0).any(axis=0)
+    if ambiguous.any():
+        names = " ".join(RANK_NAMES[int(rank)] for rank in np.flatnonzero(ambiguous))
+        raise ValueError(f"several players gave rank(s) {names}: follow the exchange one pair at a time")
     new = list(cards)
     pool: dict[int, list[str]] = {}
     for player, rank in zip(*np.nonzero(diff < 0)):

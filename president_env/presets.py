@@ -41,7 +41,7 @@ def preset_path(name: str) -> Path:
 
 
 def load_preset(name: str) -> Rules:
-    """The ``Rules`` of a named preset (one of :data:`PRESETS`), e.g. ``load_preset("quebec")``."""
+    """The ``Rules`` of a named preset (one of ``president_env.presets.PRESETS``), e.g. ``load_preset("quebec")``."""
     return Rules.from_yaml(preset_path(name))
 
 

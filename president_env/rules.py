@@ -73,8 +73,8 @@ class Rules:
     """A 2 completes a play of naturals of rank 3..A."""
     scoring: Literal["per_opponent_behind", "president_vice"] = "per_opponent_behind"
     """Points per manche."""
-    manches: int = 1
-    """Manches in a game (a decisive manche is added on a tie)."""
+    manches: int = 5
+    """Manches in a game, a match (a decisive manche is added on a tie); 1 gives single-manche games."""
 
     def __post_init__(self) -> None:
         if isinstance(self.exchange, (list, tuple)):

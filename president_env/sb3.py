@@ -14,6 +14,8 @@ package never imports this module. The adapter follows SB3's conventions, not Gy
   ``set_options(...)`` apply at the next ``reset()`` (the vector env draws every game from one seed,
   so only the first of SB3's per-env seeds, ``s``, is used; options must be the vector env's, see
   its ``reset``);
+- ``step_async(actions)`` takes one integer per game (SB3 passes an ``(N,) int64`` array; integral
+  floats are integers too) and refuses anything else with ``ValueError``, never truncating ``2.9`` to 2;
 - ``step_wait()`` returns ``obs, rewards, dones, infos`` with ``infos`` a list of ``N`` dicts; a
   finished game is restarted in the same step (the vector env runs in ``autoreset_mode="same_step"``)
   and its last observation is ``infos[i]["terminal_observation"]``; games are never truncated;
@@ -35,6 +37,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 from .gym_vector_env import PresidentVectorEnv
+from .user_input import short_repr
 
 
 class PresidentSB3VecEnv(VecEnv):
@@ -82,13 +85,35 @@ class PresidentSB3VecEnv(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs)
+        """Queue one action per game: integers (SB3 passes an ``(N,) int64`` array), or floats that are integers.
+
+        ``ValueError`` (nothing queued) for anything else: fractions, NaN, infinities, booleans, strings, a
+        wrong count.
+        """
+        self._actions = None
+        self._actions = self._as_actions(actions)
+
+    def _as_actions(self, actions: Any) -> np.ndarray:
+        expected = f"actions must be {self.num_envs} integer action index(es)"
+        try:
+            array = np.asarray(actions)
+        except (TypeError, ValueError):
+            raise ValueError(f"{expected}, got {short_repr(actions)}") from None
+        if array.size != self.num_envs:
+            raise ValueError(f"{expected}, got {array.size} value(s): {short_repr(actions)}")
+        array = array.reshape(self.num_envs)
+        if array.dtype.kind in "iu":
+            return array.astype(np.int64, copy=False)
+        if array.dtype.kind == "f" and np.isfinite(array).all() and (array == np.round(array)).all():
+            if (np.abs(array) < 2**53).all():
+                return array.astype(np.int64)
+        raise ValueError(f"{expected} (integral floats accepted), got {short_repr(actions)} of dtype {array.dtype}")
 
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async(actions)")
         actions, self._actions = self._actions, None
-        obs, rewards, terminated, truncated, info = self.venv.step(actions.astype(np.int64, copy=False))
+        obs, rewards, terminated, truncated, info = self.venv.step(actions)
         dones = terminated | truncated
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         for i in np.flatnonzero(dones):

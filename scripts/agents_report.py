@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 from president_env import agents
-from president_env.evaluation.tournament import Estimate, errorbar_png, format_estimate, markdown_table
+from president_env.evaluation.report import errorbar_png, format_estimate, markdown_table
+from president_env.evaluation.statistics import Estimate
 
 DOCS_RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 RESULTS = DOCS_RESULTS / "agents"

@@ -24,7 +24,8 @@ PRESET_FILES = sorted((Path(__file__).resolve().parents[1] / "configs" / "rules"
 
 _combo_rng = np.random.default_rng(20240611)
 RANDOM_RULES = [random_rules(_combo_rng) for _ in range(10)]
-ALL_RULES = [Rules.from_yaml(p) for p in PRESET_FILES] + RANDOM_RULES
+# The presets in one manche (their 5-manche matches: tests/test_matches.py); RANDOM_RULES play 1 to 3 manches.
+ALL_RULES = [Rules.from_yaml(p).replace(manches=1) for p in PRESET_FILES] + RANDOM_RULES
 RULE_IDS = [p.stem for p in PRESET_FILES] + [f"random{i}" for i in range(len(RANDOM_RULES))]
 
 
@@ -417,7 +418,7 @@ def test_simultaneous_exchanges_of_the_same_rank_keep_their_suits():
 
 def test_action_space_sample_is_legal_for_the_agent_to_act():
     """Unmasked ``sample()`` (RLlib's env checker steps such samples) gives an action the env accepts."""
-    env = pe.env(rules=pe.Rules())
+    env = pe.env(rules=pe.Rules(manches=1))  # one manche ends within the 300 steps
     env.reset(seed=3)
     for _ in range(300):
         agent = env.agent_selection

@@ -233,8 +233,11 @@ def test_unlisted_shipped_agents_and_agents_that_play_their_own_rules(monkeypatc
 
 @pytest.mark.skipif(not HAS_TORCH or "ppo-standard-4p" not in INSTALLED, reason="needs torch and the checkpoint")
 def test_a_shipped_learned_agent_plays_its_own_rules_and_refuses_others():
-    assert agents.make("ppo-standard-4p").rules == pe.Rules()  # no rules: the ones it was trained on
-    message = r"'ppo-standard-4p' was trained for the standard preset \(4 players\) and plays only those rules; "
+    assert agents.make("ppo-standard-4p").rules == pe.Rules(manches=1)  # no rules: the ones it was trained on
+    message = (
+        r"'ppo-standard-4p' was trained for the standard preset \(4 players\) and plays only those rules "
+        r"\(any number of manches\); "
+    )
     with pytest.raises(ValueError, match=message + r"the requested rules differ in n_players \(trained 4, requested 5"):
         agents.make("ppo-standard-4p", pe.Rules(n_players=5))
     with pytest.raises(ValueError, match=message + r".*revolution \(trained False, requested True\)"):
@@ -266,7 +269,8 @@ TABLE_RULES = {
 def test_every_shipped_agent_plays_its_table_and_is_small(name):
     rules = TABLE_RULES[name]
     assert agents.shipped_checkpoint(name).stat().st_size < 5_000_000
-    assert agents.make(name).rules == rules == agents.make(name, rules).rules
+    # Without rules, those it was trained on (one manche); given its table's match, that match.
+    assert agents.make(name).rules == rules.replace(manches=1) and agents.make(name, rules).rules == rules
     other = pe.Rules(n_players=rules.n_players, revolution=not rules.revolution)
     with pytest.raises(ValueError, match=f"'{name}' was trained for .* plays only those rules"):
         agents.make(name, other)
@@ -275,4 +279,40 @@ def test_every_shipped_agent_plays_its_table_and_is_small(name):
     terminated = False
     while not terminated:
         _, _, terminated, _, info = env.step(env.action_space.sample())
-    assert 0 <= info["finish_position"] < rules.n_players
+    assert 0 <= info["finish_position"] < rules.n_players and info["manche"] >= rules.manches - 1
+
+
+@pytest.mark.skipif(not HAS_TORCH or "ppo-standard-4p" not in INSTALLED, reason="needs torch and the checkpoints")
+def test_names_of_the_agents_that_can_play_given_rules(monkeypatch, fresh_registry):
+    standard = BASELINES + ("ppo-standard-4p", "ppo-standard-4p-long", "search-ppo-standard-4p")
+    assert agents.names(pe.Rules(manches=1)) == standard
+    assert agents.names(pe.Rules(manches=4)) == standard  # a learned agent plays a match of any length
+    assert agents.names(pe.load_preset("standard").replace(n_players=3)) == BASELINES + ("ppo-standard-3p",)
+    assert agents.names("quebec") == BASELINES + ("ppo-quebec",)
+    assert agents.names(pe.Rules(revolution=True)) == BASELINES  # no learned agent was trained for it
+    assert agents.names() == BASELINES + INSTALLED  # without rules: every installed name, as before
+    agents.register("mine", lambda rules, seed=None: RandomAgent(rules, seed))
+    assert agents.names(pe.Rules(revolution=True)) == BASELINES + ("mine",)  # others' agents play any rules
+    # Each checkpoint's rules are read once: later listings load nothing.
+    monkeypatch.setattr(agents.checkpoint, "load_checkpoint", lambda path: pytest.fail(f"loaded {path} again"))
+    assert agents.names(pe.Rules(n_players=5)) == BASELINES + ("ppo-standard-5p", "mine")
+    with pytest.raises(ValueError, match="unknown rules preset 'nope'"):
+        agents.names("nope")
+
+
+def test_names_given_rules_leave_out_the_learned_agents_that_cannot_load(monkeypatch, tmp_path):
+    monkeypatch.setattr(agents, "shipped_checkpoint", lambda name: tmp_path / f"{name}.pt")
+    assert agents.names(pe.Rules()) == BASELINES  # no checkpoint installed
+    monkeypatch.setattr(agents, "shipped_checkpoint", lambda name: Path(agents.__file__).parent / "checkpoints" / name)
+    monkeypatch.setattr(agents.importlib.util, "find_spec", lambda name: None)  # no torch
+    assert agents.names(pe.Rules()) == BASELINES
+
+
+@pytest.mark.skipif(not HAS_TORCH or "ppo-standard-4p" not in INSTALLED, reason="needs torch and the checkpoint")
+def test_a_shipped_learned_agent_plays_a_match_of_any_length():
+    agent = agents.make("ppo-standard-4p", pe.Rules(manches=3), seed=0)
+    assert agent.rules == pe.Rules(manches=3) and agent.name == "ppo-standard-4p"
+    search = agents.make("search-ppo-standard-4p", pe.Rules(manches=3), seed=0)
+    assert search.rules == pe.Rules(manches=3)
+    env = pe.gym_env(rules=pe.Rules(manches=2), opponents="ppo-standard-4p", seat=0)
+    env.reset(seed=0)

@@ -211,3 +211,55 @@ def test_the_loader_leaves_files_of_other_formats_to_other_loaders(tmp_path):
         archive.writestr("data", "{}")
     for path in (text, other_zip):
         assert agents._torch_checkpoint_loader(os.fspath(path), pe.Rules(), None) is None
+
+
+OVERSIZED_SPECS = {
+    "wide": ({"hidden": [8000, 8000]}, r"hidden\[0\] = 8000 .*at most 4096"),
+    "huge obs_dim": ({"obs_dim": 1e9}, r"obs_dim must be an integer from 1 to 4096, got 1000000000.0"),
+    "big obs_dim": ({"obs_dim": 10**9}, r"obs_dim must be an integer from 1 to 4096"),
+    "many actions": ({"num_actions": 10**6}, r"num_actions must be an integer from 1 to 1024"),
+    "deep": ({"hidden": [8] * 9}, r"hidden has 9 layers; at most 8"),
+    "many parameters": ({"hidden": [4096] * 8}, r"the network has 118480963 parameters; at most 20000000"),
+    "not a list": ({"hidden": "64"}, r"hidden must be a list"),
+    "bool width": ({"hidden": [True]}, r"hidden\[0\] must be an integer"),
+}
+
+
+@pytest.mark.parametrize("case", OVERSIZED_SPECS)
+def test_an_oversized_network_spec_is_refused_before_anything_is_allocated(good, case):
+    change, message = OVERSIZED_SPECS[case]
+    data = ckpt.load_checkpoint(good)
+    spec = {**data["network"], **change}
+    with pytest.raises(CheckpointError, match=message):
+        build_policy({**data, "network": spec})
+    with pytest.raises(ValueError, match=message):
+        PolicyNet(**spec)
+    resave(good, network=spec)
+    with pytest.raises(CheckpointError, match=f"{good}: network: {message}"):
+        ckpt.load_checkpoint(good)
+
+
+def test_president_play_refuses_an_oversized_checkpoint_in_one_line(good):
+    for module in ("rich", "prompt_toolkit"):
+        pytest.importorskip(module, reason="president-play needs the play extra")
+    import io
+
+    from president_env.apps.terminal import main
+
+    resave(good, network={**ckpt.load_checkpoint(good)["network"], "obs_dim": 1e9})
+    stderr = io.StringIO()
+    code = main(["--opponents", str(good), "--seed", "1"], io.StringIO("quit\n"), io.StringIO(), stderr)
+    assert code == 2
+    assert len(stderr.getvalue().splitlines()) == 1 and "obs_dim" in stderr.getvalue()
+
+
+def test_president_train_refuses_an_oversized_evaluation_checkpoint_before_training(good, tmp_path, capsys):
+    pytest.importorskip("pydantic")
+    from president_env.training.cli import main
+
+    resave(good, network={**ckpt.load_checkpoint(good)["network"], "hidden": [8000, 8000]})
+    args = ["--set", f"budget.eval_opponent={good}", "--set", "ppo.num_envs=8", "--out-dir", str(tmp_path / "run")]
+    assert main([*args, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "hidden[0] = 8000" in err
+    assert not (tmp_path / "run" / "checkpoint.pt").exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import os
 import re
 import subprocess
 import sys
@@ -182,7 +183,7 @@ def test_game_shows_hand_trick_counts_roles_and_opponent_plays() -> None:
     assert re.search(r"seat 1  player_1  +\S.* +\d+ cards", text)  # every player's count, with roles
     assert re.search(r"player_2 \(\w[^)]*\) played \S+[♣♦♥♠]", text)  # an opponent's play, by role, with suits
     assert "Roles: Ann (" in text and "Trou du cul" in text
-    assert "-- trick to " in text and "-- out 1st: " in text
+    assert " won the trick and lead" in text and "-- out 1st: " in text
 
 
 def test_invalid_input_of_each_kind_gets_the_reason_and_a_new_prompt() -> None:
@@ -222,7 +223,7 @@ def test_invalid_input_of_each_kind_gets_the_reason_and_a_new_prompt() -> None:
                 return " ".join([lower[0]] * count)
             other = [r for r in held if held.count(r) >= count + 1]
             if "count" not in answered and other:
-                last.append(("count", f"this trick is played {count} card(s) at a time"))
+                last.append(("count", f"this trick is played {count} card{'s' if count != 1 else ''} at a time"))
                 return " ".join([other[0]] * (count + 1))
         return lowest_play(screen, moves)
 
@@ -242,11 +243,11 @@ def test_give_during_the_exchange_as_president() -> None:
                 steps.append("pass")
                 return "pass"
             if "too many" not in steps:
-                assert "first give back 2 card(s)" in screen
+                assert "first give back 2 cards" in screen
                 steps.append("too many")
                 return "give 3 4 5"
             if "give" not in steps:
-                assert "you have 2 card(s) left to give back, not 3" in screen
+                assert "you have 2 cards left to give back, not 3" in screen
                 steps.append("give")
                 return f"give {held[0]}"
             steps.append("second")
@@ -257,23 +258,24 @@ def test_give_during_the_exchange_as_president() -> None:
     code, text, _ = play(EXCHANGE_GAME, reply)
     assert code == 0
     assert steps == ["pass", "too many", "give", "second"]
-    assert "You received: A 2; you give back 2 card(s) at your turn." in text
+    assert "You received: A 2; you give back 2 cards at your turn." in text
     assert "Exchange over: you gave 3 " in text and " and received A 2." in text
     manche_2 = text[text.index("=== Manche 2 of 2 ===") :]
-    assert re.search(r"Exchange: the 2 best card\(s\) of player_\d \(Trou du cul\) go to You \(Président\)", manche_2)
-    assert re.search(r"Exchange: the 1 best card\(s\) of player_\d \(Vice-Trou\) go to player_\d", manche_2)
+    assert re.search(r"Exchange: the 2 best cards of player_\d \(Trou du cul\) go to You \(Président\)", manche_2)
+    assert re.search(r"Exchange: the best card of player_\d \(Vice-Trou\) goes to player_\d", manche_2)
 
 
-def test_end_of_input_mid_game_ends_cleanly_with_non_zero_code() -> None:
+def test_end_of_input_mid_game_ends_cleanly_with_code_0() -> None:
+    """Ctrl-D (end of input) is a documented way to leave: not an error."""
     answers = iter(["pass", "#1", "#1"])
     code, text, _ = play(CHEAP + ["--seed", "1"], lambda *_: next(answers, None))
-    assert code == 1
+    assert code == 0
     assert text.rstrip().endswith("End of input: the game is abandoned.")
 
 
 def test_quit_and_ctrl_c_end_cleanly() -> None:
     code, text, _ = play(CHEAP + ["--seed", "1"], lambda *_: "quit")
-    assert code == 1 and "You quit" in text
+    assert code == 0 and "You quit" in text
 
     def interrupt(*_) -> str:
         raise KeyboardInterrupt
@@ -287,7 +289,8 @@ def test_quit_and_ctrl_c_end_cleanly() -> None:
     [
         (["--opponents", "random,random"], "--opponents lists 2 agents; these rules seat 4 players, so give 3 names"),
         (["--opponents", "random,nobody,random"], "unknown agent 'nobody'; known agents: random"),
-        (["--rules", "nowhere"], "rules 'nowhere' is neither a preset"),
+        (["--rules", "nowhere"], "'nowhere'"),
+        (["--rules", "quebec", "--opponents", "ppo-standard-4p"], "ppo-standard-4p cannot play these rules"),
         (["--seat", "4"], "--seat must be a seat from 0 to 3"),
         (["--manches", "0"], "--manches must be at least 1"),
         (["--seed", "x"], "argument --seed: invalid int value"),
@@ -317,7 +320,7 @@ def test_opponents_sit_clockwise_from_the_left_and_rules_and_manches_apply(tmp_p
     rules = tmp_path / "three.yaml"
     rules.write_text("n_players: 3\nscoring: president_vice\n", encoding="utf-8")
     code, text, _ = play(["--rules", str(rules), "--manches", "2", "--opponents", "random", "--seed", "4"])
-    assert code == 0 and text.startswith("Président: 3 players, 2 manche(s)")
+    assert code == 0 and text.startswith("Président: 3 players, 2 manches")
     assert "=== Manche 2 of 2 ===" in text
 
 
@@ -348,7 +351,7 @@ def test_entry_point_runs_as_a_module_with_piped_stdin() -> None:
     assert done.returncode == 0, done.stderr
     assert "=== Final standings ===" in done.stdout and "Traceback" not in done.stderr
     cut = subprocess.run(command, input="#1\n", capture_output=True, text=True, timeout=120)
-    assert cut.returncode == 1 and "End of input" in cut.stdout and "Traceback" not in cut.stderr
+    assert cut.returncode == 0 and "End of input" in cut.stdout and "Traceback" not in cut.stderr
 
 
 # ---------------------------------------------------------------------------------------------- rich and prompt_toolkit
@@ -506,7 +509,7 @@ def test_a_game_at_the_terminal_prompt_plays_by_history_and_ends_cleanly_on_ctrl
     count = len(listed_moves(text))
     assert keyboard.toolbar().startswith(f" {count} legal move{'s' if count != 1 else ''} · Tab completes")
     code, text, _ = run(["#1\r", "\x04"])  # Ctrl-D on an empty line
-    assert code == 1 and text.rstrip().endswith("End of input: the game is abandoned.")
+    assert code == 0 and text.rstrip().endswith("End of input: the game is abandoned.")
     code, text, _ = run(["#1\r", "\x03"])  # Ctrl-C
     assert code == 130 and "Interrupted: the game is abandoned." in text
 
@@ -566,7 +569,7 @@ TYPED_ILLEGAL = [
     (NOT_ENOUGH_CARDS, "", "Q", "you hold no Q"),
     (NOT_ENOUGH_CARDS, "", "2 2", "you hold only 1 × 2, not 2"),
     (NOT_ENOUGH_CARDS, "", "9 9 9", "you hold only 2 × 9 (wild 2s included), not 3"),
-    (WRONG_COUNT, "8x2", "10", "this trick is played 2 card(s) at a time (on the pile: 8 8)"),
+    (WRONG_COUNT, "8x2", "10", "this trick is played 2 cards at a time (on the pile: 8 8)"),
     (DOES_NOT_BEAT, "8x2", "4 4", "4 4 does not beat the 8 8 on the pile"),
     (OR_NOTHING, "3 3", "6", "or nothing: you must play 3 again, or pass"),
     (
@@ -575,8 +578,8 @@ TYPED_ILLEGAL = [
         "9",
         "9 does not beat the 7 on the pile (revolution: lower ranks are stronger now)",
     ),
-    (MUST_GIVE, "roles", "pass", "first give back 2 card(s) to your exchange partner: give RANK"),
-    (MUST_GIVE, "roles", "J", "first give back 2 card(s) to your exchange partner: give RANK"),
+    (MUST_GIVE, "roles", "pass", "first give back 2 cards to your exchange partner: give RANK"),
+    (MUST_GIVE, "roles", "J", "first give back 2 cards to your exchange partner: give RANK"),
     (NOTHING_TO_GIVE, "roles", "give 5", "you hold no 5"),
 ]
 
@@ -637,7 +640,7 @@ def test_the_terminal_has_a_sentence_for_every_reason_of_the_engine() -> None:
 @pytest.mark.parametrize(
     "line, answer",
     [
-        ("give 4 4 9", "you have 2 card(s) left to give back, not 3"),
+        ("give 4 4 9", "you have 2 cards left to give back, not 3"),
         ("give 4 5", "you hold no 5"),
         ("give 9 9", "you hold only 1 × 9"),
         ("give JK", "there are no jokers in this game"),
@@ -648,3 +651,59 @@ def test_several_gives_at_once_must_fit_the_hand_and_the_cards_left_to_give(line
     with pytest.raises(InputError, match=f"^{re.escape(answer)}$"):
         game.resolve(parse_command(line), legal_now(game))
     assert game.resolve(parse_command("give 4 4"), legal_now(game)) == [pe.encode_give(game.rules, "4")] * 2
+
+
+def test_save_replay_path_is_checked_before_the_game(tmp_path) -> None:
+    """An existing file is refused, never overwritten; a missing or read-only folder too; all before any game."""
+    existing = tmp_path / "old.json"
+    existing.write_text("keep me")
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0o500)
+    cases = [
+        (existing, "already exists"),
+        (tmp_path, "is a folder"),
+        (tmp_path / "old.json" / "x.json", "is not a folder"),
+    ]
+    if not os.access(folder, os.W_OK):  # root writes anywhere
+        cases.append((folder / "game.json", "cannot write"))
+    for path, message in cases:
+        out, err = io.StringIO(), io.StringIO()
+        assert main(CHEAP + ["--seed", "1", "--save-replay", str(path)], io.StringIO("#1\n" * 300), out, err) == 2
+        assert message in err.getvalue() and len(err.getvalue().splitlines()) == 1, err.getvalue()
+        assert out.getvalue() == ""
+    assert existing.read_text() == "keep me"
+    folder.chmod(0o700)
+    new = tmp_path / "sub" / "new.json"
+    code, _, _ = play(CHEAP + ["--seed", "1", "--save-replay", str(new)], lambda *_: "quit")
+    assert code == 0 and new.is_file()
+
+
+def test_the_words_agree_with_who_is_meant() -> None:
+    """ "You lead", not "You leads"; a trick won by a player who just went out says who leads next."""
+    code, text, _ = play(["--seed", "3", "--manches", "2", "--opponents", "heuristic-1"], lambda *_: "#1")
+    assert code == 0
+    assert not re.search(r"\bYou (\([^)]*\) )?(leads|gives)\b", text)
+    assert re.search(r"\bYou (\([^)]*\) )?lead\b", text)
+    assert "-- trick to" not in text
+    won = re.findall(r"-- (.+) won the trick(.*)", text)
+    assert won and all(rest.startswith((" and lead", "; ", " and is out; ")) for _, rest in won)
+    out = re.search(r"-- out 1st: (\S+)\n(?:.*\n)*?  -- \1 won the trick and is out; (\S+) leads", text)
+    assert out and out[2] != out[1]
+
+
+def test_toolbar_counts_one_move_in_the_singular() -> None:
+    completer = ui.MoveCompleter()
+    keyboard = ui.Keyboard(io.StringIO(), io.StringIO(), ui.Screen(io.StringIO()), completer)
+    completer.moves = [("pass",)]
+    assert keyboard.toolbar().startswith(" 1 legal move · Tab completes it ·")
+    completer.moves = [("pass",), ("7",)]
+    assert keyboard.toolbar().startswith(" 2 legal moves · Tab completes them ·")
+
+
+@pytest.mark.parametrize("line", ["#" + "1" * 30, "1" * 30, "7x" + "1" * 30, "z" * 60, "play " + "z" * 60])
+def test_error_messages_quote_what_was_typed_in_balanced_quotes(line) -> None:
+    with pytest.raises(InputError) as err:
+        parse_command(line)
+    message = str(err.value)
+    assert message.count("'") % 2 == 0 and message.count('"') % 2 == 0, message

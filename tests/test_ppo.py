@@ -10,10 +10,11 @@ torch = pytest.importorskip("torch")
 from president_env import agents  # noqa: E402
 from president_env.agents.checkpoint import CheckpointError, load_checkpoint  # noqa: E402
 from president_env.agents.torch_policy import masked_entropy, masked_logits  # noqa: E402
+from president_env.training.cli import main  # noqa: E402
 from president_env.training.config import load_config  # noqa: E402
 from president_env.training.curves import read_metrics  # noqa: E402
 from president_env.training.ppo import sample  # noqa: E402
-from president_env.training.ppo_selfplay import Trainer, main  # noqa: E402
+from president_env.training.ppo_selfplay import Trainer  # noqa: E402
 
 TINY = [
     "ppo.num_envs=32",

@@ -21,10 +21,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from president_env.training.bookkeeping import TIMING  # noqa: E402
-from president_env.training.ppo_selfplay import main  # noqa: E402
+from president_env.training.cli import main  # noqa: E402
 
 GOLDEN = Path(__file__).parent / "data" / "ppo_golden.json"
+ONE_MANCHE = Path(__file__).parent / "data" / "standard_one_manche.yaml"  # the runs were recorded on one manche
 TINY = [
+    f"rules={ONE_MANCHE}",
     "ppo.num_envs=64",
     "ppo.num_steps=16",
     "ppo.num_minibatches=2",

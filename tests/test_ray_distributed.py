@@ -12,7 +12,7 @@ import pytest
 ray = pytest.importorskip("ray")
 torch = pytest.importorskip("torch")
 
-from president_env.evaluation import tournament as evaluate_module  # noqa: E402
+from president_env.evaluation import cli, tournament  # noqa: E402
 from president_env.evaluation.distributed import LocalGroup, RayGroup, init_ray, map_ordered  # noqa: E402
 from president_env.training.config import load_config  # noqa: E402
 from president_env.training.ppo_selfplay import Trainer  # noqa: E402
@@ -57,16 +57,16 @@ def test_map_ordered_returns_results_in_item_order_and_reports_each(local_ray):
 def test_a_tournament_on_ray_equals_the_same_tournament_in_process(local_ray):
     lineup = ["heuristic-3", "heuristic-2", "random", "heuristic-2"]
     options = dict(rules="standard", n_deals=12, seed=7, chunk_deals=4, progress=False)
-    here = evaluate_module.evaluate(lineup, **options)
-    there = evaluate_module.evaluate(lineup, ray_address="local", **options)
+    here = tournament.evaluate(lineup, **options)
+    there = tournament.evaluate(lineup, ray_address="local", **options)
     assert here.to_dict() == there.to_dict()
     assert here.config == there.config  # the backend is not part of the result
 
 
 def test_president_eval_ray_flag_writes_the_same_results(local_ray, tmp_path, capsys):
     args = ["--agents", "heuristic-2,random", "--deals", "6", "--chunk-deals", "2", "--seed", "3", "--no-progress"]
-    assert evaluate_module.main([*args, "--out", str(tmp_path / "here")]) == 0
-    assert evaluate_module.main([*args, "--ray", "local", "--out", str(tmp_path / "ray")]) == 0
+    assert cli.main([*args, "--out", str(tmp_path / "here")]) == 0
+    assert cli.main([*args, "--ray", "local", "--out", str(tmp_path / "ray")]) == 0
     here = json.loads((tmp_path / "here" / "results.json").read_text())
     there = json.loads((tmp_path / "ray" / "results.json").read_text())
     assert here == there
@@ -123,7 +123,7 @@ def test_shards_split_the_games_and_have_their_own_streams(tmp_path):
 
 
 def test_president_train_ray_flag_runs_the_shards_as_actors(local_ray, tmp_path, capsys):
-    from president_env.training.ppo_selfplay import main
+    from president_env.training.cli import main
 
     overrides = [item for pair in (("--set", o) for o in TINY + ["budget.total_steps=1024"]) for item in pair]
     assert main([*overrides, "--ray", "local", "--no-progress", "--out-dir", str(tmp_path)]) == 0

@@ -113,6 +113,24 @@ def _replay_dict() -> dict:
     return play(pe.Rules(), seed=2).replay().to_dict()
 
 
+def _note(**move) -> dict:
+    return {"action": 1, "measure": "mean points", "moves": [{"action": 1, "move": "play 3", "value": 0.5, **move}]}
+
+
+def _notes(data: dict, note) -> list:
+    """One note per action, ``note`` at action 2 (the others valid or null)."""
+    notes = [None] * len(data["actions"])
+    notes[0] = _note()
+    notes[2] = note
+    return notes
+
+
+def test_valid_notes_are_read_back():
+    data = _replay_dict()
+    data["notes"] = _notes(data, {"action": 0, "measure": None, "moves": []})
+    assert loads(json.dumps(data)).notes == data["notes"]
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -132,6 +150,32 @@ def _replay_dict() -> dict:
         (lambda d: d["actions"][0].update(cards="3C"), "cards must be a list"),
         (lambda d: d["actions"].pop(), "do not finish the game"),
         (lambda d: d["result"].update(winner=(d["result"]["winner"] + 1) % 4), "differs"),
+        (lambda d: d.update(version=True), "version True is not supported"),
+        (lambda d: d.update(version=1.0), "version 1.0 is not supported"),
+        (lambda d: d.update(players=["\ud800", "b", "c", "d"]), r"replay players\[0\]"),
+        (lambda d: d.update(players=["x" * 101, "b", "c", "d"]), r"replay players\[0\]"),
+        (lambda d: d.update(players=[None, "b", "c", "d"]), r"replay players\[0\]"),
+        (lambda d: d.update(source={"a": 1}), "replay source"),
+        (lambda d: d.update(source="\udfff"), "replay source"),
+        (lambda d: d.update(extra_key=["\ud800"]), r"replay extra_key\[0\]"),
+        (lambda d: d["actions"][0].update(move="\ud800"), r"replay actions\[0\]\.move"),
+        (lambda d: d.update(notes="x"), "replay notes must be null or a list"),
+        (lambda d: d.update(notes=[None]), "one entry per action"),
+        (lambda d: d.update(notes=_notes(d, {"action": 1, "measure": "m", "moves": "abc"})), r"notes\[2\]: moves"),
+        (lambda d: d.update(notes=_notes(d, {"action": "1", "measure": "m", "moves": []})), r"notes\[2\]: action"),
+        (lambda d: d.update(notes=_notes(d, {"action": 1, "measure": 3, "moves": []})), r"notes\[2\]: measure"),
+        (lambda d: d.update(notes=_notes(d, {"action": 1, "moves": [], "x": 1})), r"notes\[2\]: unknown key"),
+        (lambda d: d.update(notes=_notes(d, [1, 2])), r"notes\[2\]: .*object"),
+        (lambda d: d.update(notes=_notes(d, _note(move=5))), r"notes\[2\]: moves\[0\]: move"),
+        (lambda d: d.update(notes=_notes(d, _note(value="1"))), r"notes\[2\]: moves\[0\]: value"),
+        (lambda d: d.update(notes=_notes(d, _note(value=float("nan")))), r"notes\[2\]: moves\[0\]: value"),
+        (lambda d: d.update(notes=_notes(d, _note(action=9999))), r"notes\[2\]: moves\[0\]: action"),
+        (lambda d: d.update(notes=_notes(d, {"action": 1, "measure": "\ud800", "moves": []})), r"measure"),
+        (lambda d: d.update(result=[1]), "replay result must be null or an object"),
+        (lambda d: d["result"].update(scores="abc"), r"replay result: scores"),
+        (lambda d: d["result"].update(winner=True), r"replay result: winner"),
+        (lambda d: d["result"].update(manches=9), "differs"),
+        (lambda d: d["deals"].append(d["deals"][0]), "deals but its actions"),
     ],
 )
 def test_bad_replays_are_refused_with_the_reason(change, message):
@@ -163,21 +207,24 @@ def test_president_play_saves_a_replay(tmp_path):
     path = tmp_path / "out" / "game.json"
     stdin = io.StringIO("#1\n" * 400)
     stdout = io.StringIO()
-    code = main(["--seed", "3", "--opponents", "heuristic-1", "--seat", "1", "--save-replay", str(path)], stdin, stdout)
+    argv = ["--seed", "3", "--manches", "1", "--opponents", "heuristic-1", "--seat", "1"]  # 400 inputs: one manche
+    code = main([*argv, "--save-replay", str(path)], stdin, stdout)
     assert code == 0
     replay = load_replay(path)
     assert replay.source == "president-play"
     assert replay.players == ["heuristic-1", "human", "heuristic-1", "heuristic-1"]
     winner = f"player_{replay.result['winner']}" if replay.result["winner"] != 1 else "You"
     assert f"{winner}" in stdout.getvalue().split("Final standings")[1].split("<- winner")[0].splitlines()[-1]
-    # An abandoned game is saved too, unfinished.
+    # An abandoned game is saved too, unfinished; the path must be new (checked before the game).
+    assert main(["--seed", "3", "--save-replay", str(path)], io.StringIO("#1\n" * 3), io.StringIO()) == 2
+    path = tmp_path / "abandoned.json"
     code = main(["--seed", "3", "--save-replay", str(path)], io.StringIO("#1\n" * 3), io.StringIO())
-    assert code == 1
+    assert code == 0
     assert load_replay(path).result is None
 
 
 def test_president_eval_saves_replays(tmp_path, capsys):
-    from president_env.evaluation.tournament import main
+    from president_env.evaluation.cli import main
 
     out = tmp_path / "eval"
     args = ["--agents", "heuristic-3,random", "--deals", "2", "--chunk-deals", "2", "--no-progress", "--out", str(out)]
@@ -190,3 +237,81 @@ def test_president_eval_saves_replays(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main([*args, "--save-replays", "-1"])
     assert exit_.value.code == 2
+
+
+def test_save_is_atomic_and_never_truncates(tmp_path, monkeypatch):
+    path = tmp_path / "game.json"
+    good = play(pe.Rules(), seed=2).replay()
+    good.save(path)
+    before = path.read_bytes()
+    bad = Replay.from_dict(good.to_dict())
+    bad.players = ["\ud800", "b", "c", "d"]  # cannot be written as UTF-8
+    with pytest.raises(ValueError, match=r"players\[0\]"):
+        bad.save(path)
+    assert path.read_bytes() == before
+
+    def broken_fsync(fd):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("os.fsync", broken_fsync)
+    with pytest.raises(OSError, match="disk full"):
+        play(pe.Rules(), seed=5).replay().save(path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["game.json"]  # no temporary file left behind
+    monkeypatch.undo()
+    other = play(pe.Rules(), seed=5).replay()
+    other.save(path)
+    assert load_replay(path).to_dict() == other.to_dict()
+    assert [p.name for p in tmp_path.iterdir()] == ["game.json"]
+
+
+def _same_rank_gives_deal() -> tuple[list[list[str]], list[str]]:
+    """A deal where the Vice-Trou (player_0) and the Trou du cul (player_1) both give 2s: 2H and 2C 2D."""
+    others = [c for c in pe.cards.deck() if not c.startswith("2")]
+    sizes = (12, 11, 12, 13)
+    hands, start = [], 0
+    for size in sizes:
+        hands.append(others[start : start + size])
+        start += size
+    hands[0].append("2H")
+    hands[1] += ["2C", "2D"]
+    hands[2].append("2S")
+    return hands, ["vice_trou", "trou_du_cul", "president", "vice_president"]
+
+
+def test_the_exchange_moves_the_very_cards_given():
+    """Same-rank gives from both low players: the Président gets the Trou du cul's 2s, not the Vice-Trou's."""
+    rules = pe.Rules(manches=2)
+    deal, roles = _same_rank_gives_deal()
+    expected = [list(hand) for hand in deal]
+    for card in ("2C", "2D"):  # Trou du cul -> Président
+        expected[1].remove(card)
+        expected[2].append(card)
+    expected[0].remove("2H")  # Vice-Trou -> Vice-Président
+    expected[3].append("2H")
+    expected = [pe.cards.sort_cards(hand) for hand in expected]
+    game = RecordedGame(rules, seed=1, deal=deal, roles=roles)
+    assert game.cards == expected
+    env = pe.env(rules=rules, render_mode="ansi")
+    env.reset(seed=1, options={"deal": deal, "roles": roles})
+    assert env.unwrapped.cards == expected
+    # Played back from the replay's deal, the hands shown are the same.
+    heuristic = agents.make("heuristic-3", rules)
+    game.step(heuristic.act(game.observe(game.current_player), {}))
+    game_back, _ = next(replay_steps(Replay.from_dict(game.replay().to_dict())))
+    assert game_back.cards == game.cards
+
+
+def test_move_cards_refuses_an_ambiguous_exchange():
+    before = np.array([[0, 1], [0, 2], [0, 0], [0, 0]])
+    after = np.array([[0, 0], [0, 0], [0, 2], [0, 1]])
+    with pytest.raises(ValueError, match="one pair at a time"):
+        pe.cards.move_cards([["4H"], ["4C", "4D"], [], []], before, after)
+
+
+def test_save_without_overwrite_leaves_an_existing_file(tmp_path):
+    path = tmp_path / "game.json"
+    path.write_text("keep me")
+    with pytest.raises(FileExistsError):
+        play(pe.Rules(manches=1), seed=2).replay().save(path, overwrite=False)
+    assert path.read_text() == "keep me" and [p.name for p in tmp_path.iterdir()] == ["game.json"]

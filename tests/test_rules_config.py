@@ -35,7 +35,7 @@ RULES_MD_DEFAULTS = {
     "finish_on_two": "allowed",
     "twos_wild": False,
     "scoring": "per_opponent_behind",
-    "manches": 1,
+    "manches": 5,  # the standard preset plays a match (docs/RULES.md, `manches`)
 }
 
 BOOL_FIELDS = ("reseat_by_role", "top_rank_ends_trick", "revolution", "twos_wild")

@@ -203,3 +203,34 @@ def test_example_measures_both_envs_in_one_run(capsys: pytest.CaptureFixture[str
     assert example.main(argv) == 0
     out = capsys.readouterr().out
     assert "MaskablePPO on vector" in out and "MaskablePPO on single" in out and "adapter / single env:" in out
+
+
+@pytest.mark.parametrize(
+    "actions",
+    [[2.9, 0, 0, 0], [np.nan, 0, 0, 0], [np.inf, 0, 0, 0], ["1", "0", "0", "0"], [True, False, True, False], [0, 1]],
+    ids=["fraction", "nan", "inf", "strings", "bools", "too few"],
+)
+def test_adapter_refuses_every_non_integer_action(actions) -> None:
+    env = PresidentSB3VecEnv(num_envs=4, rules="standard", opponents="random")
+    env.seed(3)
+    env.reset()
+    with pytest.raises(ValueError, match="actions must be"):
+        env.step_async(np.array(actions, dtype=object if isinstance(actions[0], str) else None))
+    with pytest.raises(ValueError, match="actions must be"):
+        env.step_async(actions)
+    with pytest.raises(RuntimeError, match="without step_async"):
+        env.step_wait()  # nothing was queued
+    env.close()
+
+
+def test_adapter_takes_integers_and_integral_floats_as_sb3_passes_them() -> None:
+    """MaskablePPO passes an ``(N,) int64`` array; integral floats, NumPy scalars and 0-d arrays are integers too."""
+    env = PresidentSB3VecEnv(num_envs=1, rules="standard", opponents="random")
+    for action in (np.array([0], np.int64), np.int32(0), np.array(0), 0, np.array([0.0]), [0.0], np.uint8(0)):
+        env.seed(5)
+        env.reset()
+        legal = int(np.flatnonzero(env.action_masks()[0])[0])
+        env.step_async(np.asarray(action) * 0 + legal if not isinstance(action, int) else legal)
+        obs, rewards, dones, infos = env.step_wait()
+        assert "illegal_action" not in infos[0]
+    env.close()

@@ -19,7 +19,7 @@ from president_env import PASS, Rules, deals
 from president_env.aec_env import raw_env
 from president_env.cards import deck
 from president_env.engine import ROLE_NAMES
-from president_env.evaluation.tournament import _group_setup
+from president_env.evaluation.play import group_setup
 from president_env.vec_game import VecGame
 
 FAMILY = pe.load_preset("family")  # initial_roles: draw, reseat_by_role, deal_start: dealer, lead: president
@@ -240,7 +240,7 @@ def test_duplicate_first_deals_are_regular_deals_from_the_drawn_trou_du_cul(n):
     """``evaluation.tournament`` fixes the first deal of a group; under ``family`` it must be the Trou du cul's
     regular deal at the table seated by the draw (``redeal`` checks hand sizes against the dealer)."""
     rules = family(n)
-    dealers, deals, roles = _group_setup(rules, np.random.default_rng(n), 6)
+    dealers, deals, roles = group_setup(rules, np.random.default_rng(n), 6)
     assert dealers is None and len(roles) == 6
     for names, group in zip(roles, deals):
         seat_of_player, dealer = table_for_roles(rules, positions_from_roles(names, n))

@@ -180,7 +180,7 @@ def test_a_checkpoint_path_plays_in_worker_processes(path):
     """president-eval --workers 2 with a checkpoint path: the parent loads it first (torch's thread pool starts), and
     the workers must still finish (forked children deadlocked in torch; the pool now spawns them)."""
     command = [
-        sys.executable, "-m", "president_env.evaluation.tournament", "--agents", str(path), "--against", "random",
+        sys.executable, "-m", "president_env.evaluation.cli", "--agents", str(path), "--against", "random",
         "--deals", "4", "--chunk-deals", "2", "--workers", "2", "--no-progress", "--out", str(path.parent / "eval"),
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=240)

@@ -1,4 +1,5 @@
-"""Duplicate-deal tournaments (``evaluation/tournament.py``) and the baseline ladder (``evaluation/ladder.py``).
+"""Duplicate-deal tournaments (``evaluation/``: play, statistics, report, backends, tournament, cli) and the
+baseline ladder (``evaluation/ladder.py``).
 
 The agents here are small deterministic test policies, so that the tests do not depend on the baselines.
 """
@@ -17,21 +18,15 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import president_env as pe
-from president_env import agents, registry
+from president_env import agents, engine, registry
 from president_env.agents import Agent
 from president_env.cards import deck
-from president_env.evaluation import ladder
-from president_env.evaluation.tournament import (
-    RATING_MEAN,
-    _fit_hand_sizes,
-    bradley_terry,
-    evaluate,
-    main,
-    markdown_table,
-    mean_ci,
-    rotation_entries,
-    t_quantile_975,
-)
+from president_env.evaluation import distributed, ladder
+from president_env.evaluation.cli import main
+from president_env.evaluation.play import MancheRecords, _fit_hand_sizes, rotation_entries
+from president_env.evaluation.report import ROLES, markdown_table, summarize
+from president_env.evaluation.statistics import RATING_MEAN, bradley_terry, mean_ci, t_quantile_975
+from president_env.evaluation.tournament import evaluate, evaluate_against
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,8 +98,10 @@ def test_rotations_seat_each_lineup_entry_at_every_player_once():
 def test_each_agent_plays_every_seat_of_a_deal_group():
     """Identical deterministic play makes every rotation finish alike, so an agent that really visits every
     player once per group scores exactly the table mean in every group (at a fixed seat it would not)."""
-    rules = pe.Rules()
-    result = quiet([LowestAction(rules, name="a"), LowestAction(rules, name="b")], n_deals=12, chunk_deals=5)
+    rules = pe.Rules(manches=1)  # one manche: the seats, not the match (the match: tests below)
+    result = quiet(
+        [LowestAction(rules, name="a"), LowestAction(rules, name="b")], rules=rules, n_deals=12, chunk_deals=5
+    )
     for name in ("a", "b"):
         stats = result.agents[name]
         assert stats.advantage.mean == 0 and stats.advantage.ci == 0
@@ -180,7 +177,8 @@ def test_strong_agent_beats_random_with_a_significant_advantage():
     assert strong.points.mean > weak.points.mean
     assert strong.position.mean < weak.position.mean
     assert strong.rating > weak.rating
-    assert strong.manches == 100 * 4 and weak.manches == 100 * 4 * 3
+    assert strong.manches == 100 * 4 * 5 and weak.manches == 100 * 4 * 3 * 5  # seats × rotations × manches
+    assert strong.won.low > 0.25  # a quarter of the matches at an even table
 
 
 def test_same_seed_same_result_and_other_seed_other_result(tmp_path):
@@ -331,15 +329,23 @@ def test_markdown_json_and_plot(tmp_path):
         "manches",
         "points/manche",
         "advantage",
+        "matches won %",
         "mean position",
         "président %",
         "trou %",
         "rating",
     ]
-    assert ["lowest-play", "32"] in [row[:2] for row in rows]  # two of the four seats, 4 groups × 4 rotations
+    assert ["lowest-play", "160"] in [row[:2] for row in rows]  # two seats, 4 groups × 4 rotations × 5 manches
+    # The standard match has no Neutre: the by-role table has the five roles of four players.
+    by_role = rows[rows.index(["agent", "no role", "président", "vice-président", "vice-trou", "trou du cul"]) :]
+    assert [row[0] for row in by_role] == ["agent", "random", "lowest-play"]
     result.plot(tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert set(result.summary["random"]) >= {"points", "points_ci", "advantage_ci", "rating", "manches"}
+    assert set(result.summary["random"]) >= {"points", "points_ci", "advantage_ci", "rating", "manches", "won"}
+    assert set(result.summary["random"]["points_by_role"]) == {"none", "president", "vice_president"} | {
+        "vice_trou",
+        "trou_du_cul",
+    }
 
 
 # ---------------------------------------------------------------- command line and bad input
@@ -352,9 +358,9 @@ def test_cli_writes_json_markdown_and_png(tmp_path, capsys):
     assert {p.name for p in out.iterdir()} == {"results.json", "results.md", "results.png"}
     data = json.loads((out / "results.json").read_text())
     assert data["config"]["lineup"] == ["random"] * 3 and data["config"]["rules"]["n_players"] == 3
-    assert ["random", "36"] in [
+    assert ["random", "180"] in [
         row[:2] for row in table_rows(capsys.readouterr().out)
-    ]  # 4 groups × 3 rotations × 3 seats
+    ]  # 4 groups × 3 rotations × 3 seats × 5 manches
 
 
 def test_bad_input_is_a_clear_value_error():
@@ -362,7 +368,7 @@ def test_bad_input_is_a_clear_value_error():
         evaluate(["nobody"], progress=False)
     with pytest.raises(ValueError, match="lineup has 5 agents but the rules seat 4 players"):
         evaluate(["random"] * 5, progress=False)
-    with pytest.raises(ValueError, match="neither a preset"):
+    with pytest.raises(ValueError, match="'no_such_preset'"):
         evaluate(["random"], rules="no_such_preset", progress=False)
     with pytest.raises(ValueError, match="n_deals must be a positive integer"):
         evaluate(["random"], n_deals=0, progress=False)
@@ -403,7 +409,7 @@ def test_ladder_runs_steps_and_writes_only_its_output_folder(tmp_path, monkeypat
     step = json.loads((out / "ladder.json").read_text())["steps"][0]
     assert step["stronger"] == "test-lowest-play" and step["significant"] is True
     text = (out / "ladder.md").read_text()
-    assert table_rows(text)[1][:2] == ["standard", "test-lowest-play vs random"] and table_rows(text)[1][4] == "yes"
+    assert table_rows(text)[1][:2] == ["standard", "test-lowest-play vs random"] and table_rows(text)[1][5] == "yes"
     with pytest.raises(SystemExit):
         ladder.main([*argv, "--readme", "README.md"])  # the README is no longer the ladder's to write
 
@@ -421,9 +427,7 @@ def test_ladder_steps_parse_and_default_to_the_whole_ladder():
 
 
 def test_president_eval_against_plays_one_agent_against_copies_of_each_opponent(tmp_path, capsys):
-    from president_env.evaluation.tournament import evaluate_against
-    from president_env.evaluation.tournament import main as eval_main
-
+    eval_main = main
     out = tmp_path / "versus"
     args = ["--agents", "heuristic-3", "--against", "heuristic-2,random", "--deals", "3", "--chunk-deals", "3"]
     assert eval_main(args + ["--out", str(out), "--no-progress"]) == 0
@@ -446,7 +450,6 @@ def test_ray_options_without_ray_installed_are_a_clear_error(monkeypatch, capsys
     import sys
 
     from president_env.evaluation.distributed import require_ray
-    from president_env.evaluation.tournament import main
 
     monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` does where Ray is not installed
     with pytest.raises(ImportError, match=r"president-env\[ray\]"):
@@ -455,3 +458,101 @@ def test_ray_options_without_ray_installed_are_a_clear_error(monkeypatch, capsys
         main(["--agents", "random", "--deals", "2", "--ray", "local", "--no-progress"])
     assert exit_info.value.code == 2
     assert "pip install" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- whole matches: roles, wins, decisive manches
+def test_match_statistics_on_hand_made_records():
+    """One group, the lineup [a, b, b, b] in its four rotations, two manches each: every number by hand."""
+    p = 4
+    rows = []  # (rotation, manche, positions by player, roles by player, winner)
+    for rotation in range(p):
+        first = [(i - rotation) % p for i in range(p)]  # rotation s: player s goes out first, and so on
+        second = [(rotation - i) % p for i in range(p)]
+        roles = [int(engine.tables(pe.Rules()).role_by_pos[q]) for q in first]
+        rows.append((rotation, 0, first, [engine.NO_ROLE] * p, rotation))
+        rows.append((rotation, 1, second, roles, rotation))
+    points = [[3 - q for q in pos] for _, _, pos, _, _ in rows]
+    records = MancheRecords(
+        group=np.zeros(len(rows), np.int64),
+        rotation=np.array([r[0] for r in rows]),
+        manche=np.array([r[1] for r in rows]),
+        decisions=np.ones(len(rows), np.int64),
+        points=np.array(points, np.float64),
+        positions=np.array([r[2] for r in rows]),
+        roles=np.array([r[3] for r in rows]),
+        winner=np.array([r[4] for r in rows]),
+    )
+    config = {"lineup": ["a", "b", "b", "b"], "rules": pe.Rules(manches=2).to_dict(), "n_deals": 1, "seed": 0}
+    result = summarize(config, config["lineup"], records)
+    a, b = result.agents["a"], result.agents["b"]
+    # a sits at player s in rotation s (rotation_entries), the winner of rotation s is player s: a wins every match.
+    assert a.won.mean == 1.0 and b.won.mean == 0.0
+    # a goes out first in the first manche of every rotation (3 points), then from position 0 ... 0 -> (s - s) = 0.
+    assert a.by_role["none"].mean == 3.0 and a.by_role["president"].mean == 3.0 and a.points.mean == 3.0
+    assert a.by_role["trou_du_cul"].n == 0 and a.by_role["neutre"].n == 0
+    # b's seats: first manche positions 1, 2, 3 -> 2, 1, 0 points; roles then vice, vice-trou, trou.
+    assert b.by_role["none"].mean == 1.0 and b.points.mean == pytest.approx(1.0)
+    assert [role for role in ROLES if b.by_role[role].n] == ["none", "vice_president", "vice_trou", "trou_du_cul"]
+    assert result.roles == ("none", "president", "vice_president", "vice_trou", "trou_du_cul")
+    assert "Points per manche by role at the start of the manche" in result.to_markdown()
+
+
+@pytest.mark.parametrize("rules", [pe.Rules(manches=2), pe.load_preset("family").replace(manches=2)])
+def test_roles_and_winners_follow_each_match(rules):
+    result = quiet(["random", LowestPlay(rules)], rules=rules, n_deals=6, chunk_deals=3)
+    rec = result.records
+    role_by_pos = engine.tables(rules).role_by_pos
+    for group in range(6):
+        for rotation in range(rules.n_players):
+            rows = np.flatnonzero((rec.group == group) & (rec.rotation == rotation))
+            first, second = rows  # manches 0 and 1 (a decisive manche is played, not recorded)
+            assert (rec.roles[second] == role_by_pos[rec.positions[first]]).all()  # roles from the finishing order
+            if rules.initial_roles == "none":
+                assert (rec.roles[first] == engine.NO_ROLE).all()
+            totals = rec.points[rows].sum(axis=0)
+            winner = rec.winner[first]
+            assert (rec.winner[rows] == winner).all() and totals[winner] == totals.max()
+    # Drawn roles are part of the deal group: every rotation starts from the same roles by player.
+    starts = rec.roles[rec.manche == 0].reshape(6, rules.n_players, rules.n_players)
+    assert (starts == starts[:, :1]).all()
+    assert (rec.roles[rec.manche == 0] >= 0).all() == (rules.initial_roles == "draw")
+
+
+def test_every_manche_of_a_group_is_dealt_alike_in_every_rotation_the_decisive_one_too():
+    """The same deterministic agent in every seat plays every rotation of a group alike, to the same winner, only
+    if every manche, the decisive one included, deals each player the same cards."""
+    rules = pe.Rules(manches=2)
+    a, b = LowestPlay(rules), LowestPlay(rules)
+    a.name, b.name = "a", "b"
+    result = quiet([a, b], rules=rules, n_deals=16, seed=1)
+    rec = result.records
+    tied = 0
+    for group in range(16):
+        rows = rec.group == group
+        winners = rec.winner[rows]
+        assert (winners == winners[0]).all()
+        totals = rec.points[rows & (rec.rotation == 0)].sum(axis=0)
+        tied += (totals == totals.max()).sum() > 1
+        for manche in range(2):
+            same = rows & (rec.manche == manche)
+            assert (rec.positions[same] == rec.positions[same][0]).all()
+    assert tied >= 1, "some groups go to a decisive manche"
+    assert result.agents["a"].won.mean == result.agents["b"].won.mean == 0.25
+
+
+def test_president_eval_says_in_one_line_when_ray_cannot_start(monkeypatch, tmp_path, capsys):
+    pytest.importorskip("ray")
+
+    def cannot_start(address, num_cpus=None):
+        raise RuntimeError("Failed to start the GCS server.\nSee the logs in /tmp/ray for details.")
+
+    monkeypatch.setattr(distributed, "init_ray", cannot_start)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--agents", "random", "--deals", "2", "--ray", "local", "--no-progress", "--out", str(tmp_path / "o")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err  # argparse's usage, then one line:
+    assert err.strip().splitlines()[-1].startswith(
+        "president-eval: error: --ray local: Ray could not start (RuntimeError: Failed to start the GCS server. "
+        "See the logs"
+    )

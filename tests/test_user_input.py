@@ -129,9 +129,9 @@ def test_binary_rules_file_is_a_value_error_naming_it(tmp_path):
     path = tmp_path / "table.yaml"
     path.write_bytes(bytes(range(256)))
     assert "table.yaml" in refused(Rules.from_yaml, path)
-    from president_env.evaluation.tournament import load_rules
+    from president_env.presets import resolve_rules
 
-    assert "table.yaml" in refused(load_rules, str(path))
+    assert "table.yaml" in refused(resolve_rules, path)
 
 
 _SCALARS = st.one_of(
@@ -328,7 +328,7 @@ def test_any_value_of_a_field_is_an_error_naming_it_or_a_config_that_round_trips
 # ---------------------------------------------------------------- president-train
 def test_president_train_refuses_bad_input_with_exit_2_before_training(tmp_path, capsys):
     pytest.importorskip("torch")
-    from president_env.training.ppo_selfplay import main
+    from president_env.training.cli import main
 
     (tmp_path / "file").write_text("x")
     bomb = tmp_path / "bomb.yaml"
@@ -351,7 +351,7 @@ def test_president_train_refuses_bad_input_with_exit_2_before_training(tmp_path,
 
 # ---------------------------------------------------------------- president-eval
 def test_president_eval_checks_every_input_before_the_tournament(tmp_path, monkeypatch, capsys):
-    from president_env.evaluation import tournament as evaluate_module
+    from president_env.evaluation import cli as evaluate_module
 
     def no_tournament(*args, **kwargs):
         raise AssertionError("the tournament ran before the input was checked")
@@ -457,7 +457,7 @@ def test_a_tiny_run_writes_strict_json_metrics_without_warnings(tmp_path, capsys
     import json
     import warnings
 
-    from president_env.training.ppo_selfplay import main
+    from president_env.training.cli import main
 
     tiny = ["ppo.num_envs=2", "ppo.num_steps=1", "budget.total_steps=4", "budget.eval_deals=1", "budget.eval_every=1"]
     argv = [item for override in tiny + ["threads=1"] for item in ("--set", override)]

@@ -180,7 +180,7 @@ class TrainConfig(_Section):
     rules: str = "standard"  # a preset name, a rules YAML path or YAML text (president_env.presets.resolve_rules)
     seed: int = Field(1, ge=0)  # root seed: games, sampling, network initialisation, opponents
     out_dir: str = "runs/ppo"  # checkpoints, config.yaml, metrics.jsonl, TensorBoard events
-    threads: int = Field(0, ge=0, le=MAX_THREADS)  # torch CPU threads (0: torch's default)
+    threads: int = Field(0, ge=0, le=MAX_THREADS)  # torch CPU threads, at most the process's CPUs (0: all of them)
     ppo: PPOConfig = Field(default_factory=PPOConfig)
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     opponents: OpponentConfig = Field(default_factory=OpponentConfig)

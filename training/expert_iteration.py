@@ -44,7 +44,7 @@ from president_env import agents
 from president_env.agents.checkpoint import checkpoint_rules, load_checkpoint, save_checkpoint
 from president_env.agents.policy_search import PolicySearchAgent, PolicySearchConfig, searched_choice
 from president_env.agents.torch_policy import TorchPolicyAgent, build_policy
-from president_env.evaluation.tournament import check_agent_name
+from president_env.evaluation.play import check_agent_name
 from president_env.rules import Rules
 from president_env.user_input import check_writable_dir
 from president_env.vec_game import VecGame

@@ -1,9 +1,9 @@
 """Masked PPO self-play on the batched engine: the training loop, read top to bottom (after CleanRL's ``ppo.py``).
 
-    president-train --config configs/train/standard_4p.yaml
-    president-train --config configs/train/quick.yaml --set ppo.learning_rate=3e-4 --set seed=2
-    president-train --resume runs/standard_4p/checkpoint.pt
-    president-train --config configs/train/standard_4p.yaml --set rollout.shards=8 --ray auto
+    trainer = Trainer(load_config("configs/train/quick.yaml"))
+    trainer.train()
+
+The command line, ``president-train``, is :mod:`.cli`.
 
 One update of :meth:`Trainer.train_step`:
 
@@ -25,7 +25,6 @@ Env steps (the throughput unit) count every decision of every seat, learner and 
 
 from __future__ import annotations
 
-import argparse
 import copy
 import os
 import sys
@@ -35,13 +34,13 @@ from pathlib import Path
 import torch
 
 from president_env import agents
-from president_env.agents.checkpoint import CheckpointError, export_policy, save_checkpoint
+from president_env.agents.checkpoint import export_policy, save_checkpoint
 from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent
 from president_env.observation import obs_dim as observation_size
-from president_env.user_input import check_writable_dir, short_repr
+from president_env.threads import cap_threads
 
-from .bookkeeping import RunLog, TableRewards, eval_due, evaluate_learner, final_eval_due, json_line, plot_curve
-from .config import TrainConfig, load_config
+from .bookkeeping import RunLog, TableRewards, eval_due, evaluate_learner, final_eval_due, plot_curve
+from .config import TrainConfig
 from .ppo import ppo_update
 from .rollout import merge_shards, start_shards
 from .run_state import RunSeeds, read_checkpoint, restore, run_state
@@ -63,8 +62,9 @@ class Trainer:
         for name in config.opponents.baselines:
             if name not in agents.names():
                 raise ValueError(f"opponents.baselines: unknown agent {name!r}; known: {', '.join(agents.names())}")
-        if config.threads:
-            torch.set_num_threads(config.threads)
+        if os.path.isfile(config.budget.eval_opponent):  # a checkpoint that cannot play is refused before training
+            agents.make(config.budget.eval_opponent, self.rules)
+        cap_threads(config.threads or None)  # torch: at most the CPUs this process is given
         seeds = RunSeeds.of(config)
         self.eval_seed = seeds.eval
         self.generator = torch.Generator().manual_seed(seeds.learn)
@@ -198,64 +198,3 @@ class Trainer:
         trainer = cls(config, progress=progress)
         restore(trainer, checkpoint, path)
         return trainer
-
-
-# ---------------------------------------------------------------------------------------------
-# Command line: president-train
-# ---------------------------------------------------------------------------------------------
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="president-train", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", help="a YAML file of configs/train/ (default: the built-in defaults)")
-    parser.add_argument(
-        "--set", action="append", default=[], metavar="KEY=VALUE", help="override, e.g. ppo.learning_rate=3e-4"
-    )
-    parser.add_argument("--out-dir", help="where the run writes (overrides out_dir)")
-    parser.add_argument("--resume", metavar="CHECKPOINT", help="continue a run exactly from its checkpoint.pt")
-    parser.add_argument(
-        "--ray",
-        metavar="ADDRESS",
-        help="play the rollout shards (rollout.shards) as Ray actors: 'local', 'auto' or 'ray://host:10001' "
-        "(sets rollout.ray_address; the run is the same, only faster; needs the ray extra)",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
-    if args.ray is not None:
-        args.set.append(f"rollout.ray_address={args.ray}")
-    if args.resume and args.config:
-        parser.error("--resume takes the config stored in the checkpoint; drop --config")
-    try:
-        if args.resume:
-            if not os.path.isfile(args.resume):
-                raise ValueError(f"--resume {short_repr(args.resume, 200)}: no such checkpoint file")
-            trainer = Trainer.resume(args.resume, progress=not args.no_progress, overrides=args.set)
-            try:
-                trainer.out_dir = check_writable_dir(args.out_dir or Path(args.resume).parent, "--out-dir")
-            except ValueError:
-                trainer.close()
-                raise
-            spent = trainer.budget_spent()
-            if spent:
-                print(
-                    f"president-train: note: {spent}; nothing is left to train (raise it with --set)", file=sys.stderr
-                )
-        else:
-            overrides = list(args.set) + ([f"out_dir={args.out_dir}"] if args.out_dir else [])
-            config = load_config(args.config, overrides)
-            check_writable_dir(config.out_dir, "--out-dir" if args.out_dir else "out_dir")
-            trainer = Trainer(config, progress=not args.no_progress)
-    except (ValueError, CheckpointError, ImportError) as err:
-        print(f"president-train: error: {err}", file=sys.stderr)
-        return 2
-    try:
-        result = trainer.train()
-    except KeyboardInterrupt:
-        return 130
-    finally:
-        trainer.close()
-    print(json_line({"update": trainer.update, "global_step": trainer.global_step, **result}, indent=2))
-    print(f"checkpoint: {trainer.out_dir / 'checkpoint.pt'}\npolicy: {trainer.out_dir / 'policy.pt'}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -24,7 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from president_env import agents
-from president_env.evaluation.tournament import agent_name, check_agent_name, evaluate_against, load_rules, write_versus
+from president_env.evaluation.play import agent_name, check_agent_name
+from president_env.evaluation.report import write_versus
+from president_env.evaluation.tournament import evaluate_against
+from president_env.presets import resolve_rules
 from president_env.user_input import check_writable_dir
 
 from .config import TRAIN_CONFIGS, load_config
@@ -116,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                 check_writable_dir(args.out, "--out")
                 trained.to_yaml(path)
                 rules_spec = str(path)
-        load_rules(rules_spec)
+        resolve_rules(rules_spec)
         if args.steps is not None and args.steps < 1:
             raise ValueError(f"--steps must be a positive number of env steps, got {args.steps}")
         if args.deals < 2:

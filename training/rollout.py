@@ -16,6 +16,7 @@ import torch
 
 from president_env.agents.torch_policy import PolicyNet
 from president_env.evaluation.distributed import LocalGroup, RayGroup, init_ray
+from president_env.threads import cap_threads
 from president_env.vec_game import VecGame
 
 from .config import TrainConfig, from_dict
@@ -42,7 +43,7 @@ class RolloutShard:
         if isinstance(config, dict):  # a Ray actor is built from plain data
             config = from_dict(config)
         if threads:  # an actor's own process (in the trainer's, ``config.threads`` is already set)
-            torch.set_num_threads(threads)
+            cap_threads(threads)
         self.config, self.index = config, index
         self.rules = config.resolve_rules()
         batch = config.ppo.num_envs // config.rollout.shards

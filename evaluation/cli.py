@@ -1,0 +1,136 @@
+"""``president-eval``: a duplicate-deal tournament from the command line (:func:`main`).
+
+    president-eval --agents heuristic-3,heuristic-2 --deals 200 --workers 2 --out results/eval
+    president-eval --agents ppo-standard-4p --against heuristic-3,mc-4 --deals 200 --out results/vs
+
+Writes ``results.json``, ``results.md`` and ``results.png`` (with ``--against``: ``versus.*`` and one folder
+per opponent) and prints the Markdown table. Everything the user named is checked before any game is
+played; a bad argument, or a Ray that cannot start, is one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from president_env import agents as agent_registry
+from president_env.presets import resolve_rules
+from president_env.user_input import check_writable_dir
+
+from .play import check_agent_name, seat_lineup
+from .report import versus_markdown, write_outputs, write_versus
+from .tournament import DEFAULT_CHUNK_DEALS, DEFAULT_DEALS, check_counts, check_seeds, evaluate, evaluate_against
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="president-eval",
+        description="Duplicate-deal tournament between agents; writes results.json, results.md and results.png.",
+    )
+    parser.add_argument(
+        "--agents",
+        required=True,
+        help="comma-separated lineup, one agent per seat (repeated cyclically if shorter), "
+        "e.g. heuristic-3,heuristic-2,heuristic-2,heuristic-2",
+    )
+    parser.add_argument("--rules", default="standard", help="preset name or YAML path (default: standard)")
+    parser.add_argument("--deals", type=int, default=DEFAULT_DEALS, help="duplicate deal groups (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="root seed (default: %(default)s)")
+    parser.add_argument("--agent-seed", type=int, default=None, help="separate root seed for the agents")
+    parser.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="play the chunks on Ray instead of --workers: 'local' (a Ray instance on this machine), 'auto' "
+        "(this machine's cluster) or 'ray://host:10001'; the results are the same (needs the ray extra)",
+    )
+    parser.add_argument(
+        "--chunk-deals", type=int, default=DEFAULT_CHUNK_DEALS, help="deal groups per batch (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--against",
+        help="comma-separated opponents: one tournament per opponent, the single agent of --agents against "
+        "n_players - 1 copies of it (writes versus.json|md|png and one folder per opponent)",
+    )
+    parser.add_argument("--out", default="results/eval", help="output folder (default: %(default)s)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--save-replays",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also play N games of the lineup (with --against: the agent against the first opponent) one at a time "
+        "and save them as JSON replays in OUT/replays/ (docs/replay.md)",
+    )
+    return parser
+
+
+def start_ray(address: str) -> None:
+    """Connect to Ray at ``address`` now; ``ImportError`` without Ray, ``ValueError`` (one line) when it cannot
+    start or connect."""
+    from .distributed import init_ray, require_ray
+
+    require_ray()
+    try:
+        init_ray(address)
+    except Exception as err:  # Ray raises many types (RuntimeError, ConnectionError, TimeoutError, ...)
+        detail = " ".join(str(err).split())[:300] or type(err).__name__
+        raise ValueError(f"--ray {address}: Ray could not start ({type(err).__name__}: {detail})") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``president-eval``: run a tournament from the command line and print its Markdown table."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    lineup = [name.strip() for name in args.agents.split(",") if name.strip()]
+    against = [name.strip() for name in (args.against or "").split(",") if name.strip()]
+    if args.against is not None and (len(lineup) != 1 or not against):
+        parser.error("--against needs exactly one agent in --agents and at least one opponent")
+    if args.save_replays < 0:
+        parser.error(f"--save-replays must be >= 0, got {args.save_replays}")
+    # Everything the user named is checked before the tournament runs: a typo must not cost its whole time.
+    try:
+        rules = resolve_rules(args.rules)
+        seat_lineup(lineup, rules.n_players)
+        for name in dict.fromkeys(lineup + against):
+            check_agent_name(name)
+            # Made once here: a checkpoint file that cannot load, or a learned agent of other rules, is refused now.
+            agent_registry.make(name, rules)
+        check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
+        check_seeds(seed=args.seed, agent_seed=args.agent_seed)
+        check_writable_dir(args.out, "--out")
+        if args.ray is not None:
+            start_ray(args.ray)
+    except (ValueError, ImportError) as err:
+        parser.error(str(err))
+    started = time.perf_counter()
+    options = dict(
+        n_deals=args.deals,
+        seed=args.seed,
+        workers=args.workers,
+        progress=not args.no_progress,
+        chunk_deals=args.chunk_deals,
+        agent_seed=args.agent_seed,
+        ray_address=args.ray,
+    )
+    if args.against is not None:
+        results = evaluate_against(lineup[0], against, rules, **options)
+        folder, table = write_versus(results, args.out), versus_markdown(results)
+    else:
+        result = evaluate(lineup, rules=rules, **options)
+        folder, table = write_outputs(result, args.out), result.to_markdown()
+    if args.save_replays:
+        from .replays import save_games
+
+        games = seat_lineup(lineup if not against else lineup + against[:1] * (rules.n_players - 1), rules.n_players)
+        save_games(games, rules, args.save_replays, Path(folder) / "replays", args.seed, source="president-eval")
+    print(table)
+    print(f"\n{time.perf_counter() - started:.1f} s; results in {folder}/", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

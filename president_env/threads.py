@@ -1,0 +1,66 @@
+"""Thread pools sized to the CPUs this process is given.
+
+    from president_env.threads import cap_threads
+    cap_threads()    # torch <= the CPUs of this process's affinity mask; NumPy's BLAS: one thread
+    cap_threads(4)   # torch: 4 threads, or fewer if the process is given fewer CPUs
+
+By default OpenBLAS and torch start one thread per core of the machine, whatever share of it the process
+is given (``taskset``, a container's CPU set, a Ray actor) and however busy it is. On a loaded 2-core machine
+a learned agent's NumPy forward at B = 256 (``ppo-standard-4p-long``) took 73-190 ms with OpenBLAS's two
+threads and 10-23 ms with one (docs/training.md). The learned agents, the trainer and the CLIs call
+:func:`cap_threads`. NumPy's BLAS pool is capped through ``threadpoolctl`` where it is installed (the
+``train`` extra); without it only torch is capped.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_blas_capped: int | None = None
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the platform has one, else all of them)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def cap_threads(threads: int | None = None, blas: int = 1) -> int:
+    """Cap torch's intra-op pool and NumPy's BLAS pool to the CPUs this process is given; returns torch's cap.
+
+    Args:
+        threads: torch's threads (default: every CPU of the affinity mask); never more than that mask holds.
+            Without ``threads`` a smaller count already set (``threads: 1`` of a training config) is kept.
+        blas: NumPy's BLAS threads (default 1: acting multiplies small matrices, which one thread does fastest
+            on a busy machine), also never more than the mask holds.
+
+    torch is capped only if it is already imported (this module never imports it).
+    """
+    for name, value in (("threads", threads), ("blas", blas)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    cpus = available_cpus()
+    cap = min(threads or cpus, cpus)
+    torch = sys.modules.get("torch")
+    if torch is not None and (threads is not None or torch.get_num_threads() > cap):
+        torch.set_num_threads(cap)
+    _cap_blas(min(blas, cpus))
+    return cap if torch is None else torch.get_num_threads()
+
+
+def _cap_blas(threads: int) -> None:
+    global _blas_capped
+    if _blas_capped == threads:  # asking threadpoolctl again costs milliseconds
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    threadpool_limits(limits=threads, user_api="blas")  # process-wide: the limit is kept, not restored
+    _blas_capped = threads
+
+
+__all__ = ["available_cpus", "cap_threads"]
