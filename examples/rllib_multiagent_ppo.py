@@ -26,7 +26,8 @@ import ray
 import torch
 
 from president_env.evaluation.tournament import evaluate_against, versus_markdown
-from president_env.training.rllib_ppo import RLlibAgent, policy_ids, ppo_config, rules_from_spec
+from president_env.presets import resolve_rules
+from president_env.training.rllib_ppo import RLlibAgent, policy_ids, ppo_config
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Batch-of-8 forward passes in the driver: torch's intra-op thread pool costs far more than it saves.
     torch.set_num_threads(1)
     ray.init(address=args.address, num_cpus=None if args.address else args.num_cpus, include_dashboard=False)
-    rules = rules_from_spec(args.rules)
+    rules = resolve_rules(args.rules)
     if args.single_agent_vector:
         return single_agent_vector(args, rules)
     config = ppo_config(

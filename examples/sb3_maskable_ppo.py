@@ -31,7 +31,6 @@ each of ``--tournaments``, played by :func:`president_env.evaluation.tournament.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -45,7 +44,9 @@ from stable_baselines3.common.vec_env import VecMonitor
 
 import president_env as pe
 from president_env.evaluation.tournament import format_estimate, mean_ci
-from president_env.gym_single_env import PresidentGymEnv, RandomOpponent
+from president_env.gym_single_env import PresidentGymEnv
+from president_env.presets import resolve_rules
+from president_env.registry import RandomAgent
 from president_env.sb3 import PresidentSB3VecEnv
 
 # Evaluation games draw their seeds far from the training seed, so no evaluation game replays a training one.
@@ -73,11 +74,6 @@ class MaskablePPOAgent:
         masks = np.asarray(masks).astype(bool)
         actions, _ = self.model.predict(observations, action_masks=masks, deterministic=self.deterministic)
         return np.asarray(actions, np.int64).reshape(-1)
-
-
-def load_rules(name_or_path: str) -> pe.Rules:
-    """A preset name (``standard``, ``party``, …) or the path of a rules YAML file."""
-    return pe.Rules.from_yaml(name_or_path) if os.path.isfile(name_or_path) else pe.load_preset(name_or_path)
 
 
 def parse_opponents(text: str, rules: pe.Rules) -> str | list[str]:
@@ -128,7 +124,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     parser.add_argument("--timesteps", type=int, default=50_000, help="learner decisions to train on")
-    parser.add_argument("--rules", default="standard", help="rules preset name or YAML path")
+    parser.add_argument("--rules", default="standard", help="rules preset name, YAML path or YAML text")
     parser.add_argument(
         "--opponents", default="heuristic-2", help="opponent name, or comma-separated names, one per other seat"
     )
@@ -188,7 +184,7 @@ def compare_with_random(
     start = time.perf_counter()
     stats = {
         "MaskablePPO (greedy)": play_games(env, MaskablePPOAgent(model), seeds),
-        "random legal": play_games(env, RandomOpponent(rules), seeds),
+        "random legal": play_games(env, RandomAgent(rules), seeds),
     }
     print(f"\n{n_games} games against {opponents}, same seeds ({time.perf_counter() - start:.1f} s):")
     for label, games in stats.items():
@@ -245,8 +241,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # SB3's network is tiny and its minibatches small: more threads only add synchronisation (on this project's
     # busy 2-core machine, 2 threads made a short learn() 9 times slower than 1).
     torch.set_num_threads(args.torch_threads)
-    rules = load_rules(args.rules)
-    opponents = parse_opponents(args.opponents, rules)
+    try:
+        rules = resolve_rules(args.rules)
+        opponents = parse_opponents(args.opponents, rules)
+    except ValueError as err:
+        print(f"sb3_maskable_ppo.py: error: {err}", file=sys.stderr)
+        return 2
     if args.speed:
         measure_speed(rules, opponents, args)
         return 0

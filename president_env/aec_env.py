@@ -25,8 +25,9 @@ seed the same games.
 
 ### Arguments
 
-- `rules`: a `president_env.Rules` (default: the standard 4-player game) or a
-  preset name (`"quebec"`, `"party"`, …).
+- `rules`: a `president_env.Rules` (default: the standard 4-player game), a
+  preset name (`"quebec"`, `"party"`, …), the path of a rules YAML file, a
+  mapping of `Rules` fields or YAML text (`president_env.presets.resolve_rules`).
 - `reward_mode`: `"zero_sum"` (default): a manche's points minus the table's
   mean, so each manche's rewards sum to 0; `"normalized"`: the same scaled
   into [-1, 1] (divided by its largest magnitude); `"points"`: the raw points
@@ -160,7 +161,7 @@ from .cards import (
 )
 from .engine import ROLE_NAMES, parse_roles, tables
 from .observation import layout
-from .presets import resolve_rules
+from .presets import RulesSpec, resolve_rules
 from .render import pretty_cards, render_for_mode, render_result, render_table
 from .rules import Rules
 from .single import SingleGame
@@ -262,7 +263,7 @@ class raw_env(AECEnv, EzPickle):
 
     def __init__(
         self,
-        rules: Rules | str | None = None,
+        rules: RulesSpec = None,
         reward_mode: str = "zero_sum",
         render_mode: str | None = None,
         info_schema: str = "rich",

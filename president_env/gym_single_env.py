@@ -49,9 +49,8 @@ from .actions import as_action
 from .aec_env import LegalActionSpace, raw_env
 from .engine import sample_legal
 from .observation import layout, observe
-from .presets import resolve_rules
+from .presets import RulesSpec, resolve_rules
 from .render import render_for_mode
-from .rules import Rules
 
 # The opponents' registry is the agents' one, in the core (:mod:`.registry`); these names stay for code that used them.
 resolve_opponent = registry.resolve
@@ -69,7 +68,7 @@ class PresidentGymEnv(gymnasium.Env):
 
     def __init__(
         self,
-        rules: Rules | str | None = None,
+        rules: RulesSpec = None,
         opponents: Any = "random",
         seat: int | None = None,
         reward_mode: str = "zero_sum",
@@ -219,7 +218,7 @@ class PresidentGymEnv(gymnasium.Env):
 
 
 def gym_env(
-    rules: Rules | str | None = None,
+    rules: RulesSpec = None,
     opponents: Any = "random",
     seat: int | None = None,
     reward_mode: str = "zero_sum",

@@ -73,7 +73,7 @@ from . import compiled, engine
 from .aec_env import observation_high
 from .gym_single_env import ILLEGAL_ACTION_MODES, resolve_opponent
 from .observation import StateViews, layout, observe
-from .presets import resolve_rules
+from .presets import RulesSpec, resolve_rules
 from .render import render_for_mode, render_table
 from .rules import Rules
 from .vec_game import VecGame
@@ -100,7 +100,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
     def __init__(
         self,
         num_envs: int = 1,
-        rules: Rules | str | None = None,
+        rules: RulesSpec = None,
         opponents: Any = "random",
         seat: int | None = None,
         reward_mode: str = "zero_sum",
@@ -532,7 +532,7 @@ def _pick(options: dict[str, Any], where: np.ndarray) -> dict[str, Any]:
 
 def vector_env(
     num_envs: int = 1,
-    rules: Rules | str | None = None,
+    rules: RulesSpec = None,
     opponents: Any = "random",
     seat: int | None = None,
     reward_mode: str = "zero_sum",

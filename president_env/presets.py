@@ -8,7 +8,10 @@ repository's ``configs/rules/`` when running from a checkout.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from .rules import Rules
 from .user_input import short_repr
@@ -42,15 +45,56 @@ def load_preset(name: str) -> Rules:
     return Rules.from_yaml(preset_path(name))
 
 
-def resolve_rules(rules: Rules | str | None) -> Rules:
-    """A ``Rules`` from a ``Rules``, a preset name or ``None`` (the standard game)."""
-    if rules is None:
+RulesSpec = Rules | str | os.PathLike | Mapping[str, Any] | None
+"""What names a table: a ``Rules``, a preset name, a YAML file path, a mapping of fields, YAML text, or ``None``."""
+
+
+def resolve_rules(spec: RulesSpec) -> Rules:
+    """The one door for a rules spec: every entry point (envs, agents, CLIs, trainers) calls it.
+
+    - ``None``: the standard game, ``Rules()``;
+    - a ``Rules``: itself;
+    - a mapping of field names to values: ``Rules.from_dict``;
+    - a ``Path`` (any ``os.PathLike``): that YAML file;
+    - a string: a preset name (:data:`PRESETS`), else YAML text when it holds a newline, ``:`` or ``{``,
+      else the path of a YAML file.
+
+    Files and text go through the bounded YAML loader (:mod:`.user_input`). Anything else, a missing
+    file or an unknown name is a ``ValueError`` that names it.
+    """
+    if spec is None:
         return Rules()
-    if isinstance(rules, str):
-        return load_preset(rules)
-    if not isinstance(rules, Rules):
-        raise ValueError(f"rules must be a president_env.Rules or a preset name, got {type(rules).__name__}")
-    return rules
+    if isinstance(spec, Rules):
+        return spec
+    if isinstance(spec, Mapping):
+        return Rules.from_dict(dict(spec))
+    if isinstance(spec, os.PathLike):
+        path = os.fspath(spec)
+        if not isinstance(path, str):
+            raise ValueError(f"rules path must be text, got {short_repr(path)}")
+        return Rules.from_yaml(Path(path))
+    if not isinstance(spec, str):
+        raise ValueError(
+            "rules must be a president_env.Rules, a preset name, a YAML file path, a mapping of rules fields "
+            f"or YAML text; got {type(spec).__name__} {short_repr(spec)}"
+        )
+    if spec in PRESETS:
+        return load_preset(spec)
+    if any(ch in spec for ch in "\n:{"):
+        return Rules.from_yaml(spec)
+    if _is_file(spec) or spec.endswith((".yaml", ".yml")) or "/" in spec or os.sep in spec:
+        return Rules.from_yaml(Path(spec))  # a missing file: the loader's error names it
+    raise ValueError(
+        f"rules {short_repr(spec, 200)} is neither a preset ({', '.join(PRESETS)}), nor an existing YAML file, "
+        "nor YAML text"
+    )
 
 
-__all__ = ["PRESETS", "load_preset", "preset_path", "resolve_rules"]
+def _is_file(path: str) -> bool:
+    try:
+        return os.path.isfile(path)  # False, not OSError, for a name too long for the file system
+    except ValueError:  # a NUL byte
+        return False
+
+
+__all__ = ["PRESETS", "RulesSpec", "load_preset", "preset_path", "resolve_rules"]

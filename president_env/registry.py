@@ -41,7 +41,7 @@ import numpy as np
 
 from .engine import sample_legal
 from .observation import layout
-from .presets import resolve_rules
+from .presets import RulesSpec, resolve_rules
 from .rules import Rules
 
 PLUGIN_GROUP = "president_env.opponents"
@@ -263,13 +263,13 @@ def names() -> tuple[str, ...]:
     return tuple(name for name in _FACTORIES if name not in _INSTALLED or _INSTALLED[name]())
 
 
-def make(name: str | os.PathLike, rules: Rules | str | None = None, seed: Any = None) -> Any:
+def make(name: str | os.PathLike, rules: RulesSpec = None, seed: Any = None) -> Any:
     """An agent from a registered name or a checkpoint path.
 
     Args:
         name: a registered name (:func:`names`: ``random``, ``heuristic-1|2|3``, ``mc-4|5``, the shipped learned
             agents …) or the path of a checkpoint file (the first registered loader that accepts it).
-        rules: the rules (or a preset name); default the standard game, or for an agent registered with
+        rules: a rules spec (``presets.resolve_rules``); default the standard game, or for an agent registered with
             ``own_rules`` the rules it was trained on.
         seed: seed of the agent's generator (int or ``SeedSequence``).
     """

@@ -24,7 +24,9 @@ records itself; :class:`ReplayRecorder` records a game that someone else steps (
 from __future__ import annotations
 
 import json
+import math
 import os
+import secrets
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +39,7 @@ from .actions import KIND_PASS, KIND_PLAY, action_name, action_tables
 from .cards import TWO, card_name, deck, hand_counts, move_cards, parse_card, sort_cards
 from .engine import ROLE_NAMES
 from .rules import Rules
+from .user_input import short_repr
 from .vec_game import VecGame
 
 FORMAT = "president-replay"
@@ -45,6 +48,8 @@ MAX_BYTES = 4_000_000
 """Largest replay file accepted by :func:`load_replay` / :func:`loads` (a long game is about 100 kB)."""
 MAX_ACTIONS = 50_000
 MAX_SEED = 2**63 - 1
+MAX_NAME = 100
+"""Longest player name, source or note text a replay may hold."""
 
 
 @dataclass
@@ -70,7 +75,7 @@ class Replay:
     """``{"scores": [...], "winner": i, "manches": n}`` once the game is over, else ``None``."""
     source: str = ""
     notes: list[Any] | None = None
-    """Optional, one JSON value per action (what the agent weighed); ignored when playing back."""
+    """Optional, one per action: ``None`` or what the agent weighed (:func:`check_note`); not played back."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Other top-level keys, kept as they are."""
 
@@ -105,10 +110,29 @@ class Replay:
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write the replay as JSON to ``path`` (folders created); returns the path."""
+        """Write the replay as JSON to ``path`` (folders created); returns the path.
+
+        Atomic: the text goes to a temporary file in the same folder, flushed to disk, which then replaces
+        ``path``, so a failure part-way leaves what was there. ``ValueError`` for text UTF-8 cannot hold.
+        """
         path = Path(path)
+        data = self.to_dict()
+        where = _unencodable(data)
+        if where is not None:
+            raise ValueError(f"replay {where} holds text that UTF-8 cannot encode (a lone surrogate)")
+        encoded = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.dumps(), encoding="utf-8")
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(encoded)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
         return path
 
     @classmethod
@@ -118,11 +142,15 @@ class Replay:
             raise ValueError(f"a replay is a JSON object, got {type(data).__name__}")
         if data.get("format") != FORMAT:
             raise ValueError(f'not a replay: "format" must be "{FORMAT}", got {data.get("format")!r}')
-        if data.get("version") != VERSION:
-            raise ValueError(f"replay version {data.get('version')!r} is not supported (this reader reads {VERSION})")
+        version = data.get("version")
+        if not (_is_int(version) and version == VERSION):
+            raise ValueError(f"replay version {version!r} is not supported (this reader reads {VERSION})")
         for key in ("rules", "seed", "dealer", "players", "deals", "actions"):
             if key not in data:
                 raise ValueError(f"replay lacks the field {key!r}")
+        where = _unencodable(data)
+        if where is not None:
+            raise ValueError(f"replay {where} holds text that UTF-8 cannot encode (a lone surrogate)")
         try:
             rules = Rules.from_dict(data["rules"])
         except (TypeError, ValueError) as err:
@@ -135,8 +163,17 @@ class Replay:
         if not _is_int(dealer) or not 0 <= dealer < n:
             raise ValueError(f"replay dealer must be a seat from 0 to {n - 1}, got {dealer!r}")
         players = data["players"]
-        if not isinstance(players, list) or len(players) != n or not all(isinstance(p, str) for p in players):
+        if not isinstance(players, list) or len(players) != n:
             raise ValueError(f"replay players must be a list of {n} names (one per player)")
+        for i, name in enumerate(players):
+            if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME or not name.isprintable():
+                raise ValueError(
+                    f"replay players[{i}] must be a printable name of 1 to {MAX_NAME} characters, "
+                    f"got {short_repr(name)}"
+                )
+        source = data.get("source", "")
+        if not isinstance(source, str) or len(source) > MAX_NAME:
+            raise ValueError(f"replay source must be a text of at most {MAX_NAME} characters, got {short_repr(source)}")
         roles = data.get("roles")
         if roles is not None and (
             not isinstance(roles, list) or len(roles) != n or not all(r in ROLE_NAMES for r in roles)
@@ -168,11 +205,19 @@ class Replay:
             movers.append(int(player))
             cards.append(played)
         notes = data.get("notes")
-        if notes is not None and (not isinstance(notes, list) or len(notes) != len(actions)):
-            raise ValueError("replay notes must be null or one entry per action")
+        if notes is not None:
+            if not isinstance(notes, list):
+                raise ValueError(f"replay notes must be null or a list, got {type(notes).__name__}")
+            if len(notes) != len(actions):
+                raise ValueError(f"replay notes must be one entry per action ({len(actions)}), got {len(notes)}")
+            for i, note in enumerate(notes):
+                try:
+                    check_note(rules, note)
+                except ValueError as err:
+                    raise ValueError(f"replay notes[{i}]: {err}") from None
         result = data.get("result")
-        if result is not None and not isinstance(result, dict):
-            raise ValueError("replay result must be null or an object")
+        if result is not None:
+            _check_result(result, n)
         known = {"format", "version", "source", "rules", "seed", "dealer", "players", "roles", "deals"}
         known |= {"actions", "result", "notes"}
         return cls(
@@ -186,7 +231,7 @@ class Replay:
             cards=cards,
             roles=None if roles is None else list(roles),
             result=result,
-            source=str(data.get("source", "")),
+            source=source,
             notes=notes,
             extra={k: v for k, v in data.items() if k not in known},
         )
@@ -223,6 +268,74 @@ def load_replay(path: str | os.PathLike) -> Replay:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_note(rules: Rules, note: Any) -> None:
+    """``ValueError`` unless ``note`` is ``None`` or what an agent weighed, as the web app shows it.
+
+    ``{"action": a, "measure": text or null, "moves": [{"action": a, "move": text, "value": number}, ...]}``.
+    """
+    if note is None:
+        return
+    if not isinstance(note, dict):
+        raise ValueError(f'a note is null or an object {{"action", "measure", "moves"}}, got {type(note).__name__}')
+    unknown = sorted(map(str, set(note) - {"action", "measure", "moves"}))
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(map(short_repr, unknown))} (allowed: action, measure, moves)")
+    top = rules.num_actions - 1
+    if not _is_int(note.get("action")) or not 0 <= note["action"] <= top:
+        raise ValueError(f"action must be an index 0..{top}, got {short_repr(note.get('action'))}")
+    measure = note.get("measure")
+    if measure is not None and (not isinstance(measure, str) or len(measure) > MAX_NAME):
+        raise ValueError(f"measure must be null or a text of at most {MAX_NAME} characters, got {short_repr(measure)}")
+    moves = note.get("moves", [])
+    if not isinstance(moves, list) or len(moves) > rules.num_actions:
+        raise ValueError(f"moves must be a list of at most {rules.num_actions} moves, got {short_repr(moves)}")
+    for j, move in enumerate(moves):
+        if not isinstance(move, dict) or set(move) != {"action", "move", "value"}:
+            raise ValueError(
+                f'moves[{j}]: expected {{"action": a, "move": text, "value": number}}, got {short_repr(move)}'
+            )
+        if not _is_int(move["action"]) or not 0 <= move["action"] <= top:
+            raise ValueError(f"moves[{j}]: action must be an index 0..{top}, got {short_repr(move['action'])}")
+        if not isinstance(move["move"], str) or len(move["move"]) > MAX_NAME:
+            raise ValueError(f"moves[{j}]: move must be a text, got {short_repr(move['move'])}")
+        value = move["value"]
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            raise ValueError(f"moves[{j}]: value must be a finite number, got {short_repr(value)}")
+
+
+def _check_result(result: Any, n: int) -> None:
+    """``ValueError`` unless ``result`` is ``{"scores": [n integers], "winner": seat, "manches": count}``."""
+    if not isinstance(result, dict):
+        raise ValueError(f"replay result must be null or an object, got {type(result).__name__}")
+    scores, winner, manches = result.get("scores"), result.get("winner"), result.get("manches")
+    if not isinstance(scores, list) or len(scores) != n or not all(_is_int(x) for x in scores):
+        raise ValueError(f"replay result: scores must be a list of {n} integers, got {short_repr(scores)}")
+    if not _is_int(winner) or not 0 <= winner < n:
+        raise ValueError(f"replay result: winner must be a player 0..{n - 1}, got {short_repr(winner)}")
+    if not _is_int(manches) or manches < 1:
+        raise ValueError(f"replay result: manches must be a positive integer, got {short_repr(manches)}")
+
+
+def _unencodable(data: Any) -> str | None:
+    """Where in ``data`` (JSON values) a text UTF-8 cannot encode lies (``players[0]``), or ``None``."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return where or "text"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str):
+                    stack.append((where, key))
+                stack.append((f"{where}.{key}" if where else str(key), item))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
+    return None
 
 
 # --------------------------------------------------------------------------------------
@@ -430,12 +543,13 @@ class RecordedGame:
     def step(self, action: int, note: Any = None, cards: Sequence[str] | None = None) -> Event:
         """Play ``action`` for the player to act; ``ValueError`` (nothing changed) if it is illegal or the game over.
 
-        ``note``: optional JSON value kept in the replay with the action (what the agent weighed).
+        ``note``: optional, what the agent weighed, kept in the replay with the action (see :func:`check_note`).
         ``cards``: which cards (suits) of the player's hand the action plays or gives; they must be what
         the action takes (its rank, wild 2s after the naturals). Default: the lowest suits of the rank.
         """
         if self.done:
             raise ValueError("the game is over")
+        check_note(self.rules, note)
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
             raise ValueError(f"action must be an integer in 0..{self.rules.num_actions - 1}, got {action!r}")
         action = int(action)
@@ -574,12 +688,14 @@ def replay_steps(replay: Replay) -> Iterator[tuple[RecordedGame, Event]]:
             except ValueError as err:
                 raise ValueError(f"replay manche {number + 1}: {err}") from None
         yield game, event
+    if len(replay.deals) != game.manche + 1:
+        raise ValueError(f"replay has {len(replay.deals)} deals but its actions start {game.manche + 1} manche(s)")
     if replay.result is not None:
         actual = game.replay().result
         if actual is None:
             raise ValueError(f"replay has a result but its {len(replay.actions)} actions do not finish the game")
-        if replay.result.get("scores") != actual["scores"] or replay.result.get("winner") != actual["winner"]:
-            raise ValueError(f"replay result {replay.result} differs from the game played back ({actual})")
+        if any(replay.result.get(key) != actual[key] for key in ("scores", "winner", "manches")):
+            raise ValueError(f"replay result {short_repr(replay.result)} differs from the game played back ({actual})")
 
 
 __all__ = [
@@ -590,6 +706,7 @@ __all__ = [
     "RecordedGame",
     "Replay",
     "ReplayRecorder",
+    "check_note",
     "dealt_cards",
     "load_replay",
     "loads",

@@ -38,7 +38,7 @@ from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY
 from .cards import JOKER, TWO
 from .engine import PHASE_PLAY, GameState
 from .observation import ONE_HOT, OWN, SEATS, layout
-from .presets import resolve_rules
+from .presets import RulesSpec, resolve_rules
 from .rules import Rules
 from .vec_game import VecGame
 
@@ -130,7 +130,7 @@ class SingleGame:
 
     def __init__(
         self,
-        rules: Rules | str | None = None,
+        rules: RulesSpec = None,
         seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         reward_mode: str = "zero_sum",
     ) -> None:

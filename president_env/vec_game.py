@@ -27,15 +27,14 @@ import numpy as np
 
 from . import engine
 from .observation import layout, observe
-from .presets import resolve_rules
-from .rules import Rules
+from .presets import RulesSpec, resolve_rules
 
 
 class VecGame:
     """A batch of ``batch_size`` independent games of one ``Rules``.
 
     Args:
-        rules: the rules, or a preset name (default: the standard game).
+        rules: a rules spec (``Rules``, preset name, YAML path, mapping or YAML text: ``presets.resolve_rules``).
         batch_size: number of slots ``B``.
         seed: seed of the batch's random generator (an int, a ``SeedSequence`` or a ``Generator``).
         reward_mode: ``"zero_sum"`` (points minus the table mean, default), ``"normalized"`` (the same
@@ -46,7 +45,7 @@ class VecGame:
 
     def __init__(
         self,
-        rules: Rules | str | None = None,
+        rules: RulesSpec = None,
         batch_size: int = 1,
         seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         reward_mode: str = "zero_sum",

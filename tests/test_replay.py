@@ -113,6 +113,24 @@ def _replay_dict() -> dict:
     return play(pe.Rules(), seed=2).replay().to_dict()
 
 
+def _note(**move) -> dict:
+    return {"action": 1, "measure": "mean points", "moves": [{"action": 1, "move": "play 3", "value": 0.5, **move}]}
+
+
+def _notes(data: dict, note) -> list:
+    """One note per action, ``note`` at action 2 (the others valid or null)."""
+    notes = [None] * len(data["actions"])
+    notes[0] = _note()
+    notes[2] = note
+    return notes
+
+
+def test_valid_notes_are_read_back():
+    data = _replay_dict()
+    data["notes"] = _notes(data, {"action": 0, "measure": None, "moves": []})
+    assert loads(json.dumps(data)).notes == data["notes"]
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -132,6 +150,32 @@ def _replay_dict() -> dict:
         (lambda d: d["actions"][0].update(cards="3C"), "cards must be a list"),
         (lambda d: d["actions"].pop(), "do not finish the game"),
         (lambda d: d["result"].update(winner=(d["result"]["winner"] + 1) % 4), "differs"),
+        (lambda d: d.update(version=True), "version True is not supported"),
+        (lambda d: d.update(version=1.0), "version 1.0 is not supported"),
+        (lambda d: d.update(players=["\ud800", "b", "c", "d"]), r"replay players\[0\]"),
+        (lambda d: d.update(players=["x" * 101, "b", "c", "d"]), r"replay players\[0\]"),
+        (lambda d: d.update(players=[None, "b", "c", "d"]), r"replay players\[0\]"),
+        (lambda d: d.update(source={"a": 1}), "replay source"),
+        (lambda d: d.update(source="\udfff"), "replay source"),
+        (lambda d: d.update(extra_key=["\ud800"]), r"replay extra_key\[0\]"),
+        (lambda d: d["actions"][0].update(move="\ud800"), r"replay actions\[0\]\.move"),
+        (lambda d: d.update(notes="x"), "replay notes must be null or a list"),
+        (lambda d: d.update(notes=[None]), "one entry per action"),
+        (lambda d: d.update(notes=_notes(d, {"action": 1, "measure": "m", "moves": "abc"})), r"notes\[2\]: moves"),
+        (lambda d: d.update(notes=_notes(d, {"action": "1", "measure": "m", "moves": []})), r"notes\[2\]: action"),
+        (lambda d: d.update(notes=_notes(d, {"action": 1, "measure": 3, "moves": []})), r"notes\[2\]: measure"),
+        (lambda d: d.update(notes=_notes(d, {"action": 1, "moves": [], "x": 1})), r"notes\[2\]: unknown key"),
+        (lambda d: d.update(notes=_notes(d, [1, 2])), r"notes\[2\]: .*object"),
+        (lambda d: d.update(notes=_notes(d, _note(move=5))), r"notes\[2\]: moves\[0\]: move"),
+        (lambda d: d.update(notes=_notes(d, _note(value="1"))), r"notes\[2\]: moves\[0\]: value"),
+        (lambda d: d.update(notes=_notes(d, _note(value=float("nan")))), r"notes\[2\]: moves\[0\]: value"),
+        (lambda d: d.update(notes=_notes(d, _note(action=9999))), r"notes\[2\]: moves\[0\]: action"),
+        (lambda d: d.update(notes=_notes(d, {"action": 1, "measure": "\ud800", "moves": []})), r"measure"),
+        (lambda d: d.update(result=[1]), "replay result must be null or an object"),
+        (lambda d: d["result"].update(scores="abc"), r"replay result: scores"),
+        (lambda d: d["result"].update(winner=True), r"replay result: winner"),
+        (lambda d: d["result"].update(manches=9), "differs"),
+        (lambda d: d["deals"].append(d["deals"][0]), "deals but its actions"),
     ],
 )
 def test_bad_replays_are_refused_with_the_reason(change, message):
@@ -190,3 +234,29 @@ def test_president_eval_saves_replays(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main([*args, "--save-replays", "-1"])
     assert exit_.value.code == 2
+
+
+def test_save_is_atomic_and_never_truncates(tmp_path, monkeypatch):
+    path = tmp_path / "game.json"
+    good = play(pe.Rules(), seed=2).replay()
+    good.save(path)
+    before = path.read_bytes()
+    bad = Replay.from_dict(good.to_dict())
+    bad.players = ["\ud800", "b", "c", "d"]  # cannot be written as UTF-8
+    with pytest.raises(ValueError, match=r"players\[0\]"):
+        bad.save(path)
+    assert path.read_bytes() == before
+
+    def broken_fsync(fd):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("os.fsync", broken_fsync)
+    with pytest.raises(OSError, match="disk full"):
+        play(pe.Rules(), seed=5).replay().save(path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["game.json"]  # no temporary file left behind
+    monkeypatch.undo()
+    other = play(pe.Rules(), seed=5).replay()
+    other.save(path)
+    assert load_replay(path).to_dict() == other.to_dict()
+    assert [p.name for p in tmp_path.iterdir()] == ["game.json"]

@@ -38,7 +38,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
 from president_env import agents
-from president_env.presets import PRESETS, preset_path
+from president_env.presets import resolve_rules
 from president_env.rules import Rules
 from president_env.user_input import load_yaml, read_text, short_repr
 
@@ -182,7 +182,7 @@ class RolloutConfig(_Section):
 class TrainConfig(_Section):
     """A whole run: rules, algorithm, network, opponents and budget."""
 
-    rules: str = "standard"  # a preset name or a rules YAML path
+    rules: str = "standard"  # a preset name, a rules YAML path or YAML text (president_env.presets.resolve_rules)
     seed: int = Field(1, ge=0)  # root seed: games, sampling, network initialisation, opponents
     out_dir: str = "runs/ppo"  # checkpoints, config.yaml, metrics.jsonl, TensorBoard events
     threads: int = Field(0, ge=0, le=MAX_THREADS)  # torch CPU threads (0: torch's default)
@@ -195,7 +195,7 @@ class TrainConfig(_Section):
     @field_validator("rules")
     @classmethod
     def _rules_load(cls, rules: str) -> str:
-        _load_rules(rules)
+        resolve_rules(rules)
         return rules
 
     @field_validator("out_dir")
@@ -214,8 +214,8 @@ class TrainConfig(_Section):
         return self
 
     def resolve_rules(self) -> Rules:
-        """The ``Rules`` named by ``rules`` (a preset name or a YAML file)."""
-        return _load_rules(self.rules)
+        """The ``Rules`` named by ``rules`` (a preset name, a YAML file or YAML text), through the one door."""
+        return resolve_rules(self.rules)
 
     def to_dict(self) -> dict[str, Any]:
         """The config as plain nested data (what :func:`from_dict` reads back, and checkpoints store)."""
@@ -227,15 +227,6 @@ class TrainConfig(_Section):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
         return path
-
-
-def _load_rules(spec: str) -> Rules:
-    """The ``Rules`` of a preset name or a rules YAML file."""
-    if spec in PRESETS:
-        return Rules.from_yaml(preset_path(spec))
-    if not os.path.isfile(spec):  # False, not OSError, for a name too long for the file system
-        raise ValueError(f"{short_repr(spec, 200)} is neither a preset ({', '.join(PRESETS)}) nor a YAML file")
-    return Rules.from_yaml(spec)
 
 
 def from_dict(data: dict[str, Any] | None) -> TrainConfig:

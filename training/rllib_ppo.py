@@ -69,7 +69,7 @@ from torch import nn
 import president_env
 from president_env.agents.base import Agent, check_batch
 from president_env.agents.torch_policy import masked_logits, sample_masked
-from president_env.evaluation.tournament import load_rules
+from president_env.presets import RulesSpec, resolve_rules
 from president_env.rules import Rules
 
 ENV_NAME = "president"
@@ -78,20 +78,10 @@ SHARED_POLICY = "shared"
 """Module id of the one policy every player maps to in self-play."""
 DEFAULT_HIDDEN = (256, 256)
 
-RulesSpec = Rules | dict[str, Any] | str | os.PathLike
-"""What names a game: a ``Rules``, a dict of its fields, a preset name or a YAML path."""
-
 
 # --------------------------------------------------------------------------------------
 # The environment
 # --------------------------------------------------------------------------------------
-def rules_from_spec(spec: RulesSpec | None) -> Rules:
-    """Rules from a ``Rules``, a dict of its fields, a preset name, a YAML path, or ``None`` (standard)."""
-    if isinstance(spec, dict):
-        return Rules.from_dict(spec)
-    return load_rules(spec)
-
-
 def make_env(env_config: dict[str, Any] | None = None) -> PettingZooEnv:
     """The env creator RLlib calls on each EnvRunner: the AEC env of ``env_config["rules"]`` for RLlib.
 
@@ -99,7 +89,7 @@ def make_env(env_config: dict[str, Any] | None = None) -> PettingZooEnv:
     ``reward_mode`` (default ``"zero_sum"``, see :func:`president_env.env`).
     """
     env_config = dict(env_config or {})
-    rules = rules_from_spec(env_config.get("rules", "standard"))
+    rules = resolve_rules(env_config.get("rules", "standard"))
     aec = president_env.env(rules=rules, reward_mode=env_config.get("reward_mode", "zero_sum"))
     wrapped = PettingZooEnv(aec)
     # The wrapper lists the agents from a set (order depends on PYTHONHASHSEED); keep the env's seat order.
@@ -224,7 +214,7 @@ def ppo_config(
         num_learners: remote Learner actors; 0 trains in the driver.
         seed: seeds the env resets and the torch weights (``config.debugging(seed=...)``); None: unseeded.
     """
-    rules = rules_from_spec(rules)
+    rules = resolve_rules(rules)
     ids = policy_ids(rules, shared_policy)
     module_spec = RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config={"hidden": list(hidden)})
     config = (
@@ -286,7 +276,7 @@ class RLlibAgent(Agent):
         seed: int | np.random.SeedSequence | None = None,
         name: str = "rllib-ppo",
     ) -> None:
-        super().__init__(rules_from_spec(rules), seed)
+        super().__init__(resolve_rules(rules), seed)
         self.module = module
         self.greedy = bool(greedy)
         self.name = name
@@ -335,5 +325,4 @@ __all__ = [
     "policy_ids",
     "ppo_config",
     "register",
-    "rules_from_spec",
 ]
