@@ -11,16 +11,26 @@ Modes:
 
 Every mutation happens on the server's event loop; agents decide in a worker thread pool
 (:class:`Store`), from a copy of their observation, so a Monte-Carlo agent never blocks the server.
+Learned agents are loaded in a worker thread too, once per server (:class:`AgentCache`), and replays are
+checked and turned into frames in a worker thread, a chunk of moves at a time (:class:`ReplayLoader`).
+
+Every request does bounded work: the limits below bind the setup form, pasted YAML and replays alike,
+and views send at most a page of log entries or frames (``docs/web.md``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
 import secrets
+import sys
+import threading
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +42,7 @@ from president_env.actions import action_name, action_tables, encode_give, encod
 from president_env.cards import RANK_NAMES, TWO, parse_card
 from president_env.engine import ROLE_NAMES
 from president_env.render import ROLE_LABELS, sort_cards
+from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
 from president_env.replay import Event, RecordedGame, Replay, replay_steps
 from president_env.rules import Rules
 
@@ -40,8 +51,20 @@ MODES = ("play", "watch", "replay")
 MAX_PACE = 10.0
 UNWATCHED = 120.0
 """Seconds without a request after which a game's agents stop playing (they resume on the next one)."""
+
+# ---- limits (docs/web.md lists them; tests/test_web.py tests each one) ------------------------------
+MAX_MANCHES = 20
+"""Most manches of a game the web app plays, watches or replays (form, pasted YAML and replays alike)."""
 MAX_REPLAY_ACTIONS = 10_000
-"""Longest replay the web app plays back (its frames stay in memory while it is open)."""
+"""Longest replay the web app plays back, in moves."""
+PAGE_FRAMES = 100
+"""Most spectator frames in one response (watch and replay views are paged)."""
+PAGE_LOG = 500
+"""Most log entries in one response (play views are paged)."""
+REPLAY_CHUNK = 200
+"""Moves of a replay checked and turned into frames per turn of the replay worker (a fraction of a second)."""
+MAX_LOADING = 4
+"""Replays and agent lineups loading at once; past it a new one is refused at once with 503."""
 
 
 class RequestError(ValueError):
@@ -50,6 +73,60 @@ class RequestError(ValueError):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
+
+
+def within_limits(rules: Rules, what: str = "the rules") -> Rules:
+    """``rules`` if the web app serves them, else :class:`RequestError` naming the limit (``what``: whose rules)."""
+    if rules.manches > MAX_MANCHES:
+        raise RequestError(f"{what} ask for {rules.manches} manches; the web app plays at most {MAX_MANCHES}")
+    return rules
+
+
+class FrameLog:
+    """The spectator frames of a game, in pages of :data:`PAGE_FRAMES`.
+
+    Full pages are kept as compressed JSON (a long replay's frames take a few MB, not hundreds); the
+    last page grows as frames come. Appended to on the event loop only.
+    """
+
+    def __init__(self) -> None:
+        self._pages: list[bytes] = []
+        self._open: list[dict] = []
+        self._decoded: tuple[int, list[dict]] = (-1, [])
+
+    def __len__(self) -> int:
+        return len(self._pages) * PAGE_FRAMES + len(self._open)
+
+    def append(self, frame: dict) -> None:
+        self._open.append(frame)
+        if len(self._open) == PAGE_FRAMES:
+            self._pages.append(zlib.compress(json.dumps(self._open, separators=(",", ":")).encode(), 6))
+            self._open = []
+
+    def extend(self, frames: Sequence[dict]) -> None:
+        for frame in frames:
+            self.append(frame)
+
+    def _page(self, number: int) -> list[dict]:
+        if number == len(self._pages):
+            return self._open
+        if self._decoded[0] != number:
+            self._decoded = (number, json.loads(zlib.decompress(self._pages[number])))
+        return self._decoded[1]
+
+    def slice(self, start: int, limit: int = PAGE_FRAMES) -> list[dict]:
+        """At most ``limit`` frames from ``start`` on."""
+        out: list[dict] = []
+        index = start
+        while len(out) < limit and index < len(self):
+            page = self._page(index // PAGE_FRAMES)
+            offset = index % PAGE_FRAMES
+            out.extend(page[offset : offset + limit - len(out)])
+            index = start + len(out)
+        return out
+
+    def last(self) -> dict | None:
+        return self.slice(len(self) - 1, 1)[0] if len(self) else None
 
 
 @dataclass
@@ -67,7 +144,7 @@ class Session:
     pace: float
     created: float
     touched: float
-    frames: list[dict] = field(default_factory=list)
+    frames: FrameLog = field(default_factory=FrameLog)
     """Spectator frames (watch and replay)."""
     log: list[dict] = field(default_factory=list)
     """Play mode: the events as the human may see them."""
@@ -77,14 +154,22 @@ class Session:
     runner: asyncio.Task | None = None
     paused: bool = False
     closed: bool = False
+    replay: Replay | None = None
+    """Replay mode: the replay being shown (its moves are checked and framed in the background)."""
+    loaded: bool = True
+    """Replay mode: every move has been checked and framed."""
 
     @property
     def over(self) -> bool:
+        if self.mode == "replay":
+            return self.loaded or self.error is not None
         return self.game.done or self.error is not None
 
     @property
     def version(self) -> int:
-        """Number of actions played so far."""
+        """Number of actions played so far (replay mode: checked so far)."""
+        if self.mode == "replay":
+            return len(self.frames) - 1
         return len(self.game.events)
 
 
@@ -138,8 +223,16 @@ def public_table(session: Session, viewer: int) -> dict[str, Any]:
 
 
 def game_header(session: Session) -> dict[str, Any]:
-    game = session.game
-    result = game.replay().result if game.done else None
+    """What every view of ``session`` starts with (a replay's game belongs to its loader: read from frames)."""
+    if session.mode == "replay":
+        last = session.frames.last() or {}
+        scores = last.get("scores", [0] * session.rules.n_players)
+        result = session.replay.result if session.replay is not None and session.loaded else None
+        winner = None if result is None else result.get("winner")
+    else:
+        scores = session.game.scores
+        result = session.game.recorder.result if session.game.done else None
+        winner = None if result is None else result["winner"]
     return {
         "id": session.id,
         "mode": session.mode,
@@ -151,9 +244,10 @@ def game_header(session: Session) -> dict[str, Any]:
         "rules": session.rules.to_dict(),
         "lineup": session.lineup,
         "human": session.human,
-        "scores": game.scores,
+        "scores": scores,
         "results": session.results,
-        "winner": None if result is None else result["winner"],
+        "winner": winner,
+        "loaded": session.loaded,
     }
 
 
@@ -188,8 +282,9 @@ def player_view(session: Session, since: int = 0) -> dict[str, Any]:
                 }
             )
     out["legal"] = legal
-    out["log"] = session.log[since:]
+    out["log"] = session.log[since : since + PAGE_LOG]
     out["log_start"] = min(since, len(session.log))
+    out["log_count"] = len(session.log)
     return out
 
 
@@ -197,14 +292,14 @@ def _ranks(counts: np.ndarray) -> list[str]:
     return [RANK_NAMES[r] for r, n in enumerate(counts) for _ in range(int(n))]
 
 
-def spectator_frame(session: Session, event: Event | None, weighed: dict | None) -> dict[str, Any]:
-    """Everything at the table after ``event`` (every hand visible): one frame of watch and replay modes."""
+def spectator_frame(session: Session, event: Event | None, weighed: dict | None, index: int) -> dict[str, Any]:
+    """Everything at the table after ``event`` (every hand visible): frame ``index`` of watch and replay modes."""
     game = session.game
     table = public_table(session, 0)
     for entry in table["players"]:
         entry["cards"] = sort_cards(game.cards[entry["player"]])
     return {
-        "index": len(session.frames),
+        "index": index,
         "table": table,
         "event": None if event is None else _event_dict(session, event),
         "weighed": weighed,
@@ -347,6 +442,9 @@ def make_lineup(rules: Rules, seats: Sequence[str], human: int | None) -> list[s
 class Store:
     """Every live game by id; expires idle and finished games and bounds their number.
 
+    Learned agents are made in a loader thread and kept (:class:`AgentCache`); replays are checked in a
+    replay thread. At most :data:`MAX_LOADING` of either are in progress; past it, 503 at once.
+
     Args:
         executor: where agents decide (a thread pool).
         idle_ttl: seconds after which a game nobody looked at is dropped.
@@ -367,6 +465,11 @@ class Store:
         self.idle_ttl, self.finished_ttl, self.max_games = idle_ttl, finished_ttl, max_games
         self.clock = clock
         self.sessions: dict[str, Session] = {}
+        self.cache = AgentCache()
+        self.loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-loader")
+        self.replayer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="replays")
+        self.loading = 0
+        """Agent lineups and replays being loaded now (at most :data:`MAX_LOADING`)."""
 
     def get(self, game_id: str) -> Session:
         self.expire()
@@ -404,7 +507,7 @@ class Store:
             self.close(stalest.id)
         return secrets.token_urlsafe(24)
 
-    def create(
+    async def create(
         self,
         mode: str,
         rules: Rules,
@@ -413,52 +516,85 @@ class Store:
         seed: int | None = None,
         pace: float = 0.6,
     ) -> Session:
-        """A new play or watch game (``human`` is the human's player in play mode)."""
+        """A new play or watch game (``human`` is the human's player in play mode); its agents are made off the
+        event loop (:meth:`make_agents`)."""
+        within_limits(rules)
         lineup = make_lineup(rules, seats, human)
         game = RecordedGame(rules, seed=seed, players=lineup, source="president-web")
         root = np.random.SeedSequence(game.recorder.seed)
-        seeds = root.spawn(rules.n_players)
-        agents = {}
-        for player, name in enumerate(lineup):
-            if name != HUMAN:
-                try:
-                    agents[player] = agent_registry.make(name, rules, seed=seeds[player])
-                except (ValueError, OSError) as err:
-                    raise RequestError(f"player {player}: {err}") from None
+        agents = await self.make_agents(lineup, rules, root.spawn(rules.n_players))
         now = self.clock()
         session = Session(self._new_id(), mode, rules, game, lineup, human, agents, pace, now, now)
         if mode == "watch":
-            session.frames.append(spectator_frame(session, None, None))
+            session.frames.append(spectator_frame(session, None, None, 0))
         self.sessions[session.id] = session
         return session
 
-    def build_replay(self, replay: Replay) -> Session:
-        """A replay session, not yet stored: every frame built now, the moves checked by the engine.
-
-        ``ValueError`` if a move or a deal does not fit. Touches nothing shared (runs in a worker thread).
-        """
-        if len(replay.actions) > MAX_REPLAY_ACTIONS:
-            raise RequestError(f"the web app shows replays of at most {MAX_REPLAY_ACTIONS} moves", 413)
-        first = RecordedGame(
-            replay.rules, seed=replay.seed, deal=replay.deals[0], dealer=replay.dealer, roles=replay.roles
-        )
+    async def open_replay(self, raw: bytes) -> Session:
+        """A replay session from the bytes of a replay file: parsed, limited and its first moves checked in the
+        replay worker (``RequestError`` 400 for a bad replay, 413 past the limits, 503 when busy); the rest of the
+        moves are checked and framed in the background, a chunk at a time (a later bad move ends the session
+        with the error shown)."""
+        game_id = self._new_id()
+        self._reserve()
+        loop = asyncio.get_running_loop()
+        try:
+            loader, frames = await loop.run_in_executor(self.replayer, start_replay, raw)
+        except BaseException:
+            self.loading -= 1
+            raise
         now = self.clock()
-        session = Session("", "replay", replay.rules, first, list(replay.players), None, {}, 0.0, now, now)
-        session.frames.append(spectator_frame(session, None, None))
-        for game, event in replay_steps(replay):
-            session.game = game
-            if event.manche_over:
-                session.results.append(_manche_result(session, event))
-            note = replay.notes[event.index] if replay.notes is not None else None
-            session.frames.append(spectator_frame(session, event, note if isinstance(note, dict) else None))
+        replay = loader.replay
+        session = Session(
+            game_id, "replay", replay.rules, loader.scratch.game, list(replay.players), None, {}, 0.0, now, now
+        )
+        session.replay, session.loaded = replay, loader.done
+        session.frames.extend(frames)
+        session.results = list(loader.scratch.results)
+        self.sessions[session.id] = session
+        if loader.done:
+            self.loading -= 1
+        else:
+            session.runner = loop.create_task(self._load_rest(session, loader))
         return session
 
-    def add(self, session: Session) -> Session:
-        """Store a session built by :meth:`build_replay` under a new id."""
-        session.id = self._new_id()
-        session.touched = self.clock()
-        self.sessions[session.id] = session
-        return session
+    async def _load_rest(self, session: Session, loader: ReplayLoader) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while not loader.done and not session.closed:
+                frames = await loop.run_in_executor(self.replayer, loader.chunk)
+                session.frames.extend(frames)
+                session.results = list(loader.scratch.results)
+            session.loaded = loader.done
+        except RequestError as err:
+            session.error = str(err)
+        finally:
+            self.loading -= 1
+
+    def _reserve(self) -> None:
+        """Count one more load in progress, or 503 at once when :data:`MAX_LOADING` are."""
+        if self.loading >= MAX_LOADING:
+            raise RequestError(
+                f"the server is busy loading {self.loading} other games or replays; try again in a few seconds", 503
+            )
+        self.loading += 1
+
+    async def make_agents(self, lineup: list[str], rules: Rules, seeds: Sequence[Any]) -> dict[int, Any]:
+        """The agents of a lineup, made in the loader thread (a learned one is loaded once per server)."""
+        self._reserve()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self.loader, self.cache.make_lineup, lineup, rules, seeds
+            )
+        finally:
+            self.loading -= 1
+
+    def shutdown(self) -> None:
+        """Drop every game and stop the worker threads the store started."""
+        for game_id in list(self.sessions):
+            self.close(game_id)
+        self.loader.shutdown(wait=False, cancel_futures=True)
+        self.replayer.shutdown(wait=False, cancel_futures=True)
 
     # ---- playing ----------------------------------------------------------------
     def apply(
@@ -486,7 +622,7 @@ class Store:
         if session.mode == "play":
             session.log.append(_event_dict(session, event, viewer=session.human, partner=partner))
         else:
-            session.frames.append(spectator_frame(session, event, note))
+            session.frames.append(spectator_frame(session, event, note, len(session.frames)))
         return event
 
     def start_agents(self, session: Session) -> None:
@@ -537,3 +673,167 @@ def _json_weighed(rules: Rules, decision: dict) -> dict:
     ]
     moves.sort(key=lambda m: m["value"], reverse="cost" not in str(decision.get("measure")))
     return {"action": int(decision["action"]), "measure": decision.get("measure"), "moves": moves}
+
+
+# --------------------------------------------------------------------------------------
+# Loading off the event loop
+# --------------------------------------------------------------------------------------
+def parse_json(body: bytes | str) -> Any:
+    """A request body as JSON: 400 if it is not JSON, holds ``NaN``/``Infinity`` or text UTF-8 cannot encode."""
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    try:
+        data = json.loads(body, parse_constant=constant)
+    except (ValueError, RecursionError):
+        raise RequestError("the request body is not valid JSON") from None
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise RequestError("the request holds text that UTF-8 cannot encode (a lone surrogate)") from None
+    except RecursionError:
+        raise RequestError("the request body is nested too deeply") from None
+    return data
+
+
+def start_replay(raw: bytes) -> tuple[ReplayLoader, list[dict]]:
+    """Parse a replay file, check it against the limits and frame its first chunk of moves (in the replay thread)."""
+    if len(raw) > MAX_REPLAY_BYTES:
+        raise RequestError(f"the replay is {len(raw)} bytes; at most {MAX_REPLAY_BYTES}", 413)
+    data = parse_json(raw)
+    try:
+        loader = ReplayLoader(Replay.from_dict(data))
+        return loader, loader.chunk()
+    except RequestError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError) as err:
+        raise RequestError(f"bad replay: {err}") from None
+
+
+class ReplayLoader:
+    """Plays a replay back on the engine and frames it, :data:`REPLAY_CHUNK` moves per :meth:`chunk` call.
+
+    It owns its game: only :meth:`chunk` touches it, one call at a time, in the replay thread.
+    """
+
+    def __init__(self, replay: Replay) -> None:
+        within_limits(replay.rules, "the replay's rules")
+        if len(replay.actions) > MAX_REPLAY_ACTIONS:
+            raise RequestError(
+                f"the replay has {len(replay.actions)} moves; the web app shows at most {MAX_REPLAY_ACTIONS}", 413
+            )
+        self.replay = replay
+        try:
+            # As replay_steps starts it: a manche with roles is dealt by its Trou du cul, the dealer is implied.
+            first = RecordedGame(
+                replay.rules,
+                seed=replay.seed,
+                deal=replay.deals[0],
+                dealer=None if replay.roles is not None else replay.dealer,
+                roles=replay.roles,
+            )
+        except ValueError as err:
+            raise ValueError(f"replay manche 1: {err}") from None
+        self.scratch = Session("", "replay", replay.rules, first, list(replay.players), None, {}, 0.0, 0.0, 0.0)
+        self._steps = replay_steps(replay)
+        self.framed = 0
+        self.done = False
+
+    def chunk(self) -> list[dict]:
+        """The frames of the next moves (the first call: the deal too); ``RequestError`` naming a bad move."""
+        frames = []
+        if self.framed == 0:
+            frames.append(spectator_frame(self.scratch, None, None, 0))
+        try:
+            for _ in range(REPLAY_CHUNK):
+                step = next(self._steps, None)
+                if step is None:
+                    self.done = True
+                    break
+                game, event = step
+                self.scratch.game = game
+                if event.manche_over:
+                    self.scratch.results.append(_manche_result(self.scratch, event))
+                note = self.replay.notes[event.index] if self.replay.notes is not None else None
+                self.framed += 1
+                frames.append(spectator_frame(self.scratch, event, _shown_note(note), self.framed))
+        except (ValueError, TypeError, KeyError, IndexError) as err:
+            raise RequestError(f"bad replay: {err}") from None
+        return frames
+
+
+def _shown_note(note: Any) -> dict | None:
+    """A replay's note as the page shows it (what the agent weighed), ``None`` for a note of another shape."""
+    if not isinstance(note, dict) or not _is_index(note.get("action")):
+        return None
+    measure, moves = note.get("measure"), note.get("moves", [])
+    if not (measure is None or isinstance(measure, str)) or not isinstance(moves, list):
+        return None
+    for move in moves:
+        if not isinstance(move, dict) or not _is_index(move.get("action")) or not isinstance(move.get("move"), str):
+            return None
+        value = move.get("value")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            return None
+    return {"action": note["action"], "measure": measure, "moves": moves}
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+class AgentCache:
+    """Makes agents; a learned agent (its network) is loaded once and each game gets a copy with its own seed.
+
+    Used from the loader thread only; holds at most :attr:`size` learned agents.
+    """
+
+    size = 32
+
+    def __init__(self) -> None:
+        self._learned: dict[tuple[str, Rules], Any] = {}
+        self._lock = threading.Lock()
+
+    def make(self, name: str, rules: Rules, seed: Any) -> Any:
+        with self._lock:
+            prototype = self._learned.get((name, rules))
+        if prototype is not None:
+            agent = copy.copy(prototype)
+            agent.reset(seed)
+            return agent
+        agent = agent_registry.make(name, rules, seed=seed)
+        if _is_learned(agent):
+            with self._lock:
+                if len(self._learned) >= self.size:
+                    self._learned.pop(next(iter(self._learned)))
+                self._learned[(name, rules)] = copy.copy(agent)
+        return agent
+
+    def warm(self) -> None:
+        """Load every installed shipped learned agent, for the rules it was trained on (server start-up)."""
+        for name in agent_registry.names():
+            if name in agent_registry.SHIPPED_AGENTS:
+                try:
+                    agent = agent_registry.make(name)
+                except (ValueError, OSError):
+                    continue  # not usable here: a game asking for it gets the reason
+                if _is_learned(agent):
+                    with self._lock:
+                        self._learned[(name, agent.rules)] = agent
+
+    def make_lineup(self, lineup: Sequence[str], rules: Rules, seeds: Sequence[Any]) -> dict[int, Any]:
+        agents = {}
+        for player, name in enumerate(lineup):
+            if name != HUMAN:
+                try:
+                    agents[player] = self.make(name, rules, seeds[player])
+                except (ValueError, OSError) as err:
+                    raise RequestError(f"player {player}: {err}") from None
+        return agents
+
+
+def _is_learned(agent: Any) -> bool:
+    """A network policy (its weights are read-only when acting: copies may share them)."""
+    module = sys.modules.get("president_env.agents.torch_policy")
+    return module is not None and type(agent) is module.TorchPolicyAgent

@@ -35,13 +35,30 @@ from pathlib import Path
 from typing import Any
 
 from president_env import agents as agent_registry
-from president_env.presets import PRESETS, preset_path
+from president_env.presets import PRESETS, preset_path, resolve_rules
 from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
-from president_env.replay import MAX_SEED, Replay
+from president_env.replay import MAX_SEED
 from president_env.rules import Rules
 from president_env.user_input import load_yaml
 
-from .games import HUMAN, MAX_PACE, MODES, RequestError, Session, Store, game_header, human_action, player_view
+from .games import (
+    HUMAN,
+    MAX_LOADING,
+    MAX_MANCHES,
+    MAX_PACE,
+    MAX_REPLAY_ACTIONS,
+    MODES,
+    PAGE_FRAMES,
+    PAGE_LOG,
+    RequestError,
+    Session,
+    Store,
+    game_header,
+    human_action,
+    parse_json,
+    player_view,
+    within_limits,
+)
 
 try:
     from starlette.applications import Starlette
@@ -55,7 +72,20 @@ except ImportError:  # pragma: no cover - reported by main()
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 64_000
 MAX_YAML = 20_000
-MAX_MANCHES = 20
+
+
+LIMITS = {
+    "max_manches": MAX_MANCHES,
+    "players": [3, 8],
+    "max_body_bytes": MAX_BODY,
+    "max_yaml_chars": MAX_YAML,
+    "max_replay_bytes": MAX_REPLAY_BYTES,
+    "max_replay_moves": MAX_REPLAY_ACTIONS,
+    "page_frames": PAGE_FRAMES,
+    "page_log": PAGE_LOG,
+    "max_loading": MAX_LOADING,
+}
+"""Every limit of the web app (``GET /api/options`` sends them; ``docs/web.md`` explains them)."""
 
 
 def load_rules_text(text: Any) -> Rules:
@@ -66,21 +96,23 @@ def load_rules_text(text: Any) -> Rules:
         raise RequestError(f"the rules YAML is {len(text)} characters; at most {MAX_YAML}")
     try:
         data = load_yaml(text, "rules YAML")  # bounded: an alias bomb is refused, not expanded
-        return Rules.from_dict({} if data is None else data)
+        if data is not None and not isinstance(data, dict):
+            raise ValueError(f"the rules YAML must be a mapping of rules fields, got {type(data).__name__}")
+        return resolve_rules({} if data is None else data)  # a mapping: never read as a file name
     except (TypeError, ValueError) as err:
         raise RequestError(str(err)) from None
 
 
 def rules_of(body: dict) -> Rules:
     """The rules a setup asks for: ``{"preset": name}`` or ``{"yaml": text}``, then ``"n_players"`` and
-    ``"manches"`` override theirs."""
+    ``"manches"`` override theirs; the web app's limits bind the result whichever way it came."""
     if body.get("yaml") not in (None, ""):
         rules = load_rules_text(body["yaml"])
     else:
         preset = body.get("preset", "standard")
         if preset not in PRESETS:
             raise RequestError(f"unknown rules preset {preset!r}; valid presets: {', '.join(PRESETS)}")
-        rules = Rules.from_yaml(preset_path(preset))
+        rules = resolve_rules(preset)
     players = body.get("n_players")
     if players is not None:
         if not isinstance(players, int) or isinstance(players, bool):
@@ -94,11 +126,11 @@ def rules_of(body: dict) -> Rules:
         if not isinstance(manches, int) or isinstance(manches, bool) or not 1 <= manches <= MAX_MANCHES:
             raise RequestError(f"manches must be an integer from 1 to {MAX_MANCHES}, got {manches!r}")
         rules = rules.replace(manches=manches)
-    return rules
+    return within_limits(rules)
 
 
-async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
-    """The request's JSON body, at most ``limit`` bytes (413 past it, 400 if it is not JSON)."""
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, at most ``limit`` bytes (413 past it, read no further)."""
     declared = request.headers.get("content-length")
     if declared is not None and not declared.isdigit():
         raise RequestError("bad Content-Length header")
@@ -109,10 +141,12 @@ async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
         body += chunk
         if len(body) > limit:
             raise RequestError(f"the request body is larger than {limit} bytes", 413)
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        raise RequestError("the request body is not valid JSON") from None
+    return bytes(body)
+
+
+async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
+    """The request's JSON body, at most ``limit`` bytes (413 past it, 400 if it is not JSON)."""
+    return parse_json(await read_body(request, limit))
 
 
 def _int(body: dict, key: str, low: int, high: int, default: Any = None) -> Any:
@@ -132,18 +166,29 @@ def _pace(body: dict, default: float) -> float:
 
 
 def view_of(session: Session, since: int = 0) -> dict[str, Any]:
-    """The view a client of ``session`` gets."""
+    """The view a client of ``session`` gets: log entries (play) or frames (watch, replay) from ``since`` on,
+    a page at most."""
     if session.mode == "play":
         return player_view(session, since)
     out = game_header(session)
-    out["frames"] = session.frames[since:]
+    out["frames"] = session.frames.slice(since)
     out["frames_start"] = min(since, len(session.frames))
     out["frame_count"] = len(session.frames)
     return out
 
 
-def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
-    """The ASGI app. ``store``: the game store (default a new one, ``store_options`` passed to it)."""
+if Starlette is not None:
+
+    class AsciiJSONResponse(JSONResponse):
+        """JSON in ASCII: any text, a lone surrogate included, is sent as an escape, never a 500."""
+
+        def render(self, content: Any) -> bytes:
+            return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def create_app(store: Store | None = None, warm: bool = False, **store_options: Any) -> Starlette:
+    """The ASGI app. ``store``: the game store (default a new one, ``store_options`` passed to it);
+    ``warm``: load the shipped learned agents in the background at start-up (``president-web`` does)."""
     if Starlette is None:
         raise RuntimeError('president-web needs Starlette and uvicorn: pip install "president-env[web]"')
     executor = None
@@ -152,7 +197,7 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
         store = Store(executor, **store_options)
 
     def error(err: RequestError) -> JSONResponse:
-        return JSONResponse({"error": str(err)}, status_code=err.status)
+        return AsciiJSONResponse({"error": str(err)}, status_code=err.status)
 
     def handle(function):
         async def endpoint(request: Request) -> Response:
@@ -168,13 +213,14 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
 
     async def options(request: Request) -> Response:
         presets = {name: preset_path(name).read_text(encoding="utf-8") for name in PRESETS}
-        return JSONResponse(
+        return AsciiJSONResponse(
             {
                 "presets": presets,
                 "agents": list(agent_registry.names()),
                 "modes": list(MODES),
                 "max_manches": MAX_MANCHES,
                 "max_pace": MAX_PACE,
+                "limits": LIMITS,
             }
         )
 
@@ -183,7 +229,7 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
         if not isinstance(body, dict):
             raise RequestError("the body must be a JSON object")
         rules = rules_of(body)
-        return JSONResponse({"rules": rules.to_dict(), "yaml": rules.to_yaml()})
+        return AsciiJSONResponse({"rules": rules.to_dict(), "yaml": rules.to_yaml()})
 
     async def new_game(request: Request) -> Response:
         body = await read_json(request)
@@ -203,9 +249,9 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
             raise RequestError("watch mode has agents at every seat")
         seed = _int(body, "seed", 0, MAX_SEED)
         pace = _pace(body, 0.6)
-        session = store.create(mode, rules, seats, human=human, seed=seed, pace=pace)
+        session = await store.create(mode, rules, seats, human=human, seed=seed, pace=pace)
         store.start_agents(session)
-        return JSONResponse(view_of(session), status_code=201)
+        return AsciiJSONResponse(view_of(session), status_code=201)
 
     async def get_game(request: Request) -> Response:
         session = store.get(request.path_params["game_id"])
@@ -213,7 +259,7 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
         if not since.isdigit() or len(since) > 9:
             raise RequestError("since must be a non-negative integer")
         store.start_agents(session)  # agents that stopped for want of a viewer go on
-        return JSONResponse(view_of(session, int(since)))
+        return AsciiJSONResponse(view_of(session, int(since)))
 
     async def move(request: Request) -> Response:
         session = store.get(request.path_params["game_id"])
@@ -224,7 +270,7 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
         since = _int(body, "since", 0, 10**9, 0)  # checked before the move is made
         store.apply(session, action, cards=cards)
         store.start_agents(session)
-        return JSONResponse(view_of(session, since))
+        return AsciiJSONResponse(view_of(session, since))
 
     async def set_pace(request: Request) -> Response:
         session = store.get(request.path_params["game_id"])
@@ -237,13 +283,14 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
             raise RequestError("paused must be true or false")
         session.pace, session.paused = pace, paused
         store.start_agents(session)
-        return JSONResponse({"pace": session.pace, "paused": session.paused})
+        return AsciiJSONResponse({"pace": session.pace, "paused": session.paused})
 
     async def get_replay(request: Request) -> Response:
         session = store.get(request.path_params["game_id"])
         if session.mode == "play" and not session.over:
             raise RequestError("the replay of a game you play is available once the game is over", 409)
-        text = session.game.replay().dumps()
+        replay = session.replay if session.replay is not None else session.game.replay()
+        text = await asyncio.get_running_loop().run_in_executor(store.replayer, _replay_text, replay)
         headers = {"Content-Disposition": f'attachment; filename="president-{session.id[:8]}.json"'}
         return Response(text, media_type="application/json", headers=headers)
 
@@ -253,18 +300,9 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
         return Response(status_code=204)
 
     async def post_replay(request: Request) -> Response:
-        data = await read_json(request, MAX_REPLAY_BYTES)
-        loop = asyncio.get_running_loop()
-        try:
-            replay = Replay.from_dict(data)
-            # Playing a long replay back takes a moment: off the event loop.
-            session = await loop.run_in_executor(store.executor, store.build_replay, replay)
-        except RequestError:
-            raise
-        except ValueError as err:
-            raise RequestError(f"bad replay: {err}") from None
-        store.add(session)
-        return JSONResponse(view_of(session), status_code=201)
+        raw = await read_body(request, MAX_REPLAY_BYTES)
+        session = await store.open_replay(raw)  # parsed and checked in the replay thread, a chunk at a time
+        return AsciiJSONResponse(view_of(session), status_code=201)
 
     async def janitor() -> None:
         while True:
@@ -274,12 +312,13 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         task = asyncio.get_running_loop().create_task(janitor())
+        if warm:
+            store.loader.submit(store.cache.warm)
         try:
             yield
         finally:
             task.cancel()
-            for game_id in list(store.sessions):
-                store.close(game_id)
+            store.shutdown()
             if executor is not None:
                 executor.shutdown(wait=False, cancel_futures=True)
 
@@ -299,6 +338,10 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.store = store
     return app
+
+
+def _replay_text(replay: Any) -> str:
+    return json.dumps(replay.to_dict(), ensure_ascii=True, separators=(",", ":"))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -326,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     if Starlette is None:
         print('president-web: error: needs Starlette and uvicorn: pip install "president-env[web]"', file=sys.stderr)
         return 2
-    app = create_app(idle_ttl=args.idle_ttl, max_games=args.max_games)
+    app = create_app(warm=True, idle_ttl=args.idle_ttl, max_games=args.max_games)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"president-web: serving on http://{host}:{args.port}/ (Ctrl-C to stop)", flush=True)
     try:
