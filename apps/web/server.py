@@ -165,13 +165,13 @@ def _pace(body: dict, default: float) -> float:
     return float(pace)
 
 
-def view_of(session: Session, since: int = 0) -> dict[str, Any]:
-    """The view a client of ``session`` gets: log entries (play) or frames (watch, replay) from ``since`` on,
-    a page at most."""
+def view_of(session: Session, since: int = 0, limit: int = PAGE_FRAMES) -> dict[str, Any]:
+    """The view a client of ``session`` gets: log entries (play) or at most ``limit`` frames (watch, replay)
+    from ``since`` on."""
     if session.mode == "play":
         return player_view(session, since)
     out = game_header(session)
-    out["frames"] = session.frames.slice(since)
+    out["frames"] = session.frames.slice(since, limit)
     out["frames_start"] = min(since, len(session.frames))
     out["frame_count"] = len(session.frames)
     return out
@@ -258,8 +258,11 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         since = request.query_params.get("since", "0")
         if not since.isdigit() or len(since) > 9:
             raise RequestError("since must be a non-negative integer")
+        limit = request.query_params.get("limit", str(PAGE_FRAMES))
+        if not limit.isdigit() or int(limit) > PAGE_FRAMES:
+            raise RequestError(f"limit must be an integer from 0 to {PAGE_FRAMES}")
         store.start_agents(session)  # agents that stopped for want of a viewer go on
-        return AsciiJSONResponse(view_of(session, int(since)))
+        return AsciiJSONResponse(view_of(session, int(since), int(limit)))
 
     async def move(request: Request) -> Response:
         session = store.get(request.path_params["game_id"])

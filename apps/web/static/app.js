@@ -84,8 +84,8 @@ async function init() {
   $("first").addEventListener("click", () => stepTo(0));
   $("back").addEventListener("click", () => stepTo(ui.frame - 1));
   $("forward").addEventListener("click", () => stepTo(ui.frame + 1));
-  $("last").addEventListener("click", () => stepTo(ui.frames.length - 1));
-  $("follow").addEventListener("change", () => { ui.follow = $("follow").checked; if (ui.follow) stepTo(ui.frames.length - 1); });
+  $("last").addEventListener("click", () => stepTo(ui.frameCount - 1));
+  $("follow").addEventListener("change", () => { ui.follow = $("follow").checked; if (ui.follow) stepTo(ui.frameCount - 1); });
   document.addEventListener("keydown", onKey);
   await loadRules();
 }
@@ -171,7 +171,7 @@ async function loadReplayFile(event) {
 // ---------------------------------------------------------------- game
 function openGame(data) {
   clearTimeout(ui.timer);
-  ui.game = data; ui.log = []; ui.frames = []; ui.frame = 0; ui.follow = data.mode === "watch"; ui.selected.clear();
+  ui.game = data; ui.log = []; ui.frames = []; ui.frameCount = 0; ui.frame = 0; ui.follow = data.mode === "watch"; ui.selected.clear();
   $("follow").checked = ui.follow;
   $("setup").classList.add("hidden");
   $("game").classList.remove("hidden");
@@ -199,28 +199,38 @@ function absorb(data) {
     ui.log.push(...data.log);
   }
   if (data.frames) {
-    ui.frames.length = Math.min(ui.frames.length, data.frames_start);
-    ui.frames.push(...data.frames);
-    if (ui.follow || data.mode === "replay" && ui.frames.length === data.frames.length) {
-      ui.frame = ui.follow ? ui.frames.length - 1 : 0;
-    }
+    // Frames come a page at a time; ui.frames holds those fetched so far (a replay's are fetched as they are shown).
+    data.frames.forEach((frame, k) => { ui.frames[data.frames_start + k] = frame; });
+    ui.frameCount = data.frame_count;
+    if (ui.follow) ui.frame = data.frame_count - 1;
   }
+}
+
+function behind() {
+  // More of the log or of the live frames is waiting on the server (responses are paged).
+  const g = ui.game;
+  if (!g) return false;
+  if (g.mode === "play") return ui.log.length < g.log_count;
+  return g.mode === "watch" && ui.frames.length < ui.frameCount;
 }
 
 function schedule() {
   clearTimeout(ui.timer);
   const g = ui.game;
-  // Nothing changes while the game is over, a replay is shown, or the server waits for your move.
-  if (!g || g.over || g.mode === "replay" || (g.mode === "play" && g.legal.length)) return;
-  ui.timer = setTimeout(poll, 250);
+  if (!g) return;
+  if (behind()) { ui.timer = setTimeout(poll, 0); return; }
+  // Nothing changes while the game is over, a replay is loaded, or the server waits for your move.
+  if (g.over || (g.mode === "play" && g.legal.length)) return;
+  ui.timer = setTimeout(poll, g.mode === "replay" ? 500 : 250);
 }
 
 async function poll() {
   const g = ui.game;
   if (!g) return;
-  const since = g.mode === "play" ? ui.log.length : ui.frames.length;
+  // A replay still loading: ask only how far it is (frames are fetched when shown).
+  const query = g.mode === "play" ? `since=${ui.log.length}` : g.mode === "watch" ? `since=${ui.frames.length}` : "since=0&limit=0";
   try {
-    const data = await api("GET", `/api/games/${g.id}?since=${since}`);
+    const data = await api("GET", `/api/games/${g.id}?${query}`);
     if (ui.game && ui.game.id === data.id) {
       const changed = data.version !== ui.game.version || data.over !== ui.game.over || data.error !== ui.game.error;
       absorb(data);
@@ -230,6 +240,20 @@ async function poll() {
     $("status").textContent = `Connection problem: ${err.message}`;
   }
   schedule();
+}
+
+async function fetchFrame(index) {
+  // The page of frames holding ``index``, when it has not been fetched yet.
+  const g = ui.game;
+  if (ui.frames[index]) return;
+  const start = index - (index % ui.options.limits.page_frames);
+  const data = await api("GET", `/api/games/${g.id}?since=${start}`);
+  if (ui.game && ui.game.id === data.id) {
+    const follow = ui.follow;
+    ui.follow = false;
+    absorb(data);
+    ui.follow = follow;
+  }
 }
 
 async function setPace() {
@@ -375,9 +399,10 @@ function renderFrame() {
   const frame = ui.frames[ui.frame];
   if (!frame) return;
   renderTable(frame.table, true);
-  $("frame-no").textContent = `move ${ui.frame} / ${ui.frames.length - 1}${g.over ? "" : " (live)"}`;
+  const loading = g.mode === "replay" && !g.loaded ? " (checking the replay…)" : g.mode === "watch" && !g.over ? " (live)" : "";
+  $("frame-no").textContent = `move ${ui.frame} / ${ui.frameCount - 1}${loading}`;
   $("back").disabled = ui.frame <= 0; $("first").disabled = ui.frame <= 0;
-  $("forward").disabled = ui.frame >= ui.frames.length - 1; $("last").disabled = $("forward").disabled;
+  $("forward").disabled = ui.frame >= ui.frameCount - 1; $("last").disabled = $("forward").disabled;
   let status = frame.event ? describe(frame.event) : "Deal";
   if (frame.over) {
     const scores = frame.scores;
@@ -399,14 +424,17 @@ function renderFrame() {
     w.textContent = `${playerName(frame.event.player)} had one possible move, or its agent reports no weights.`;
   } else w.classList.add("hidden");
   const log = $("log");
-  log.replaceChildren(...ui.frames.slice(1, ui.frame + 1).slice(-60).map((f) => el("li", {}, describe(f.event))));
+  const shown = ui.frames.slice(Math.max(1, ui.frame - 59), ui.frame + 1).filter((f) => f && f.event);
+  log.replaceChildren(...shown.map((f) => el("li", {}, describe(f.event))));
   log.scrollTop = log.scrollHeight;
 }
 
-function stepTo(index) {
-  if (!ui.frames.length) return;
-  ui.frame = Math.max(0, Math.min(ui.frames.length - 1, index));
-  if (ui.game.mode === "watch" && ui.frame < ui.frames.length - 1) { ui.follow = false; $("follow").checked = false; }
+async function stepTo(index) {
+  if (!ui.frameCount) return;
+  const target = Math.max(0, Math.min(ui.frameCount - 1, index));
+  if (ui.game.mode === "watch" && target < ui.frameCount - 1) { ui.follow = false; $("follow").checked = false; }
+  try { await fetchFrame(target); } catch (err) { $("status").textContent = `Connection problem: ${err.message}`; return; }
+  ui.frame = target;
   render();
 }
 
@@ -435,7 +463,7 @@ function onKey(ev) {
     if (ev.key === "ArrowLeft") stepTo(ui.frame - 1);
     else if (ev.key === "ArrowRight") stepTo(ui.frame + 1);
     else if (ev.key === "Home") stepTo(0);
-    else if (ev.key === "End") stepTo(ui.frames.length - 1);
+    else if (ev.key === "End") stepTo(ui.frameCount - 1);
     return;
   }
   const key = ev.key.toLowerCase();
