@@ -18,7 +18,7 @@ pytest.importorskip("starlette")
 httpx = pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
 from test_web import OPPONENTS, SETUP, play_game  # noqa: E402
-from web_helpers import live_server  # noqa: E402
+from web_helpers import Keyed, live_server  # noqa: E402
 
 from president_env.apps.web import games  # noqa: E402
 from president_env.apps.web.server import create_app  # noqa: E402
@@ -29,7 +29,7 @@ from president_env.replay import RecordedGame  # noqa: E402
 @pytest.fixture
 def client():
     with TestClient(create_app()) as test_client:
-        yield test_client
+        yield Keyed(test_client)
 
 
 def post_replay(http, data) -> httpx.Response:
@@ -228,7 +228,8 @@ def test_learned_agents_are_loaded_once_and_each_game_gets_its_own_seed(client):
 
 def latencies_during(url: str, work, minimum: float = 1.0) -> tuple[float, list[float]]:
     """Run ``work()`` in a thread while another game's view is asked for; (seconds of work, request latencies)."""
-    with httpx.Client(base_url=url, timeout=60) as http:
+    with httpx.Client(base_url=url, timeout=60) as raw:
+        http = Keyed(raw)
         other = http.post("/api/games", json={**SETUP, "seats": OPPONENTS}).json()["id"]
         times: list[float] = []
         done = threading.Event()

@@ -63,6 +63,9 @@ PAGE_LOG = 500
 """Most log entries in one response (play views are paged)."""
 REPLAY_CHUNK = 200
 """Moves of a replay checked and turned into frames per turn of the replay worker (a fraction of a second)."""
+HINT_AGENTS = ("ppo-standard-4p-long", "ppo-standard-4p")
+"""Hints come from the first of these that plays the table, else its shipped learned agent, else heuristic-3
+(the Monte-Carlo agents take seconds)."""
 MAX_LOADING = 4
 """Replays and agent lineups loading at once; past it a new one is refused at once with 503."""
 
@@ -154,6 +157,12 @@ class Session:
     runner: asyncio.Task | None = None
     paused: bool = False
     closed: bool = False
+    keys: dict[str, int] = field(default_factory=dict)
+    """Play mode: the secret of each human seat (a key of the game URL kept by its browser) -> the player."""
+    exchanges: dict[int, dict] = field(default_factory=dict)
+    """Play mode: by manche, the cards the human gave and received in its exchange (their own cards)."""
+    hinter: tuple[str, Any] | None = None
+    """Play mode: the agent that gives hints, made at the first one."""
     replay: Replay | None = None
     """Replay mode: the replay being shown (its moves are checked and framed in the background)."""
     loaded: bool = True
@@ -204,6 +213,18 @@ def public_table(session: Session, viewer: int) -> dict[str, Any]:
             }
         )
     players.sort(key=lambda p: p["seat"])
+    if game.done and session.results:
+        # The engine has dealt a next game already: the final table is the last manche's end.
+        last = session.results[-1]
+        for entry in players:
+            p = entry["player"]
+            entry.update(
+                held=len(game.cards[p]),
+                role=last["roles"][p],
+                out=last["positions"][p],
+                passed=False,
+                score=game.scores[p],
+            )
     rank = int(view.trick_rank[0])
     return {
         "players": players,
@@ -215,7 +236,7 @@ def public_table(session: Session, viewer: int) -> dict[str, Any]:
         },
         "revolution": bool(view.revolution[0]),
         "or_nothing": bool(view.constrained[0]),
-        "phase": "exchange" if view.exchange[0] else "play",
+        "phase": "over" if game.done else "exchange" if view.exchange[0] else "play",
         "manche": game.manche,
         "decisive": bool(view.decisive[0]),
         "to_act": game.current_player,
@@ -267,6 +288,7 @@ def player_view(session: Session, since: int = 0) -> dict[str, Any]:
         "gives_left": int(view.gives_left[0]),
         "gave": _ranks(view.gave[0]),
         "received": _ranks(view.received[0]),
+        "done": session.exchanges.get(game.manche),
     }
     legal = []
     if game.current_player == me and not session.over:
@@ -286,6 +308,25 @@ def player_view(session: Session, since: int = 0) -> dict[str, Any]:
     out["log_start"] = min(since, len(session.log))
     out["log_count"] = len(session.log)
     return out
+
+
+def note_exchange(session: Session) -> None:
+    """Play mode: once a manche's exchange is over, keep which of their own cards the human gave and received."""
+    game, me = session.game, session.human
+    if me is None or game.done or game.manche in session.exchanges:
+        return
+    view = agent_registry.decode(session.rules, game.observe(me)["observation"])
+    if view.exchange[0]:
+        return
+    dealt, hand = Counter(game.recorder.deals[-1][me]), Counter(game.cards[me])
+    seat = int(game.state.seat_of_player[0, me])
+    partner_seat = int(game.state.partner[0, seat])
+    partner = int(game.state.player_at_seat[0, partner_seat]) if partner_seat >= 0 else None
+    session.exchanges[game.manche] = {
+        "partner": partner,
+        "gave": sort_cards(list((dealt - hand).elements())),
+        "received": sort_cards(list((hand - dealt).elements())),
+    }
 
 
 def _ranks(counts: np.ndarray) -> list[str]:
@@ -479,6 +520,13 @@ class Store:
         session.touched = self.clock()
         return session
 
+    def player_of(self, session: Session, key: str | None) -> int:
+        """The human player whose secret ``key`` is (403 for a play game without it: the id alone acts for no one)."""
+        for secret, player in session.keys.items():
+            if isinstance(key, str) and secrets.compare_digest(secret.encode(), key.encode()):
+                return player
+        raise RequestError("this game is played from another browser: open it from the link it was started with", 403)
+
     def expire(self) -> int:
         """Drop expired games; returns how many."""
         now = self.clock()
@@ -525,6 +573,9 @@ class Store:
         agents = await self.make_agents(lineup, rules, root.spawn(rules.n_players))
         now = self.clock()
         session = Session(self._new_id(), mode, rules, game, lineup, human, agents, pace, now, now)
+        if human is not None:
+            session.keys[secrets.token_urlsafe(24)] = human
+            note_exchange(session)
         if mode == "watch":
             session.frames.append(spectator_frame(session, None, None, 0))
         self.sessions[session.id] = session
@@ -589,6 +640,45 @@ class Store:
         finally:
             self.loading -= 1
 
+    async def playable_agents(self, rules: Rules) -> list[str]:
+        """The agents that can play ``rules`` (the first call reads the learned agents' rules: the loader thread)."""
+        loop = asyncio.get_running_loop()
+        return list(await loop.run_in_executor(self.loader, agent_registry.names, rules))
+
+    async def hint(self, session: Session) -> dict[str, Any]:
+        """What the strongest quick agent for the table would play in the human's place, and what it weighed.
+
+        It sees only the human's observation; learned agents for the table come first, else ``heuristic-3``.
+        """
+        game, me = session.game, session.human
+        if session.over or game.current_player != me:
+            raise RequestError("a hint is for your turn", 409)
+        version = session.version
+        if session.hinter is None:
+            playable = await self.playable_agents(session.rules)
+            name = next((n for n in HINT_AGENTS if n in playable), None)
+            name = name or next((n for n in playable if n in agent_registry.SHIPPED_AGENTS), "heuristic-3")
+            agents = await self.make_agents([name], session.rules, [np.random.SeedSequence(0)])
+            session.hinter = (name, agents[0])
+        name, agent = session.hinter
+        observation = game.observe(me)
+        loop = asyncio.get_running_loop()
+        decision = await loop.run_in_executor(self.executor, _decide, agent, observation, True)
+        weighed = _json_weighed(session.rules, decision)
+        kinds, ranks, counts = action_tables(session.rules)
+        action = weighed["action"]
+        return {
+            "agent": name,
+            "version": version,
+            "action": action,
+            "move": action_name(session.rules, action),
+            "kind": ("pass", "play", "give")[int(kinds[action])],
+            "rank": RANK_NAMES[int(ranks[action])] if kinds[action] else None,
+            "count": int(counts[action]),
+            "measure": weighed["measure"],
+            "moves": weighed["moves"][:6],
+        }
+
     def shutdown(self) -> None:
         """Drop every game and stop the worker threads the store started."""
         for game_id in list(self.sessions):
@@ -621,6 +711,7 @@ class Store:
             session.results.append(_manche_result(session, event))
         if session.mode == "play":
             session.log.append(_event_dict(session, event, viewer=session.human, partner=partner))
+            note_exchange(session)
         else:
             session.frames.append(spectator_frame(session, event, note, len(session.frames)))
         return event
@@ -821,6 +912,7 @@ class AgentCache:
                 if _is_learned(agent):
                     with self._lock:
                         self._learned[(name, agent.rules)] = agent
+                    agent_registry.names(agent.rules)  # reads every learned agent's rules once
 
     def make_lineup(self, lineup: Sequence[str], rules: Rules, seeds: Sequence[Any]) -> dict[int, Any]:
         agents = {}

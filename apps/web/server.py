@@ -59,6 +59,7 @@ from .games import (
     player_view,
     within_limits,
 )
+from .rules_page import rules_page
 
 try:
     from starlette.applications import Starlette
@@ -229,7 +230,28 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         if not isinstance(body, dict):
             raise RequestError("the body must be a JSON object")
         rules = rules_of(body)
-        return AsciiJSONResponse({"rules": rules.to_dict(), "yaml": rules.to_yaml()})
+        return AsciiJSONResponse(
+            {
+                "rules": rules.to_dict(),
+                "yaml": rules.to_yaml(),
+                "page": rules_page(rules),
+                "agents": await store.playable_agents(rules),
+            }
+        )
+
+    def play_session(request: Request) -> Session:
+        """The game of the request; a play game only with the secret of its player (header ``X-Player-Key``, or
+        ``?key=`` for the replay's download link)."""
+        session = store.get(request.path_params["game_id"])
+        if session.mode == "play":
+            store.player_of(session, request.headers.get("x-player-key") or request.query_params.get("key"))
+        return session
+
+    async def hint(request: Request) -> Response:
+        session = play_session(request)
+        if session.mode != "play":
+            raise RequestError("hints are for play games", 409)
+        return AsciiJSONResponse(await store.hint(session))
 
     async def new_game(request: Request) -> Response:
         body = await read_json(request)
@@ -251,10 +273,13 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         pace = _pace(body, 0.6)
         session = await store.create(mode, rules, seats, human=human, seed=seed, pace=pace)
         store.start_agents(session)
-        return AsciiJSONResponse(view_of(session), status_code=201)
+        out = view_of(session)
+        if session.keys:
+            out["key"] = next(iter(session.keys))  # the creator's secret: sent once, kept by their browser
+        return AsciiJSONResponse(out, status_code=201)
 
     async def get_game(request: Request) -> Response:
-        session = store.get(request.path_params["game_id"])
+        session = play_session(request)
         since = request.query_params.get("since", "0")
         if not since.isdigit() or len(since) > 9:
             raise RequestError("since must be a non-negative integer")
@@ -265,7 +290,7 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         return AsciiJSONResponse(view_of(session, int(since), int(limit)))
 
     async def move(request: Request) -> Response:
-        session = store.get(request.path_params["game_id"])
+        session = play_session(request)
         if session.mode != "play":
             raise RequestError("only play games take moves", 409)
         body = await read_json(request)
@@ -276,7 +301,7 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         return AsciiJSONResponse(view_of(session, since))
 
     async def set_pace(request: Request) -> Response:
-        session = store.get(request.path_params["game_id"])
+        session = play_session(request)
         body = await read_json(request)
         if not isinstance(body, dict):
             raise RequestError("the body must be a JSON object")
@@ -289,7 +314,7 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         return AsciiJSONResponse({"pace": session.pace, "paused": session.paused})
 
     async def get_replay(request: Request) -> Response:
-        session = store.get(request.path_params["game_id"])
+        session = play_session(request)
         if session.mode == "play" and not session.over:
             raise RequestError("the replay of a game you play is available once the game is over", 409)
         replay = session.replay if session.replay is not None else session.game.replay()
@@ -298,7 +323,7 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         return Response(text, media_type="application/json", headers=headers)
 
     async def delete_game(request: Request) -> Response:
-        store.get(request.path_params["game_id"])
+        play_session(request)
         store.close(request.path_params["game_id"])
         return Response(status_code=204)
 
@@ -335,6 +360,7 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         Route("/api/games/{game_id}/move", handle(move), methods=["POST"]),
         Route("/api/games/{game_id}/pace", handle(set_pace), methods=["POST"]),
         Route("/api/games/{game_id}/replay", handle(get_replay), methods=["GET"]),
+        Route("/api/games/{game_id}/hint", handle(hint), methods=["POST"]),
         Route("/api/replays", handle(post_replay), methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
