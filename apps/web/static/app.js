@@ -380,7 +380,7 @@ function seatNode(p, n, mySeat, total) {
   // A player at their place around the oval: you (or player 0 when watching) at the bottom, the others clockwise.
   const rel = (p.seat - mySeat + total) % total;
   const angle = Math.PI / 2 + (2 * Math.PI * rel) / total;
-  const x = 50 + 50 * Math.cos(angle), y = 50 + 50 * Math.sin(angle);
+  const x = 50 + 47 * Math.cos(angle), y = 50 + 50 * Math.sin(angle);
   const role = p.role ? el("span", { class: "role" }, p.role.label) : el("span", { class: "role none" }, "no role yet");
   let state = "";
   if (p.out >= 0) state = `out ${ordinal(p.out + 1)}${p.penalized ? " (penalty)" : ""}`;
@@ -389,7 +389,7 @@ function seatNode(p, n, mySeat, total) {
   if (p.to_act) classes.push("turn");
   if (p.passed) classes.push("passed");
   if (p.out >= 0) classes.push("out");
-  if (ui.game.human === p.player) classes.push("me");
+  if (ui.game.human === p.player) classes.push("mine");
   return el("div", { class: classes.join(" "), "data-player": p.player, "data-seat": p.seat, style: `left:${x.toFixed(1)}%;top:${y.toFixed(1)}%` },
     el("div", { class: "name" }, playerName(p.player)), role,
     el("div", { class: "meta" }, el("span", { class: "backs", "aria-hidden": "true" }),
