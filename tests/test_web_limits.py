@@ -198,16 +198,22 @@ def test_busy_server_refuses_at_once(client):
     store = client.app.state.store
     data = finished_replay(client)
     before = set(store.sessions)
+    learned = [n for n in client.get("/api/options").json()["agents"] if n.startswith("ppo-standard-4p")][:1]
     store.loading = games.MAX_LOADING
     try:
         started = time.perf_counter()
-        for response in (client.post("/api/games", json={**SETUP, "seats": OPPONENTS}), post_replay(client, data)):
+        refused = [post_replay(client, data)]
+        if learned:  # a learned agent not loaded yet would wait for the loader
+            refused.append(client.post("/api/games", json={**SETUP, "seats": ["human"] + learned * 3}))
+        for response in refused:
             assert response.status_code == 503 and "try again" in response.json()["error"]
         assert time.perf_counter() - started < 1.0
         assert set(store.sessions) == before
+        # Baselines are made at once, never refused as busy.
+        assert client.post("/api/games", json={**SETUP, "seats": OPPONENTS}).status_code == 201
     finally:
         store.loading = 0
-    assert client.post("/api/games", json={**SETUP, "seats": OPPONENTS}).status_code == 201
+    assert post_replay(client, data).status_code == 201
 
 
 def test_learned_agents_are_loaded_once_and_each_game_gets_its_own_seed(client):

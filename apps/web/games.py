@@ -63,11 +63,13 @@ PAGE_LOG = 500
 """Most log entries in one response (play views are paged)."""
 REPLAY_CHUNK = 200
 """Moves of a replay checked and turned into frames per turn of the replay worker (a fraction of a second)."""
+QUICK_AGENTS = frozenset({"random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5"})
+"""Agents made in microseconds (no file to load): made on the event loop, never refused as busy."""
 HINT_AGENTS = ("ppo-standard-4p-long", "ppo-standard-4p")
 """Hints come from the first of these that plays the table, else its shipped learned agent, else heuristic-3
 (the Monte-Carlo agents take seconds)."""
 MAX_LOADING = 4
-"""Replays and agent lineups loading at once; past it a new one is refused at once with 503."""
+"""Replays and agent lineups with a learned agent to load, at once; past it a new one is refused at once with 503."""
 
 
 class RequestError(ValueError):
@@ -631,7 +633,10 @@ class Store:
         self.loading += 1
 
     async def make_agents(self, lineup: list[str], rules: Rules, seeds: Sequence[Any]) -> dict[int, Any]:
-        """The agents of a lineup, made in the loader thread (a learned one is loaded once per server)."""
+        """The agents of a lineup: at once when each is quick to make (a baseline, or a learned agent already
+        loaded), else in the loader thread (a learned one is loaded once per server)."""
+        if all(name == HUMAN or self.cache.ready(name, rules) for name in lineup):
+            return self.cache.make_lineup(lineup, rules, seeds)
         self._reserve()
         try:
             return await asyncio.get_running_loop().run_in_executor(
@@ -885,6 +890,11 @@ class AgentCache:
     def __init__(self) -> None:
         self._learned: dict[tuple[str, Rules], Any] = {}
         self._lock = threading.Lock()
+
+    def ready(self, name: str, rules: Rules) -> bool:
+        """``name`` is made in microseconds: a baseline, or a learned agent already loaded for ``rules``."""
+        with self._lock:
+            return name in QUICK_AGENTS or (name, rules) in self._learned
 
     def make(self, name: str, rules: Rules, seed: Any) -> Any:
         with self._lock:
