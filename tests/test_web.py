@@ -500,8 +500,7 @@ def test_final_table_and_exchange_in_words(client):
     # The second manche opened with an exchange: the human's own cards given and received, with suits.
     replay = loads(client.get(f"/api/games/{game_id}/replay").text)
     done = final["exchange"]["done"] if final["table"]["manche"] == 1 else None
-    views = client.app.state.store.sessions[game_id].exchanges
-    words = views[1]
+    words = client.app.state.store.sessions[game_id].exchanges[(0, 1)]
     dealt = replay.deals[1][0]
     assert words["gave"] and words["received"] and len(words["gave"]) == len(words["received"])
     assert all(card in dealt for card in words["gave"]) and not any(card in dealt for card in words["received"])

@@ -68,6 +68,10 @@ QUICK_AGENTS = frozenset({"random", "heuristic-1", "heuristic-2", "heuristic-3",
 HINT_AGENTS = ("ppo-standard-4p-long", "ppo-standard-4p")
 """Hints come from the first of these that plays the table, else its shipped learned agent, else heuristic-3
 (the Monte-Carlo agents take seconds)."""
+DROP_AFTER = 20.0
+"""Seconds without a request after which a person at a table for friends is away: an agent plays for them."""
+RETURN_WITHIN = 600.0
+"""Seconds an away person may take to come back through their link; past it their seat is the agent's."""
 MAX_LOADING = 4
 """Replays and agent lineups with a learned agent to load, at once; past it a new one is refused at once with 503."""
 
@@ -135,6 +139,17 @@ class FrameLog:
 
 
 @dataclass
+class Seat:
+    """A person at a table: the name they gave, when they were last heard from, whether they host it."""
+
+    name: str
+    seen: float
+    host: bool = False
+    gone: bool = False
+    """Away longer than :data:`RETURN_WITHIN`: the seat is the stand-in agent's for the rest of the game."""
+
+
+@dataclass
 class Session:
     """One game and what its clients are shown."""
 
@@ -151,8 +166,8 @@ class Session:
     touched: float
     frames: FrameLog = field(default_factory=FrameLog)
     """Spectator frames (watch and replay)."""
-    log: list[dict] = field(default_factory=list)
-    """Play mode: the events as the human may see them."""
+    log: list[tuple[Event, int | None]] = field(default_factory=list)
+    """Play mode: the events, each with the giver's partner (a give's card is shown only to the two)."""
     results: list[dict] = field(default_factory=list)
     """Finished manches: positions, roles earned and points by player."""
     error: str | None = None
@@ -161,8 +176,16 @@ class Session:
     closed: bool = False
     keys: dict[str, int] = field(default_factory=dict)
     """Play mode: the secret of each human seat (a key of the game URL kept by its browser) -> the player."""
-    exchanges: dict[int, dict] = field(default_factory=dict)
-    """Play mode: by manche, the cards the human gave and received in its exchange (their own cards)."""
+    seats: dict[int, Seat] = field(default_factory=dict)
+    """Play mode: the people at the table by player (one for a game against agents; a table for friends: all
+    who joined)."""
+    friends: bool = False
+    """A table for friends: people join with their own secrets, the host starts, stand-ins play for the away."""
+    started: bool = True
+    standins: dict[int, Any] = field(default_factory=dict)
+    """A table for friends: the agent that plays for each person while they are away."""
+    exchanges: dict[tuple[int, int], dict] = field(default_factory=dict)
+    """Play mode: by (player, manche), the cards a person gave and received in the exchange (their own cards)."""
     hinter: tuple[str, Any] | None = None
     """Play mode: the agent that gives hints, made at the first one."""
     replay: Replay | None = None
@@ -274,12 +297,18 @@ def game_header(session: Session) -> dict[str, Any]:
     }
 
 
-def player_view(session: Session, since: int = 0) -> dict[str, Any]:
-    """What the human of a play session sees: the public table, the own hand, the own legal moves, the log."""
-    game, rules, me = session.game, session.rules, session.human
+def player_view(session: Session, since: int = 0, me: int | None = None, now: float | None = None) -> dict[str, Any]:
+    """What player ``me`` (default the session's human) sees: the public table, their own hand, their own legal
+    moves, the log as they may see it (``now``: the store's clock, for who is away at a table for friends)."""
+    game, rules = session.game, session.rules
+    me = session.human if me is None else me
     assert me is not None
     view = agent_registry.decode(rules, game.observe(me)["observation"])
     out = game_header(session)
+    out["human"] = me
+    out["names"] = {p: seat.name for p, seat in session.seats.items()}
+    if session.friends:
+        out["friends"] = friends_view(session, me, time.monotonic() if now is None else now)
     out["table"] = public_table(session, me)
     out["hand"] = sort_cards(game.cards[me])
     partner = int(view.partner[0])
@@ -290,10 +319,10 @@ def player_view(session: Session, since: int = 0) -> dict[str, Any]:
         "gives_left": int(view.gives_left[0]),
         "gave": _ranks(view.gave[0]),
         "received": _ranks(view.received[0]),
-        "done": session.exchanges.get(game.manche),
+        "done": session.exchanges.get((me, game.manche)),
     }
     legal = []
-    if game.current_player == me and not session.over:
+    if game.current_player == me and not session.over and session.started:
         kinds, ranks, counts = action_tables(rules)
         for a in np.flatnonzero(game.legal_mask()):
             legal.append(
@@ -306,16 +335,43 @@ def player_view(session: Session, since: int = 0) -> dict[str, Any]:
                 }
             )
     out["legal"] = legal
-    out["log"] = session.log[since : since + PAGE_LOG]
+    out["log"] = [
+        _event_dict(session, event, viewer=me, partner=partner)
+        for event, partner in session.log[since : since + PAGE_LOG]
+    ]
     out["log_start"] = min(since, len(session.log))
     out["log_count"] = len(session.log)
     return out
 
 
+def friends_view(session: Session, me: int, now: float) -> dict[str, Any]:
+    """A table for friends as player ``me`` sees it: who sits where, who hosts, who is away, whether it started."""
+    seats = []
+    for player in range(session.rules.n_players):
+        seat = session.seats.get(player)
+        away = seat is not None and (seat.gone or now - seat.seen > DROP_AFTER)
+        seats.append(
+            {
+                "player": player,
+                "name": seat.name if seat else None,
+                "agent": None if seat else session.lineup[player] if session.started else None,
+                "host": bool(seat and seat.host),
+                "away": away,
+                "you": player == me,
+            }
+        )
+    return {"started": session.started, "seats": seats, "host": next(p for p, s in session.seats.items() if s.host)}
+
+
 def note_exchange(session: Session) -> None:
-    """Play mode: once a manche's exchange is over, keep which of their own cards the human gave and received."""
-    game, me = session.game, session.human
-    if me is None or game.done or game.manche in session.exchanges:
+    """Play mode: once a manche's exchange is over, keep which of their own cards each person gave and received."""
+    for me in session.seats:
+        _note_exchange(session, me)
+
+
+def _note_exchange(session: Session, me: int) -> None:
+    game = session.game
+    if game.done or (me, game.manche) in session.exchanges:
         return
     view = agent_registry.decode(session.rules, game.observe(me)["observation"])
     if view.exchange[0]:
@@ -324,7 +380,7 @@ def note_exchange(session: Session) -> None:
     seat = int(game.state.seat_of_player[0, me])
     partner_seat = int(game.state.partner[0, seat])
     partner = int(game.state.player_at_seat[0, partner_seat]) if partner_seat >= 0 else None
-    session.exchanges[game.manche] = {
+    session.exchanges[(me, game.manche)] = {
         "partner": partner,
         "gave": sort_cards(list((dealt - hand).elements())),
         "received": sort_cards(list((hand - dealt).elements())),
@@ -394,10 +450,10 @@ def _manche_result(session: Session, event: Event) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 # Moves
 # --------------------------------------------------------------------------------------
-def human_action(session: Session, body: Any) -> tuple[int, list[str] | None]:
-    """The action a play request asks for and the cards it names, or :class:`RequestError` (4xx) saying why
-    it cannot be played."""
-    game, rules, me = session.game, session.rules, session.human
+def human_action(session: Session, body: Any, me: int) -> tuple[int, list[str] | None]:
+    """The action player ``me``'s request asks for and the cards it names, or :class:`RequestError` (4xx) saying
+    why it cannot be played."""
+    game, rules = session.game, session.rules
     if not isinstance(body, dict):
         raise RequestError("the body must be a JSON object")
     version = body.get("version")
@@ -405,6 +461,8 @@ def human_action(session: Session, body: Any) -> tuple[int, list[str] | None]:
         raise RequestError('"version" (the number of moves the client has seen) must be an integer')
     if session.over:
         raise RequestError("the game is over", 409)
+    if not session.started:
+        raise RequestError("the host has not started the game yet", 409)
     if version != session.version:
         raise RequestError(f"the game has moved on (version {session.version}, the request was for {version})", 409)
     if game.current_player != me:
@@ -424,7 +482,7 @@ def human_action(session: Session, body: Any) -> tuple[int, list[str] | None]:
     else:
         raise RequestError('"move" must be "play", "pass" or "give"')
     if not mask[action]:
-        raise RequestError(_why_illegal(session, action))
+        raise RequestError(_why_illegal(session, action, me))
     return action, cards
 
 
@@ -456,11 +514,11 @@ def _cards_action(rules: Rules, hand: Sequence[str], kind: str, cards: list[str]
     return encode_play(rules, RANK_NAMES[rank], len(cards))
 
 
-def _why_illegal(session: Session, action: int) -> str:
+def _why_illegal(session: Session, action: int, me: int) -> str:
     """The engine's reason, in the player's terms (it names only the player's own cards and the table)."""
     game = session.game
     reason = engine.describe_illegal(session.rules, game.state, 0, action)
-    return reason.replace(f"player_{session.human}", "you")
+    return reason.replace(f"player_{me}", "you")
 
 
 # --------------------------------------------------------------------------------------
@@ -523,11 +581,26 @@ class Store:
         return session
 
     def player_of(self, session: Session, key: str | None) -> int:
-        """The human player whose secret ``key`` is (403 for a play game without it: the id alone acts for no one)."""
+        """The person whose secret ``key`` is (403 for a play game without it: the id alone acts for no one).
+
+        At a table for friends, a person away longer than :data:`RETURN_WITHIN` has lost their seat to its agent.
+        """
         for secret, player in session.keys.items():
             if isinstance(key, str) and secrets.compare_digest(secret.encode(), key.encode()):
+                seat = session.seats[player]
+                if session.friends and (seat.gone or self.clock() - seat.seen > RETURN_WITHIN):
+                    seat.gone = True
+                    raise RequestError(
+                        f"you were away more than {RETURN_WITHIN:.0f} s: an agent plays your seat to the end", 403
+                    )
+                seat.seen = self.clock()
                 return player
         raise RequestError("this game is played from another browser: open it from the link it was started with", 403)
+
+    def away(self, session: Session, player: int) -> bool:
+        """The person at ``player`` has not been heard from for :data:`DROP_AFTER` seconds (or has lost the seat)."""
+        seat = session.seats[player]
+        return seat.gone or self.clock() - seat.seen > DROP_AFTER
 
     def expire(self) -> int:
         """Drop expired games; returns how many."""
@@ -577,11 +650,63 @@ class Store:
         session = Session(self._new_id(), mode, rules, game, lineup, human, agents, pace, now, now)
         if human is not None:
             session.keys[secrets.token_urlsafe(24)] = human
+            session.seats[human] = Seat("you", now, host=True)
             note_exchange(session)
         if mode == "watch":
             session.frames.append(spectator_frame(session, None, None, 0))
         self.sessions[session.id] = session
         return session
+
+    def create_table(self, rules: Rules, name: str, seed: int | None = None, pace: float = 0.6) -> tuple[Session, str]:
+        """A table for friends, its host at player 0; returns it and the host's secret. Nothing plays until
+        :meth:`start_table`."""
+        within_limits(rules)
+        lineup = [HUMAN] * rules.n_players
+        game = RecordedGame(rules, seed=seed, players=lineup, source="president-web")
+        now = self.clock()
+        session = Session(self._new_id(), "play", rules, game, lineup, 0, {}, pace, now, now)
+        session.friends, session.started = True, False
+        self.sessions[session.id] = session
+        return session, self.join_table(session, name, host=True)
+
+    def join_table(self, session: Session, name: str, host: bool = False) -> str:
+        """Seat a person at the first free place of a table not yet started; returns their secret."""
+        if not session.friends:
+            raise RequestError("this game is not a table for friends", 409)
+        if session.started:
+            raise RequestError("the game at this table has started; ask the host for the next one", 409)
+        free = [p for p in range(session.rules.n_players) if p not in session.seats]
+        if not free:
+            raise RequestError(f"this table is full ({session.rules.n_players} players)", 409)
+        key = secrets.token_urlsafe(24)
+        session.keys[key] = free[0]
+        session.seats[free[0]] = Seat(name, self.clock(), host=host)
+        return key
+
+    async def start_table(self, session: Session, player: int, agent: str) -> None:
+        """The host starts: ``agent`` takes every empty seat and stands in for anyone away."""
+        if not session.seats[player].host:
+            raise RequestError("only the host starts the game", 403)
+        if session.started:
+            raise RequestError("the game has started", 409)
+        rules = session.rules
+        lineup = [HUMAN if p in session.seats else agent for p in range(rules.n_players)]
+        make_lineup(rules, [agent if name == HUMAN else name for name in lineup], None)
+        root = np.random.SeedSequence(session.game.recorder.seed)
+        seeds = root.spawn(2 * rules.n_players)
+        agents = await self.make_agents(lineup, rules, seeds[: rules.n_players])
+        standins = await self.make_agents([agent] * rules.n_players, rules, seeds[rules.n_players :])
+        if session.started:
+            raise RequestError("the game has started", 409)
+        session.lineup[:] = lineup
+        session.game.recorder.players = [
+            session.seats[p].name if p in session.seats else agent for p in range(rules.n_players)
+        ]
+        session.agents = agents
+        session.standins = {p: standins[p] for p in session.seats}
+        session.started = True
+        note_exchange(session)
+        self.start_agents(session)
 
     async def open_replay(self, raw: bytes) -> Session:
         """A replay session from the bytes of a replay file: parsed, limited and its first moves checked in the
@@ -650,13 +775,13 @@ class Store:
         loop = asyncio.get_running_loop()
         return list(await loop.run_in_executor(self.loader, agent_registry.names, rules))
 
-    async def hint(self, session: Session) -> dict[str, Any]:
+    async def hint(self, session: Session, me: int) -> dict[str, Any]:
         """What the strongest quick agent for the table would play in the human's place, and what it weighed.
 
         It sees only the human's observation; learned agents for the table come first, else ``heuristic-3``.
         """
-        game, me = session.game, session.human
-        if session.over or game.current_player != me:
+        game = session.game
+        if session.over or not session.started or game.current_player != me:
             raise RequestError("a hint is for your turn", 409)
         version = session.version
         if session.hinter is None:
@@ -708,14 +833,14 @@ class Store:
         try:
             event = game.step(action, note, cards)
         except ValueError as err:
-            message = str(err).replace(f"player_{session.human}", "you")
+            message = str(err).replace(f"player_{player}", "you")
             if "not the cards this action takes" in message:
                 message += " (wild 2s complete a play only after every natural card of its rank)"
             raise RequestError(message) from None
         if event.manche_over:
             session.results.append(_manche_result(session, event))
         if session.mode == "play":
-            session.log.append(_event_dict(session, event, viewer=session.human, partner=partner))
+            session.log.append((event, partner))  # shown to each person as they may see it (player_view)
             note_exchange(session)
         else:
             session.frames.append(spectator_frame(session, event, note, len(session.frames)))
@@ -730,17 +855,23 @@ class Store:
 
     async def _run_agents(self, session: Session) -> None:
         loop = asyncio.get_running_loop()
-        while not session.closed and not session.over:
+        while not session.closed and not session.over and session.started:
             player = session.game.current_player
-            if player == session.human or session.paused:
+            if session.paused:
                 return
+            agent = session.agents.get(player)
+            if player in session.seats:
+                if not (session.friends and self.away(session, player)):
+                    return  # a person to play
+                agent = session.standins[player]
             if self.clock() - session.touched > UNWATCHED:
                 return  # nobody is looking: the agents wait until the next request for the game
             if session.pace > 0:
                 await asyncio.sleep(session.pace)
                 if session.closed or session.paused or session.game.current_player != player:
                     continue
-            agent = session.agents[player]
+                if player in session.seats and not self.away(session, player):
+                    continue  # back in time: their move
             observation = session.game.observe(player)
             explain = session.mode == "watch"
             try:

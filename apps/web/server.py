@@ -166,11 +166,13 @@ def _pace(body: dict, default: float) -> float:
     return float(pace)
 
 
-def view_of(session: Session, since: int = 0, limit: int = PAGE_FRAMES) -> dict[str, Any]:
-    """The view a client of ``session`` gets: log entries (play) or at most ``limit`` frames (watch, replay)
-    from ``since`` on."""
+def view_of(
+    session: Session, since: int = 0, limit: int = PAGE_FRAMES, me: int | None = None, now: float | None = None
+) -> dict[str, Any]:
+    """The view a client of ``session`` gets: player ``me``'s log entries (play) or at most ``limit`` frames
+    (watch, replay) from ``since`` on."""
     if session.mode == "play":
-        return player_view(session, since)
+        return player_view(session, since, me, now)
     out = game_header(session)
     out["frames"] = session.frames.slice(since, limit)
     out["frames_start"] = min(since, len(session.frames))
@@ -239,19 +241,57 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
             }
         )
 
-    def play_session(request: Request) -> Session:
-        """The game of the request; a play game only with the secret of its player (header ``X-Player-Key``, or
-        ``?key=`` for the replay's download link)."""
+    def play_session(request: Request) -> tuple[Session, int | None]:
+        """The game of the request and the player whose secret it carries (header ``X-Player-Key``, or ``?key=``
+        for the replay's download link); a play game is read and played only with a secret (403)."""
         session = store.get(request.path_params["game_id"])
-        if session.mode == "play":
-            store.player_of(session, request.headers.get("x-player-key") or request.query_params.get("key"))
-        return session
+        if session.mode != "play":
+            return session, None
+        return session, store.player_of(session, request.headers.get("x-player-key") or request.query_params.get("key"))
+
+    def player_out(session: Session, me: int | None, since: int = 0, limit: int = PAGE_FRAMES) -> dict[str, Any]:
+        return view_of(session, since, limit, me, store.clock())
 
     async def hint(request: Request) -> Response:
-        session = play_session(request)
-        if session.mode != "play":
+        session, me = play_session(request)
+        if me is None:
             raise RequestError("hints are for play games", 409)
-        return AsciiJSONResponse(await store.hint(session))
+        return AsciiJSONResponse(await store.hint(session, me))
+
+    def player_name(body: dict) -> str:
+        name = body.get("name", "")
+        if not isinstance(name, str) or not 1 <= len(name.strip()) <= 24 or not name.isprintable():
+            raise RequestError('"name": the name the others will see, 1 to 24 printable characters')
+        return name.strip()
+
+    async def new_table(request: Request) -> Response:
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise RequestError("the body must be a JSON object")
+        rules = rules_of(body)
+        name = player_name(body)
+        seed = _int(body, "seed", 0, MAX_SEED)
+        session, key = store.create_table(rules, name, seed=seed, pace=_pace(body, 0.6))
+        return AsciiJSONResponse({**player_out(session, 0), "key": key}, status_code=201)
+
+    async def join_table(request: Request) -> Response:
+        session = store.get(request.path_params["game_id"])
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise RequestError("the body must be a JSON object")
+        key = store.join_table(session, player_name(body))
+        return AsciiJSONResponse({**player_out(session, session.keys[key]), "key": key}, status_code=201)
+
+    async def start_table(request: Request) -> Response:
+        session, me = play_session(request)
+        body = await read_json(request)
+        if not isinstance(body, dict) or me is None:
+            raise RequestError("the body must be a JSON object")
+        agent = body.get("agent", "heuristic-3")
+        if not isinstance(agent, str):
+            raise RequestError('"agent" must be an agent name')
+        await store.start_table(session, me, agent)
+        return AsciiJSONResponse(player_out(session, me))
 
     async def new_game(request: Request) -> Response:
         body = await read_json(request)
@@ -279,7 +319,7 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         return AsciiJSONResponse(out, status_code=201)
 
     async def get_game(request: Request) -> Response:
-        session = play_session(request)
+        session, me = play_session(request)
         since = request.query_params.get("since", "0")
         if not since.isdigit() or len(since) > 9:
             raise RequestError("since must be a non-negative integer")
@@ -287,21 +327,23 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         if not limit.isdigit() or int(limit) > PAGE_FRAMES:
             raise RequestError(f"limit must be an integer from 0 to {PAGE_FRAMES}")
         store.start_agents(session)  # agents that stopped for want of a viewer go on
-        return AsciiJSONResponse(view_of(session, int(since), int(limit)))
+        return AsciiJSONResponse(player_out(session, me, int(since), int(limit)))
 
     async def move(request: Request) -> Response:
-        session = play_session(request)
-        if session.mode != "play":
+        session, me = play_session(request)
+        if me is None:
             raise RequestError("only play games take moves", 409)
         body = await read_json(request)
-        action, cards = human_action(session, body)
+        action, cards = human_action(session, body, me)
         since = _int(body, "since", 0, 10**9, 0)  # checked before the move is made
         store.apply(session, action, cards=cards)
         store.start_agents(session)
-        return AsciiJSONResponse(view_of(session, since))
+        return AsciiJSONResponse(player_out(session, me, since))
 
     async def set_pace(request: Request) -> Response:
-        session = play_session(request)
+        session, me = play_session(request)
+        if session.friends and not session.seats[me].host:
+            raise RequestError("only the host sets the pace", 403)
         body = await read_json(request)
         if not isinstance(body, dict):
             raise RequestError("the body must be a JSON object")
@@ -314,7 +356,7 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         return AsciiJSONResponse({"pace": session.pace, "paused": session.paused})
 
     async def get_replay(request: Request) -> Response:
-        session = play_session(request)
+        session, _ = play_session(request)
         if session.mode == "play" and not session.over:
             raise RequestError("the replay of a game you play is available once the game is over", 409)
         replay = session.replay if session.replay is not None else session.game.replay()
@@ -323,7 +365,9 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         return Response(text, media_type="application/json", headers=headers)
 
     async def delete_game(request: Request) -> Response:
-        play_session(request)
+        session, me = play_session(request)
+        if session.friends and not session.seats[me].host:
+            raise RequestError("only the host closes the table", 403)
         store.close(request.path_params["game_id"])
         return Response(status_code=204)
 
@@ -361,6 +405,9 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         Route("/api/games/{game_id}/pace", handle(set_pace), methods=["POST"]),
         Route("/api/games/{game_id}/replay", handle(get_replay), methods=["GET"]),
         Route("/api/games/{game_id}/hint", handle(hint), methods=["POST"]),
+        Route("/api/tables", handle(new_table), methods=["POST"]),
+        Route("/api/tables/{game_id}/join", handle(join_table), methods=["POST"]),
+        Route("/api/tables/{game_id}/start", handle(start_table), methods=["POST"]),
         Route("/api/replays", handle(post_replay), methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
