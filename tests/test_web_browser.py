@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -47,21 +48,27 @@ FLAGS = (
 )
 
 
-@pytest.fixture(scope="module")
-def browser():
+def chromium(width: int = 1100, height: int = 900):
+    """A headless Chromium with a profile of its own (its own localStorage: one person), and that profile."""
     profile = tempfile.mkdtemp(prefix="president-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in FLAGS:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={profile}")
-    options.add_argument("--window-size=1100,900")
+    options.add_argument(f"--window-size={width},{height}")
     try:
         driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=DRIVER), options=options)
     except WebDriverException as err:
         shutil.rmtree(profile, ignore_errors=True)
         pytest.skip(f"Chromium does not start here: {err.msg}")
     driver.set_page_load_timeout(30)
+    return driver, profile
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver, profile = chromium()
     yield driver
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)
@@ -346,6 +353,87 @@ def test_watch_eight_agents_on_the_table(browser):
         assert len(driver.find_elements(By.CSS_SELECTOR, "#opponents .seat")) == 8
         assert len(driver.find_elements(By.CSS_SELECTOR, "#hands .player")) == 8
         shoot(driver, "web-watch.png")
+
+
+def test_a_table_for_friends_in_two_browsers(browser):
+    """The host sets up a table of 8 in one browser and shares its link; a friend joins from another browser,
+    two more by HTTP; agents fill the other four seats; each browser sees only its own hand."""
+    from test_web_friends import Person, play_table
+
+    with live_server() as (url, app):
+        host = browser
+        host.set_window_size(1100, 900)
+        host.get(url + "/")
+        wait(host, lambda d: d.find_elements(By.CSS_SELECTOR, "#seats select"))
+        host.find_element(By.CSS_SELECTOR, "input[name=mode][value=friends]").click()
+        Select(host.find_element(By.ID, "preset")).select_by_value("big_table")
+        wait(host, lambda d: d.find_element(By.ID, "players").get_attribute("value") == "8")
+        name = host.find_element(By.ID, "my-name")
+        name.clear()
+        name.send_keys("Alice")
+        host.execute_script("document.getElementById('pace-setup').value = '0'")
+        host.find_element(By.ID, "start").click()
+        share = wait(host, lambda d: d.find_element(By.ID, "share").get_attribute("value"))
+        game_id = game_state(host)["id"]
+        assert share.endswith(f"#table={game_id}")
+        friend, profile = chromium()
+        try:
+            friend.get(share)
+            wait(friend, lambda d: d.find_element(By.ID, "join").is_displayed())
+            friend.find_element(By.ID, "join-name").send_keys("Bob")
+            friend.find_element(By.ID, "join-button").click()
+            wait(friend, lambda d: (s := game_state(d)) and s.get("friends") and s)
+            with httpx.Client(base_url=url, timeout=60) as http:
+                people = []
+                for who in ("Carol", "Dan"):
+                    joined = http.post(f"/api/tables/{game_id}/join", json={"name": who}).json()
+                    people.append(Person(http, game_id, joined["key"], joined["human"]))
+                lobby = wait(
+                    host,
+                    lambda d: (
+                        len(d.find_elements(By.CSS_SELECTOR, "#lobby-seats li")) == 8
+                        and "Dan" in d.find_element(By.ID, "lobby").text
+                        and d.find_element(By.ID, "lobby").text
+                    ),
+                )
+                assert "Bob" in lobby and "empty" in lobby
+                shoot(host, "web-friends-lobby.png")
+                assert not friend.find_element(By.ID, "table-start").is_displayed()  # only the host starts
+                Select(host.find_element(By.ID, "table-agent")).select_by_value("heuristic-1")
+                host.find_element(By.ID, "table-start").click()
+                runner = threading.Thread(target=play_table, args=(people, 300), daemon=True)
+                runner.start()
+                hands = {}
+
+                def both_play(state) -> bool:
+                    for driver in (host, friend):
+                        if not driver.execute_script("return ui.summaryOpen"):
+                            s = game_state(driver)
+                            hands[s["human"]] = s["hand"]
+                            if s["legal"] and not s["over"]:
+                                plays = [m for m in s["legal"] if m["kind"] != "pass"]
+                                click_move(driver, plays[0] if plays else s["legal"][0])
+                                wait(
+                                    driver,
+                                    lambda d, v=s["version"]: game_state(d)["version"] != v or game_state(d)["over"],
+                                )
+                        else:
+                            continue_summary(driver)
+                    if "shot" not in hands and game_state(friend)["table"]["trick"]["count"]:
+                        hands["shot"] = shoot(friend, "web-friends-table.png")
+                    return game_state(host)["over"] and game_state(friend)["over"]
+
+                deadline = time.monotonic() + 300
+                while not both_play(None):
+                    assert time.monotonic() < deadline, "the table's game did not end in time"
+                    time.sleep(0.05)
+                runner.join(timeout=60)
+                assert hands[0] != hands[1]
+                names = [e.text for e in friend.find_elements(By.CSS_SELECTOR, "#opponents .seat .name")]
+                assert {"Alice", "You", "Carol", "Dan"} <= set(names) and sum("heuristic-1" in n for n in names) == 4
+        finally:
+            friend.quit()
+            shutil.rmtree(profile, ignore_errors=True)
 
 
 def check_screenshot(png: bytes | None) -> None:

@@ -56,6 +56,7 @@ function playerName(p) {
   const g = ui.game;
   if (p === null || p === undefined) return "nobody";
   if (g && g.human === p) return "You";
+  if (g && g.names && g.names[p]) return g.names[p];
   const agent = g ? g.lineup[p] : "";
   return `player ${p}${agent ? " · " + agent : ""}`;
 }
@@ -90,6 +91,8 @@ async function init() {
   $("clear").addEventListener("click", () => { ui.selected.clear(); renderHand(); });
   $("hint").addEventListener("click", askHint);
   $("continue").addEventListener("click", closeSummary);
+  $("join-button").addEventListener("click", joinTable);
+  $("table-start").addEventListener("click", startTable);
   $("pace").addEventListener("change", setPace);
   $("paused").addEventListener("change", setPace);
   $("first").addEventListener("click", () => stepTo(0));
@@ -135,7 +138,9 @@ function drawSeats() {
   seat.replaceChildren(...Array.from({ length: n }, (_, i) => el("option", { value: i }, `player ${i}`)));
   seat.value = chosen;
   $("seat-label").classList.toggle("hidden", mode() !== "play");
+  $("name-label").classList.toggle("hidden", mode() !== "friends");
   const box = $("seats");
+  box.classList.toggle("hidden", mode() === "friends");
   const previous = Array.from(box.querySelectorAll("select")).map((s) => s.value);
   box.replaceChildren();
   for (let i = 0; i < n; i++) {
@@ -157,8 +162,9 @@ async function startGame() {
   if (yaml) body.yaml = yaml; else body.preset = $("preset").value;
   if (m === "play") body.human = human;
   if ($("seed").value !== "") body.seed = Number($("seed").value);
+  if (m === "friends") { delete body.mode; delete body.seats; body.name = $("my-name").value; }
   try {
-    const data = await api("POST", "/api/games", body);
+    const data = await api("POST", m === "friends" ? "/api/tables" : "/api/games", body);
     if (data.key) localStorage.setItem(`president-key-${data.id}`, data.key);
     ui.key = data.key || null;
     history.replaceState(null, "", `#game=${data.id}`);
@@ -170,6 +176,12 @@ async function startGame() {
 
 async function resumeFromUrl() {
   // A game URL (#game=ID) resumes the game, in a reload or another tab; a play game needs this browser's secret.
+  // A table's shared link (#table=ID) seats a friend, or resumes the seat this browser already holds.
+  const table = /table=([A-Za-z0-9_-]+)/.exec(location.hash);
+  if (table) {
+    if (localStorage.getItem(`president-key-${table[1]}`)) history.replaceState(null, "", `#game=${table[1]}`);
+    else { showJoin(table[1]); return; }
+  }
   const match = /game=([A-Za-z0-9_-]+)/.exec(location.hash);
   if (!match || (ui.game && ui.game.id === match[1])) return;
   ui.key = localStorage.getItem(`president-key-${match[1]}`);
@@ -183,12 +195,67 @@ async function resumeFromUrl() {
   }
 }
 
+function showJoin(id) {
+  clearTimeout(ui.timer);
+  ui.joining = id;
+  $("setup").classList.add("hidden");
+  $("game").classList.add("hidden");
+  $("join").classList.remove("hidden");
+  $("join-name").focus();
+}
+
+async function joinTable() {
+  try {
+    const data = await api("POST", `/api/tables/${ui.joining}/join`, { name: $("join-name").value });
+    localStorage.setItem(`president-key-${data.id}`, data.key);
+    ui.key = data.key;
+    history.replaceState(null, "", `#game=${data.id}`);
+    $("join").classList.add("hidden");
+    openGame(data);
+  } catch (err) {
+    setError("join-error", err.message);
+  }
+}
+
+async function startTable() {
+  const g = ui.game;
+  try {
+    const data = await api("POST", `/api/tables/${g.id}/start`, { agent: $("table-agent").value });
+    absorb(data);
+    render();
+    schedule();
+  } catch (err) {
+    setError("lobby-error", err.message);
+  }
+}
+
+function renderLobby(g) {
+  // A table for friends: who sits where, the link to share, and the host's Start.
+  const lobby = $("lobby");
+  const f = g.friends;
+  lobby.classList.toggle("hidden", !f || f.started);
+  if (!f || f.started) return;
+  $("share").value = `${location.origin}/#table=${g.id}`;
+  $("lobby-seats").replaceChildren(...f.seats.map((s) => el("li", {},
+    s.name ? `${s.name}${s.host ? " (host)" : ""}${s.you ? " — you" : ""}` : "empty: an agent will play")));
+  const host = f.host === g.human;
+  $("lobby-host").classList.toggle("hidden", !host);
+  $("lobby-wait").classList.toggle("hidden", host);
+  const select = $("table-agent");
+  if (host && !select.options.length) {
+    const agents = ui.playable.length ? ui.playable : ui.options.agents;
+    for (const name of agents) select.append(el("option", { value: name }, name));
+    select.value = "heuristic-3";
+  }
+}
+
 function showSetup() {
   clearTimeout(ui.timer);
   ui.game = null;
   if (location.hash) history.replaceState(null, "", location.pathname);
   $("setup").classList.remove("hidden");
   $("game").classList.add("hidden");
+  $("join").classList.add("hidden");
   $("summary").classList.add("hidden");
 }
 
@@ -227,6 +294,7 @@ function openGame(data) {
   $("setup").classList.add("hidden");
   $("game").classList.remove("hidden");
   $("summary").classList.add("hidden");
+  $("lobby").classList.add("hidden");
   $("pace").value = data.pace;
   $("pace-value").textContent = `${data.pace} s`;
   const play = data.mode === "play";
@@ -273,8 +341,11 @@ function schedule() {
   const g = ui.game;
   if (!g) return;
   if (behind()) { ui.timer = setTimeout(poll, 0); return; }
-  // Nothing changes while the game is over, a replay is loaded, or the server waits for your move.
-  if (g.over || (g.mode === "play" && g.legal.length)) return;
+  if (g.over) return;
+  // At a table for friends the page keeps in touch on your turn too (a silent seat is played by an agent).
+  if (g.friends) { ui.timer = setTimeout(poll, !g.friends.started ? 1000 : g.legal.length ? 2000 : 250); return; }
+  // Nothing changes while a replay is loaded or the server waits for your move.
+  if (g.mode === "play" && g.legal.length) return;
   ui.timer = setTimeout(poll, g.mode === "replay" ? 500 : 250);
 }
 
@@ -287,7 +358,7 @@ async function poll() {
     const data = await api("GET", `/api/games/${g.id}?${query}`);
     if (ui.game && ui.game.id === data.id) {
       const changed = data.version !== ui.game.version || data.over !== ui.game.over || data.error !== ui.game.error ||
-        data.frame_count !== ui.frameCount;
+        data.frame_count !== ui.frameCount || JSON.stringify(data.friends) !== JSON.stringify(ui.game.friends);
       absorb(data);
       if (changed) render();
     }
@@ -385,6 +456,8 @@ function seatNode(p, n, mySeat, total) {
   let state = "";
   if (p.out >= 0) state = `out ${ordinal(p.out + 1)}${p.penalized ? " (penalty)" : ""}`;
   else if (p.passed) state = "passed";
+  const friend = ui.game.friends && ui.game.friends.seats[p.player];
+  if (friend && friend.away) state = (state ? state + " · " : "") + "away: an agent plays";
   const classes = ["seat", "player"];
   if (p.to_act) classes.push("turn");
   if (p.passed) classes.push("passed");
@@ -422,6 +495,7 @@ function renderTable(table) {
 function renderPlay() {
   const g = ui.game;
   const table = g.table;
+  renderLobby(g);
   renderTable(table);
   const me = table.players.find((p) => p.player === g.human);
   const myTurn = g.legal.length > 0;
@@ -429,6 +503,7 @@ function renderPlay() {
   let status;
   if (g.over && g.error) status = `Stopped: ${g.error}`;
   else if (g.over) status = g.winner === g.human ? "Game over: you win!" : `Game over: ${playerName(g.winner)} wins.`;
+  else if (g.friends && !g.friends.started) status = "A table for friends: waiting for the players";
   else if (myTurn) status = exchange ? `Your turn: give back ${plural(g.exchange.gives_left, "card")} to ${playerName(g.exchange.partner)}` : "Your turn";
   else status = `Waiting for ${playerName(table.to_act)}…`;
   $("status").textContent = status;
