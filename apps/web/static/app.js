@@ -20,7 +20,9 @@ async function api(method, path, body) {
     init.body = typeof body === "string" ? body : JSON.stringify(body);
   }
   // The secret of the game you play goes with its requests only (the game id alone acts for no one).
-  if (ui.key && ui.game && path.startsWith(`/api/games/${ui.game.id}`)) init.headers["X-Player-Key"] = ui.key;
+  if (ui.key && ui.game && (path.startsWith(`/api/games/${ui.game.id}`) || path.startsWith(`/api/tables/${ui.game.id}/`))) {
+    init.headers["X-Player-Key"] = ui.key;
+  }
   const response = await fetch(path, init);
   const text = await response.text();
   let data = {};
@@ -57,8 +59,8 @@ function playerName(p) {
   if (p === null || p === undefined) return "nobody";
   if (g && g.human === p) return "You";
   if (g && g.names && g.names[p]) return g.names[p];
-  const agent = g ? g.lineup[p] : "";
-  return `player ${p}${agent ? " · " + agent : ""}`;
+  const agent = g && g.lineup ? g.lineup[p] : "";
+  return `player ${p}${agent && agent !== "human" ? " · " + agent : ""}`;
 }
 
 function ordinal(n) {
@@ -572,6 +574,10 @@ function renderHand() {
     const want = g.hand.map((c, i) => [c, i]).filter(([c]) => rankOf(c) === ui.hint.rank).slice(0, ui.hint.count).map(([, i]) => i);
     want.forEach((i) => hinted.add(i));
   }
+  // Draw the hand again only when something in it changed (a poll that brings nothing new keeps the nodes).
+  const drawn = `${signature}|${g.legal.length}|${[...ui.selected].join(",")}|${[...hinted].join(",")}|${[...arrived].join(",")}`;
+  if (drawn === ui.handDrawn && hand.children.length === g.hand.length) return;
+  ui.handDrawn = drawn;
   const mid = (g.hand.length - 1) / 2;
   const spread = Math.min(3, 30 / Math.max(g.hand.length, 1));
   hand.replaceChildren(...g.hand.map((card, i) => {
