@@ -2,9 +2,10 @@
 
 Modes:
 
-- ``play``: one human seat, agents at the others. The client's view (:func:`player_view`) is built
-  from the human's own observation, the human's own cards and the public events only; the
-  agents' cards never leave the server until they are played (a give is shown to its two partners).
+- ``play``: one human seat, agents at the others; or a table for friends (:meth:`Store.create_table`):
+  people at several seats, each with a secret of their own, agents at the others. A person's view
+  (:func:`player_view`) is built from their own observation, their own cards and the public events
+  only; other hands never leave the server until played (a give is shown to its two partners).
 - ``watch``: agents at every seat; the client gets spectator frames (every hand, and what each
   agent weighed at its decision) and steps through them.
 - ``replay``: frames of a recorded game (:mod:`president_env.replay`), checked move by move.
@@ -690,7 +691,8 @@ class Store:
         if session.started:
             raise RequestError("the game has started", 409)
         rules = session.rules
-        lineup = [HUMAN if p in session.seats else agent for p in range(rules.n_players)]
+        seated = set(session.seats)
+        lineup = [HUMAN if p in seated else agent for p in range(rules.n_players)]
         make_lineup(rules, [agent if name == HUMAN else name for name in lineup], None)
         root = np.random.SeedSequence(session.game.recorder.seed)
         seeds = root.spawn(2 * rules.n_players)
@@ -698,6 +700,8 @@ class Store:
         standins = await self.make_agents([agent] * rules.n_players, rules, seeds[rules.n_players :])
         if session.started:
             raise RequestError("the game has started", 409)
+        if set(session.seats) != seated:
+            raise RequestError("someone took a seat meanwhile: start again", 409)
         session.lineup[:] = lineup
         session.game.recorder.players = [
             session.seats[p].name if p in session.seats else agent for p in range(rules.n_players)

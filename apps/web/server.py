@@ -8,18 +8,24 @@ the client polls it (see ``docs/web.md`` for the API and why polling):
 
 ==========================================  ====================================================
 ``GET  /api/options``                       presets (with their YAML), agent names, limits
-``POST /api/rules``                         check rules: ``{"preset"}`` or ``{"yaml"}`` -> the rules or 400
-``POST /api/games``                         new play or watch game -> ``{"id", ...view}``
-``GET  /api/games/{id}?since=N``            the view (play: the human's; watch/replay: frames from N)
+``POST /api/rules``                         check rules: ``{"preset"}`` or ``{"yaml"}`` -> the rules, the agents
+                                            that can play them and the rules page, or 400
+``POST /api/games``                         new play or watch game -> ``{"id", ...view}`` (play: and ``key``)
+``GET  /api/games/{id}?since=N&limit=L``    the view (play: the player's, log from N; watch/replay: frames from N)
 ``POST /api/games/{id}/move``               play mode: ``{"version", "move": "play"|"pass"|"give", "cards"}``
+``POST /api/games/{id}/hint``               play mode, your turn: what the strongest quick agent would play
 ``POST /api/games/{id}/pace``               ``{"pace": seconds, "paused": bool}``
 ``GET  /api/games/{id}/replay``             the game as a replay (play mode: once the game is over)
 ``DELETE /api/games/{id}``                  drop the game
-``POST /api/replays``                       a replay file -> a replay game to step through
+``POST /api/replays``                       a replay file -> a replay game to step through (checked in the background)
+``POST /api/tables``                        a table for friends -> its host's view and ``key``
+``POST /api/tables/{id}/join``              ``{"name"}`` -> a new seat's view and ``key``
+``POST /api/tables/{id}/start``             the host starts: ``{"agent"}`` for the empty seats
 ==========================================  ====================================================
 
-Every bad request is answered 4xx with ``{"error": reason}`` and changes nothing. Game ids are
-``secrets.token_urlsafe(24)``: knowing the id is the right to read and play the game.
+Every bad request is answered 4xx with ``{"error": reason}`` and changes nothing; every request does bounded
+work (the limits are in ``docs/web.md``). Ids and secrets are ``secrets.token_urlsafe(24)``: the id reads a
+watch game or a replay; a play game is read and played only with its player's secret (``X-Player-Key``).
 """
 
 from __future__ import annotations
