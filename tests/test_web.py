@@ -423,7 +423,7 @@ def test_the_console_script_serves_and_prints_its_url():
     try:
         line = process.stdout.readline()
         assert line.strip() == f"president-web: serving on http://127.0.0.1:{port}/ (Ctrl-C to stop)"
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 90  # it loads the shipped learned agents before serving
         while True:
             try:
                 page = httpx.get(f"http://127.0.0.1:{port}/")

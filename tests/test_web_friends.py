@@ -44,10 +44,12 @@ def open_table(http, people: int, table: dict = TABLE) -> list[Person]:
     assert created.status_code == 201, created.text
     game_id = created.json()["id"]
     seated = [Person(http, game_id, created.json()["key"], created.json()["human"])]
+    seated[0].recorder.bodies.append(created.text)  # scanned like every other answer to them
     for i in range(1, people):
         joined = http.post(f"/api/tables/{game_id}/join", json={"name": f"friend {i}"})
         assert joined.status_code == 201, joined.text
         seated.append(Person(http, game_id, joined.json()["key"], joined.json()["human"]))
+        seated[-1].recorder.bodies.append(joined.text)
     return seated
 
 

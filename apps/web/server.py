@@ -197,7 +197,7 @@ if Starlette is not None:
 
 def create_app(store: Store | None = None, warm: bool = False, **store_options: Any) -> Starlette:
     """The ASGI app. ``store``: the game store (default a new one, ``store_options`` passed to it);
-    ``warm``: load the shipped learned agents in the background at start-up (``president-web`` does)."""
+    ``warm``: load the shipped learned agents at start-up, before serving (``president-web`` does)."""
     if Starlette is None:
         raise RuntimeError('president-web needs Starlette and uvicorn: pip install "president-env[web]"')
     executor = None
@@ -390,8 +390,8 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         task = asyncio.get_running_loop().create_task(janitor())
-        if warm:
-            store.loader.submit(store.cache.warm)
+        if warm:  # before the first request: importing torch would hold the interpreter for a second at a time
+            await asyncio.get_running_loop().run_in_executor(store.loader, store.cache.warm)
         try:
             yield
         finally:
