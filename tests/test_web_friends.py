@@ -76,6 +76,7 @@ def test_four_friends_and_four_agents_at_eight_players():
         assert len({p.key for p in people}) == 4
         lobby = people[1].view()
         assert lobby["friends"]["started"] is False and lobby["legal"] == []
+        assert lobby["table"]["to_act"] is None and not any(p["to_act"] for p in lobby["table"]["players"])
         assert [s["name"] for s in lobby["friends"]["seats"][:4]] == ["host", "friend 1", "friend 2", "friend 3"]
         # Only the host starts; a friend's secret is refused for it.
         refused = people[1].request("POST", f"/api/tables/{game_id}/start", json={"agent": "heuristic-1"})

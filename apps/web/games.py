@@ -235,7 +235,7 @@ def public_table(session: Session, viewer: int) -> dict[str, Any]:
                 "out": int(view.out_order[0, rel]),
                 "penalized": bool(view.penalized[0, rel]),
                 "score": int(view.scores[0, rel]),
-                "to_act": not game.done and game.current_player == player,
+                "to_act": session.started and not game.done and game.current_player == player,
             }
         )
     players.sort(key=lambda p: p["seat"])
@@ -265,7 +265,7 @@ def public_table(session: Session, viewer: int) -> dict[str, Any]:
         "phase": "over" if game.done else "exchange" if view.exchange[0] else "play",
         "manche": game.manche,
         "decisive": bool(view.decisive[0]),
-        "to_act": game.current_player,
+        "to_act": game.current_player if session.started else None,
     }
 
 
