@@ -565,6 +565,7 @@ function renderHand() {
       // Cards that came in (an exchange): they arrive with a short animation.
       const before = ui.handBefore.slice();
       g.hand.forEach((c, i) => { const k = before.indexOf(c); if (k >= 0) before.splice(k, 1); else arrived.add(i); });
+      if (arrived.size > Math.max(0, ...g.rules.exchange)) arrived.clear();  // a new deal, not an exchange
     }
     ui.handSignature = signature;
     ui.handBefore = g.hand.slice();
