@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("starlette")
 httpx = pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
-from web_helpers import live_server  # noqa: E402
+from web_helpers import Keyed, live_server  # noqa: E402
 
 from president_env.apps.web.games import Store  # noqa: E402
 from president_env.apps.web.server import create_app, main  # noqa: E402
@@ -53,8 +53,9 @@ def first_move(view: dict) -> dict:
     return body
 
 
-def play_game(http, setup: dict, timeout: float = 60) -> tuple[str, dict]:
-    """Play a whole game as the human with :func:`first_move`; returns the id and the final view."""
+def play_game(http, setup: dict, timeout: float = 60, hints: bool = False) -> tuple[str, dict]:
+    """Play a whole game as the human with :func:`first_move` (``hints``: asking for one at each turn);
+    returns the id and the final view."""
     response = http.request("POST", "/api/games", json=setup)
     assert response.status_code == 201, response.text
     view = response.json()
@@ -63,6 +64,8 @@ def play_game(http, setup: dict, timeout: float = 60) -> tuple[str, dict]:
     while not view["over"]:
         assert time.monotonic() < deadline
         if view["legal"]:
+            if hints:
+                assert http.request("POST", f"/api/games/{game_id}/hint").status_code in (200, 409)
             response = http.request("POST", f"/api/games/{game_id}/move", json=first_move(view))
             assert response.status_code == 200, response.text
             view = response.json()
@@ -75,7 +78,7 @@ def play_game(http, setup: dict, timeout: float = 60) -> tuple[str, dict]:
 @pytest.fixture
 def client():
     with TestClient(create_app()) as test_client:
-        yield test_client
+        yield Keyed(test_client)
 
 
 def test_play_mode_never_sends_another_hand(client):
@@ -83,7 +86,7 @@ def test_play_mode_never_sends_another_hand(client):
     for seed, human in ((5, 0), (6, 2)):
         recorder = Recorder(client)
         setup = {**SETUP, "seed": seed, "human": human, "manches": 2, "seats": _rotate(OPPONENTS, human)}
-        game_id, view = play_game(recorder, setup)
+        game_id, view = play_game(recorder, setup, hints=True)
         replay = loads(client.get(f"/api/games/{game_id}/replay").text)  # read after the game: not scanned
         assert view["winner"] == replay.result["winner"]
         scan(recorder.bodies, replay, human)
@@ -230,7 +233,8 @@ def test_game_ids_are_unguessable_and_games_isolated(client):
 def test_games_expire():
     now = [0.0]
     store_options = {"idle_ttl": 100.0, "finished_ttl": 10.0, "max_games": 3, "clock": lambda: now[0]}
-    with TestClient(create_app(**store_options)) as client:
+    with TestClient(create_app(**store_options)) as test_client:
+        client = Keyed(test_client)
         store: Store = client.app.state.store
         idle = client.post("/api/games", json={**SETUP, "seats": OPPONENTS}).json()["id"]
         game_id, _ = play_game(client, {**SETUP, "seats": ["human"] + ["heuristic-1"] * 3})
@@ -270,7 +274,8 @@ def test_twenty_concurrent_scripted_games():
     with live_server() as (url, _):
 
         def one(seed: int) -> dict:
-            with httpx.Client(base_url=url, timeout=60) as http:
+            with httpx.Client(base_url=url, timeout=60) as raw:
+                http = Keyed(raw)
                 seats = ["human", "heuristic-3", "random", "mc-4" if seed % 5 == 0 else "heuristic-1"]
                 return play_game(http, {**SETUP, "seed": seed, "human": seed % 4, "seats": _rotate(seats, seed % 4)})[1]
 
@@ -288,9 +293,10 @@ def _rotate(seats: list[str], human: int) -> list[str]:
 @pytest.mark.slow
 def test_server_survives_disconnects_mid_move():
     with live_server() as (url, _):
-        http = httpx.Client(base_url=url, timeout=30)
+        http = Keyed(httpx.Client(base_url=url, timeout=30))
         view = http.post("/api/games", json={**SETUP, "seats": ["human"] + ["mc-4"] * 3, "pace": 0}).json()
         game_id = view["id"]
+        key = view["key"]
         host, port = urlparse(url).hostname, urlparse(url).port
         while not view["legal"]:
             time.sleep(0.02)
@@ -298,15 +304,15 @@ def test_server_survives_disconnects_mid_move():
         body = json.dumps(first_move(view)).encode()
         # 1: half a request, then the client vanishes.
         with socket.create_connection((host, port)) as sock:
-            sock.sendall(f"POST /api/games/{game_id}/move HTTP/1.1\r\nHost: x\r\n".encode())
+            sock.sendall(f"POST /api/games/{game_id}/move?key={key} HTTP/1.1\r\nHost: x\r\n".encode())
         # 2: a whole move, the client gone before the answer (the agents then think, mc-4, in the pool).
         with socket.create_connection((host, port)) as sock:
-            head = f"POST /api/games/{game_id}/move HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            head = f"POST /api/games/{game_id}/move?key={key} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             sock.sendall(head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
         # 3: a read abandoned at once, many times over.
         for _ in range(20):
             with socket.create_connection((host, port)) as sock:
-                sock.sendall(f"GET /api/games/{game_id} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                sock.sendall(f"GET /api/games/{game_id}?key={key} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
         deadline = time.monotonic() + 30
         after = http.get(f"/api/games/{game_id}").json()
         while after["version"] == view["version"] and time.monotonic() < deadline:
@@ -417,7 +423,7 @@ def test_the_console_script_serves_and_prints_its_url():
     try:
         line = process.stdout.readline()
         assert line.strip() == f"president-web: serving on http://127.0.0.1:{port}/ (Ctrl-C to stop)"
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 90  # it loads the shipped learned agents before serving
         while True:
             try:
                 page = httpx.get(f"http://127.0.0.1:{port}/")
@@ -453,3 +459,69 @@ def test_setup_chooses_the_number_of_players(client):
     seats = ["human", "heuristic-1", "heuristic-1", "random", "random"]
     _, view = play_game(client, {**SETUP, "n_players": 5, "seats": seats})
     assert view["over"] and view["rules"]["n_players"] == 5 and len(view["lineup"]) == 5
+
+
+def test_a_play_game_acts_only_with_its_secret(client):
+    created = client.post("/api/games", json={**SETUP, "seats": OPPONENTS}).json()
+    game_id, key = created["id"], created["key"]
+    assert len(key) >= 32 and key != game_id
+    raw = client.client  # without the secret
+    for method, path, body in (
+        ("GET", f"/api/games/{game_id}", None),
+        ("POST", f"/api/games/{game_id}/move", {"version": 0, "move": "pass"}),
+        ("POST", f"/api/games/{game_id}/pace", {"pace": 1}),
+        ("POST", f"/api/games/{game_id}/hint", {}),
+        ("GET", f"/api/games/{game_id}/replay", None),
+        ("DELETE", f"/api/games/{game_id}", None),
+    ):
+        for headers in ({}, {"X-Player-Key": key[:-1] + ("A" if key[-1] != "A" else "B")}, {"X-Player-Key": game_id}):
+            response = raw.request(method, path, json=body, headers=headers)
+            assert response.status_code == 403, (method, path, response.text)
+            assert "link it was started with" in response.json()["error"]
+    # The secret is sent once, at creation; views never repeat it.
+    view = client.get(f"/api/games/{game_id}").json()
+    assert "key" not in view and key not in json.dumps(view)
+    # A second tab (another client with the same secret) resumes the same game.
+    second = raw.get(f"/api/games/{game_id}", headers={"X-Player-Key": key}).json()
+    assert second["hand"] == view["hand"] and second["version"] >= view["version"] - 0
+
+
+def test_final_table_and_exchange_in_words(client):
+    setup = {**SETUP, "manches": 2, "seed": 11, "seats": ["human"] + ["heuristic-1"] * 3}
+    game_id, final = play_game(client, setup)
+    table = final["table"]
+    assert table["phase"] == "over"
+    last = final["results"][-1]
+    for entry in table["players"]:
+        p = entry["player"]
+        assert entry["role"] == last["roles"][p] and entry["out"] == last["positions"][p]
+        assert entry["score"] == final["scores"][p] and not entry["to_act"]
+    assert sum(entry["held"] for entry in table["players"]) < 13  # not a fresh deal of 13 each
+    # The second manche opened with an exchange: the human's own cards given and received, with suits.
+    replay = loads(client.get(f"/api/games/{game_id}/replay").text)
+    done = final["exchange"]["done"] if final["table"]["manche"] == 1 else None
+    words = client.app.state.store.sessions[game_id].exchanges[(0, 1)]
+    dealt = replay.deals[1][0]
+    assert words["gave"] and words["received"] and len(words["gave"]) == len(words["received"])
+    assert all(card in dealt for card in words["gave"]) and not any(card in dealt for card in words["received"])
+    assert done is None or done == words
+
+
+def test_hint_rules_page_and_playable_agents(client):
+    checked = client.post("/api/rules", json={"preset": "family"}).json()
+    assert "ppo-standard-4p" not in checked["agents"] and "heuristic-3" in checked["agents"]
+    page = {line["field"]: line["text"] for line in checked["page"]}
+    assert set(page) == set(checked["rules"]) and "draws a card" in page["initial_roles"]
+    created = client.post("/api/games", json={**SETUP, "seats": OPPONENTS}).json()
+    game_id = created["id"]
+    view = created
+    deadline = time.monotonic() + 30
+    while not view["legal"]:
+        assert time.monotonic() < deadline
+        assert client.post(f"/api/games/{game_id}/hint").status_code == 409  # not your turn
+        time.sleep(0.01)
+        view = client.get(f"/api/games/{game_id}").json()
+    hint = client.post(f"/api/games/{game_id}/hint").json()
+    assert hint["action"] in [m["action"] for m in view["legal"]]
+    assert hint["version"] == view["version"] and hint["agent"]
+    assert client.get(f"/api/games/{game_id}").json()["version"] == view["version"]  # a hint plays nothing

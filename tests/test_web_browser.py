@@ -1,16 +1,22 @@
 """``president-web`` in a real browser: the system Chromium driven by Selenium (chromium-driver).
 
 Plays two manches by clicking against ``heuristic-1`` opponents (the second one opens with the
-exchange), checks a screenshot of the table, then loads the game's replay and steps through it.
-Skipped when Chromium, chromium-driver or Selenium are missing (``.ci/run`` installs them).
+exchange, told in words; each ends with its summary), asks for a hint, checks a screenshot of the
+table, then loads the game's replay and steps through it; resumes a game from its URL and refuses it
+to a browser without its secret; shows the rules page; plays 8 players at phone width (seat order,
+the lit seat, Play and Pass on the first screen); watches 8 agents. ``PRESIDENT_WEB_SCREENSHOTS=docs``
+keeps the screenshots of ``docs/web.md``. Skipped when Chromium, chromium-driver or Selenium are
+missing (``.ci/run`` installs them).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -22,7 +28,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 webdriver = pytest.importorskip("selenium.webdriver")
 httpx = pytest.importorskip("httpx")
-from selenium.common.exceptions import WebDriverException  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
@@ -42,21 +48,27 @@ FLAGS = (
 )
 
 
-@pytest.fixture(scope="module")
-def browser():
+def chromium(width: int = 1100, height: int = 900):
+    """A headless Chromium with a profile of its own (its own localStorage: one person), and that profile."""
     profile = tempfile.mkdtemp(prefix="president-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in FLAGS:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={profile}")
-    options.add_argument("--window-size=1100,900")
+    options.add_argument(f"--window-size={width},{height}")
     try:
         driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=DRIVER), options=options)
     except WebDriverException as err:
         shutil.rmtree(profile, ignore_errors=True)
         pytest.skip(f"Chromium does not start here: {err.msg}")
     driver.set_page_load_timeout(30)
+    return driver, profile
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver, profile = chromium()
     yield driver
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)
@@ -81,46 +93,121 @@ def click_move(driver, move: dict) -> None:
     if len(indices) < move["count"]:  # wild 2s complete the play
         indices += [i for i, card in enumerate(hand) if card[:-1] == "2"][: move["count"] - len(indices)]
     for index in indices:
-        driver.find_element(By.CSS_SELECTOR, f'#hand .card[data-index="{index}"]').click()
+        click(driver, f'#hand .card[data-index="{index}"]')
     driver.find_element(By.ID, "play").click()
+
+
+def click(driver, css: str) -> None:
+    """Click an element the page may be drawing again (a poll's answer) at that moment."""
+    for _ in range(5):
+        try:
+            driver.find_element(By.CSS_SELECTOR, css).click()
+            return
+        except StaleElementReferenceException:
+            time.sleep(0.05)
+    driver.find_element(By.CSS_SELECTOR, css).click()
+
+
+SHOTS = os.environ.get("PRESIDENT_WEB_SCREENSHOTS")  # a folder (docs/) to keep pictures of the table in
+
+
+def shoot(driver, name: str) -> bytes:
+    time.sleep(0.7)  # the card animations end
+    png = driver.get_screenshot_as_png()
+    if SHOTS:
+        Path(SHOTS, name).write_bytes(png)
+    return png
+
+
+def start_game(driver, url: str, preset: str, agent: str, manches: int = 1, seed: int = 11) -> dict:
+    driver.get(url + "/")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#seats select"))
+    Select(driver.find_element(By.ID, "preset")).select_by_value(preset)
+    n = {"big_table": 8}.get(preset, 4)
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#seats select")) == n - 1)
+    for select in driver.find_elements(By.CSS_SELECTOR, "#seats select"):
+        Select(select).select_by_value(agent)
+    manches_box = driver.find_element(By.ID, "manches")
+    manches_box.clear()
+    manches_box.send_keys(str(manches))
+    driver.find_element(By.ID, "seed").send_keys(str(seed))
+    driver.execute_script("document.getElementById('pace-setup').value = '0'")
+    driver.find_element(By.ID, "start").click()
+    return wait(
+        driver, lambda d: (s := game_state(d)) and s.get("table") and d.find_element(By.ID, "game").is_displayed() and s
+    )
+
+
+def continue_summary(driver) -> bool:
+    """Close the end-of-manche summary if it is shown; True if it was."""
+    summary = driver.find_element(By.ID, "summary")
+    if not summary.is_displayed():
+        return False
+    driver.find_element(By.ID, "continue").click()
+    return True
+
+
+def play_until(driver, stop, deadline_s: float = 150, on_turn=None) -> dict:
+    """Click moves (the first listed play, else pass) until ``stop(state)``; ``on_turn(state)`` may act first."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        assert time.monotonic() < deadline, "the game did not get there in time"
+        state = wait(
+            driver,
+            lambda d: (
+                (s := game_state(d)) and (s["legal"] or s["over"] or d.execute_script("return ui.summaryOpen")) and s
+            ),
+        )
+        if stop(state):
+            return state
+        if continue_summary(driver):
+            continue
+        if state["over"]:
+            return state
+        if on_turn is not None and on_turn(state):
+            continue
+        version = state["version"]
+        legal = state["legal"]
+        plays = [m for m in legal if m["kind"] != "pass"]
+        click_move(driver, plays[0] if plays else legal[0])
+        wait(driver, lambda d, v=version: game_state(d)["version"] > v or game_state(d)["over"])
 
 
 def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
     with live_server() as (url, app):
         driver = browser
-        driver.get(url + "/")
-        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#seats select")) == 3)
-        Select(driver.find_element(By.ID, "preset")).select_by_value("standard")
-        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#seats select")) == 3)
-        for select in driver.find_elements(By.CSS_SELECTOR, "#seats select"):
-            Select(select).select_by_value("heuristic-1")
-        manches = driver.find_element(By.ID, "manches")
-        manches.clear()
-        manches.send_keys("2")
-        driver.find_element(By.ID, "seed").send_keys("11")
-        driver.execute_script("document.getElementById('pace-setup').value = '0'")
-        driver.find_element(By.ID, "start").click()
-        wait(driver, lambda d: game_state(d) is not None and d.find_element(By.ID, "game").is_displayed())
+        driver.set_window_size(1100, 900)
+        start_game(driver, url, "standard", "heuristic-1", manches=2)
+        shots = {}
+        tried = {"illegal": False, "keys": False, "hint": False}
+        summaries = []
 
-        screenshot = later = None
-        tried_illegal = exchanged = used_keys = False
-        deadline = time.monotonic() + 150
-        while not game_state(driver)["over"]:
-            assert time.monotonic() < deadline, "the game did not finish in time"
-            state = wait(driver, lambda d: (s := game_state(d)) and (s["legal"] or s["over"]) and s)
-            if state["over"]:
-                break
-            version = state["version"]
-            if state["table"]["phase"] == "exchange":
-                exchanged = True
-            if screenshot is None and state["table"]["phase"] == "play" and len(state["hand"]) >= 8:
-                screenshot = driver.get_screenshot_as_png()
+        def on_turn(state) -> bool:
             table = state["table"]
-            if later is None and table["manche"] == 1 and table["trick"]["count"] and len(state["hand"]) >= 6:
-                later = driver.get_screenshot_as_png()  # the second manche: roles, the exchange, the first results
-            legal = state["legal"]
-            if not tried_illegal and state["table"]["trick"]["count"] == 0 and state["table"]["phase"] == "play":
-                # Two cards of different ranks: refused, with the reason shown, and nothing changes.
+            if (
+                "table" not in shots
+                and table["phase"] == "play"
+                and len(state["hand"]) >= 8
+                and table["trick"]["count"]
+            ):
+                shots["table"] = shoot(driver, "web-table.png")
+            exchange = driver.find_element(By.ID, "exchange")
+            if table["manche"] == 1 and exchange.is_displayed() and "exchange" not in shots:
+                # In words: the cards received and those to give back, or, once done, both with suits.
+                text = exchange.text
+                assert ("You received" in text and "Give back" in text) or re.search(
+                    r"Exchange with .*: you gave .*[♣♦♥♠]; you received .*[♣♦♥♠]", text
+                ), text
+                shots["exchange"] = shoot(driver, "web-exchange.png")
+            if not tried["hint"]:
+                driver.find_element(By.ID, "hint").click()
+                box = wait(
+                    driver,
+                    lambda d: "would" in d.find_element(By.ID, "hint-box").text and d.find_element(By.ID, "hint-box"),
+                )
+                assert state["version"] == game_state(driver)["version"]  # a hint plays nothing
+                tried["hint"] = bool(box)
+            if not tried["illegal"] and table["trick"]["count"] == 0 and table["phase"] == "play":
                 ranks = {}
                 for i, card in enumerate(state["hand"]):
                     ranks.setdefault(card[:-1], i)
@@ -131,68 +218,237 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
                     driver.find_element(By.ID, "play").click()
                     error = wait(driver, lambda d: d.find_element(By.ID, "move-error").text)
                     assert "one rank" in error
-                    assert game_state(driver)["version"] == version
+                    assert game_state(driver)["version"] == state["version"]
                     driver.find_element(By.ID, "clear").click()
-                    tried_illegal = True
-            plays = [m for m in legal if m["kind"] != "pass"]
-            singles = [m for m in plays if m["kind"] == "play" and m["count"] == 1 and m["rank"] != "JK"]
-            if not used_keys and singles:
-                # The keyboard: the rank's key selects a card of it, Enter plays.
+                    tried["illegal"] = True
+            singles = [m for m in state["legal"] if m["kind"] == "play" and m["count"] == 1 and m["rank"] != "JK"]
+            if not tried["keys"] and singles:
                 body = driver.find_element(By.TAG_NAME, "body")
                 body.send_keys("0" if singles[0]["rank"] == "10" else singles[0]["rank"].lower())
                 assert len(driver.find_elements(By.CSS_SELECTOR, "#hand .card.selected")) == 1
                 body.send_keys("\ue007")  # Enter
-                used_keys = True
-            else:
-                click_move(driver, plays[0] if plays else legal[0])
-            wait(driver, lambda d, v=version: game_state(d)["version"] > v or game_state(d)["over"])
+                tried["keys"] = True
+                wait(driver, lambda d, v=state["version"]: game_state(d)["version"] > v or game_state(d)["over"])
+                return True
+            return False
 
-        state = game_state(driver)
-        assert tried_illegal and used_keys
-        assert exchanged or any(r["manche"] == 0 for r in state["results"])
+        def summary_open(state) -> bool:
+            if driver.execute_script("return ui.summaryOpen"):
+                text = driver.find_element(By.ID, "summary").text
+                summaries.append(text)
+                if len(summaries) == 1:
+                    assert "Manche 1 is over" in text and "Last trick" in text and "Role earned" in text
+                    shoot(driver, "web-summary.png")
+            return False
+
+        state = play_until(
+            driver,
+            lambda s: summary_open(s) or s["over"] and not driver.execute_script("return ui.summaryOpen"),
+            on_turn=on_turn,
+        )
+        assert all(tried.values()), tried
+        assert "exchange" in shots and len(summaries) >= 2
         assert len(state["results"]) >= 2
         wait(driver, lambda d: "win" in d.find_element(By.ID, "results").text)
-        assert driver.find_elements(By.CSS_SELECTOR, "#results table tr")
+        # The final table: every player with the role they earned, not a fresh deal.
+        roles = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#opponents .seat .role")]
+        assert len(roles) == 4 and "no role yet" not in roles
+        check_screenshot(shots["table"])
 
-        check_screenshot(screenshot)
-        target = os.environ.get("PRESIDENT_WEB_SCREENSHOT")  # where to keep a picture of the table (docs/)
-        if target:
-            Path(target).write_bytes(later or screenshot)
-
-        # At phone width the page fits the screen: nothing runs off to the side.
-        driver.set_window_size(390, 844)
-        wide = driver.execute_script(
-            "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > "
-            "window.innerWidth + 1).map(e => e.tagName + '#' + e.id + '.' + e.className).slice(0, 5)"
-        )
-        assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1"), wide
-        driver.set_window_size(1100, 900)
-
-        # The exchange of the second manche was shown to the player (what was received and given).
-        replay_text = httpx.get(f"{url}/api/games/{state['id']}/replay").text
+        # The replay of the game steps through every move.
+        replay_text = httpx.get(
+            f"{url}/api/games/{state['id']}/replay", headers={"X-Player-Key": driver.execute_script("return ui.key")}
+        ).text
         path = tmp_path / "game.json"
         path.write_text(replay_text, encoding="utf-8")
         driver.find_element(By.ID, "replay-file").send_keys(str(path))
-        wait(driver, lambda d: (s := game_state(d)) and s["mode"] == "replay")
-        frames = driver.execute_script("return ui.frames.length")
-        assert frames == state["version"] + 1
+        wait(driver, lambda d: (s := game_state(d)) and s["mode"] == "replay" and s["loaded"])
+        assert driver.execute_script("return ui.frameCount") == state["version"] + 1
         assert "move 0 /" in driver.find_element(By.ID, "frame-no").text
-        # Every hand is shown in a replay.
-        assert len(driver.find_elements(By.CSS_SELECTOR, "#opponents .player")) == 4
-        assert len(driver.find_elements(By.CSS_SELECTOR, "#opponents .card")) == 52
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#opponents .seat")) == 4
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#hands .card")) == 52  # every hand is shown in a replay
         for _ in range(3):
             driver.find_element(By.ID, "forward").click()
-        assert driver.find_element(By.ID, "frame-no").text.startswith("move 3 /")
+        wait(driver, lambda d: d.find_element(By.ID, "frame-no").text.startswith("move 3 /"))
         driver.find_element(By.ID, "back").click()
-        assert driver.find_element(By.ID, "frame-no").text.startswith("move 2 /")
+        wait(driver, lambda d: d.find_element(By.ID, "frame-no").text.startswith("move 2 /"))
         driver.find_element(By.TAG_NAME, "body").send_keys("\ue014")  # the right arrow key steps forward
-        assert driver.find_element(By.ID, "frame-no").text.startswith("move 3 /")
+        wait(driver, lambda d: d.find_element(By.ID, "frame-no").text.startswith("move 3 /"))
         driver.find_element(By.ID, "last").click()
-        assert "game over" in driver.find_element(By.ID, "status").text
+        wait(driver, lambda d: "game over" in d.find_element(By.ID, "status").text)
+
+
+def test_game_url_resumes_and_the_rules_page(browser):
+    with live_server() as (url, app):
+        driver = browser
+        driver.set_window_size(1100, 900)
+        state = start_game(driver, url, "standard", "heuristic-2")
+        game_url = driver.current_url
+        assert f"#game={state['id']}" in game_url
+        key = driver.execute_script("return ui.key")
+        assert key and key not in game_url  # the secret stays in this browser, not in the link
+        state = play_until(driver, lambda s: bool(s["legal"]))
+        driver.refresh()  # a reload resumes the same game, same hand
+        again = wait(driver, lambda d: (s := game_state(d)) and s.get("hand") and s)
+        assert again["id"] == state["id"] and again["hand"] == state["hand"]
+        # The rules page of the table, in sentences.
+        driver.find_element(By.ID, "nav-rules").click()
+        lines = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#rules-lines li"))
+        assert len(lines) == 17 and any("3 of clubs" in line.text for line in lines)
+        shoot(driver, "web-rules.png")
+        driver.find_element(By.ID, "rules-close").click()
+        # Another browser (no secret) with the same link cannot see or play the game.
+        driver.execute_script("localStorage.clear()")
+        driver.get(url + "/")
+        driver.get(game_url)
+        error = wait(driver, lambda d: d.find_element(By.ID, "setup-error").text)
+        assert "another browser" in error
+        assert app.state.store.sessions[state["id"]].version == state["version"]
+
+
+def test_eight_players_at_phone_width(browser):
+    with live_server() as (url, app):
+        driver = browser
+        driver.set_window_size(390, 844)
+        try:
+            state = start_game(driver, url, "big_table", "heuristic-1")
+            rects = driver.execute_script(
+                "return [...document.querySelectorAll('#opponents .seat')].map(s => "
+                "({seat: Number(s.dataset.seat), x: s.getBoundingClientRect().x, y: s.getBoundingClientRect().y}))"
+            )
+            assert len(rects) == 8
+            # Around the table in seat order: you at the bottom, the next seat on your left, and so on clockwise.
+            boxes = {r["seat"]: r for r in rects}
+            me = next(p for p in state["table"]["players"] if p["player"] == state["human"])["seat"]
+            bottom = boxes[me]
+            assert bottom["y"] >= max(b["y"] for b in boxes.values()) - 1
+            assert boxes[(me + 2) % 8]["x"] < bottom["x"] < boxes[(me + 6) % 8]["x"]
+            assert boxes[(me + 4) % 8]["y"] <= min(b["y"] for b in boxes.values()) + 1
+            state = play_until(driver, lambda s: bool(s["legal"]) and s["table"]["trick"]["count"] > 0)
+            lit = driver.find_elements(By.CSS_SELECTOR, "#opponents .seat.turn")
+            assert len(lit) == 1 and lit[0].get_attribute("data-player") == str(state["human"])
+            # Play and Pass are on the first screen, and the page does not run off to the side.
+            for name in ("play", "pass"):
+                rect = driver.execute_script(
+                    f"return document.getElementById('{name}').getBoundingClientRect().toJSON()"
+                )
+                assert 0 <= rect["top"] and rect["bottom"] <= driver.execute_script("return window.innerHeight"), (
+                    name,
+                    rect,
+                )
+            assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+            shoot(driver, "web-phone-8p.png")
+            state = play_until(driver, lambda s: s["over"] and not driver.execute_script("return ui.summaryOpen"))
+            assert state["over"] and state["winner"] is not None
+        finally:
+            driver.set_window_size(1100, 900)
+
+
+def test_watch_eight_agents_on_the_table(browser):
+    with live_server() as (url, app):
+        driver = browser
+        driver.set_window_size(1100, 900)
+        driver.get(url + "/")
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#seats select"))
+        driver.find_element(By.CSS_SELECTOR, "input[name=mode][value=watch]").click()
+        Select(driver.find_element(By.ID, "preset")).select_by_value("big_table")
+        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#seats select")) == 8)
+        driver.execute_script("document.getElementById('pace-setup').value = '0.05'")
+        driver.find_element(By.ID, "start").click()
+        wait(
+            driver,
+            lambda d: (
+                (s := game_state(d)) and s.get("mode") == "watch" and d.execute_script("return ui.frameCount") > 40
+            ),
+        )
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#opponents .seat")) == 8
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#hands .player")) == 8
+        shoot(driver, "web-watch.png")
+
+
+def test_a_table_for_friends_in_two_browsers(browser):
+    """The host sets up a table of 8 in one browser and shares its link; a friend joins from another browser,
+    two more by HTTP; agents fill the other four seats; each browser sees only its own hand."""
+    from test_web_friends import Person, play_table
+
+    with live_server() as (url, app):
+        host = browser
+        host.set_window_size(1100, 900)
+        host.get(url + "/")
+        wait(host, lambda d: d.find_elements(By.CSS_SELECTOR, "#seats select"))
+        host.find_element(By.CSS_SELECTOR, "input[name=mode][value=friends]").click()
+        Select(host.find_element(By.ID, "preset")).select_by_value("big_table")
+        wait(host, lambda d: d.find_element(By.ID, "players").get_attribute("value") == "8")
+        name = host.find_element(By.ID, "my-name")
+        name.clear()
+        name.send_keys("Alice")
+        host.execute_script("document.getElementById('pace-setup').value = '0'")
+        host.find_element(By.ID, "start").click()
+        share = wait(host, lambda d: d.find_element(By.ID, "share").get_attribute("value"))
+        game_id = game_state(host)["id"]
+        assert share.endswith(f"#table={game_id}")
+        friend, profile = chromium()
+        try:
+            friend.get(share)
+            wait(friend, lambda d: d.find_element(By.ID, "join").is_displayed())
+            friend.find_element(By.ID, "join-name").send_keys("Bob")
+            friend.find_element(By.ID, "join-button").click()
+            wait(friend, lambda d: (s := game_state(d)) and s.get("friends") and s)
+            with httpx.Client(base_url=url, timeout=60) as http:
+                people = []
+                for who in ("Carol", "Dan"):
+                    joined = http.post(f"/api/tables/{game_id}/join", json={"name": who}).json()
+                    people.append(Person(http, game_id, joined["key"], joined["human"]))
+                lobby = wait(
+                    host,
+                    lambda d: (
+                        len(d.find_elements(By.CSS_SELECTOR, "#lobby-seats li")) == 8
+                        and "Dan" in d.find_element(By.ID, "lobby").text
+                        and d.find_element(By.ID, "lobby").text
+                    ),
+                )
+                assert "Bob" in lobby and "empty" in lobby
+                shoot(host, "web-friends-lobby.png")
+                assert not friend.find_element(By.ID, "table-start").is_displayed()  # only the host starts
+                Select(host.find_element(By.ID, "table-agent")).select_by_value("heuristic-1")
+                host.find_element(By.ID, "table-start").click()
+                runner = threading.Thread(target=play_table, args=(people, 300), daemon=True)
+                runner.start()
+                hands = {}
+
+                def both_play(state) -> bool:
+                    for driver in (host, friend):
+                        if not driver.execute_script("return ui.summaryOpen"):
+                            s = game_state(driver)
+                            hands.setdefault(s["human"], s["hand"])
+                            if s["legal"] and not s["over"]:
+                                plays = [m for m in s["legal"] if m["kind"] != "pass"]
+                                click_move(driver, plays[0] if plays else s["legal"][0])
+                                wait(
+                                    driver,
+                                    lambda d, v=s["version"]: game_state(d)["version"] != v or game_state(d)["over"],
+                                )
+                        else:
+                            continue_summary(driver)
+                    if "shot" not in hands and game_state(friend)["table"]["trick"]["count"]:
+                        hands["shot"] = shoot(friend, "web-friends-table.png")
+                    return game_state(host)["over"] and game_state(friend)["over"]
+
+                deadline = time.monotonic() + 300
+                while not both_play(None):
+                    assert time.monotonic() < deadline, "the table's game did not end in time"
+                    time.sleep(0.05)
+                runner.join(timeout=60)
+                assert hands[0] and hands[1] and hands[0] != hands[1]  # each browser, its own hand
+                names = [e.text for e in friend.find_elements(By.CSS_SELECTOR, "#opponents .seat .name")]
+                assert {"Alice", "You", "Carol", "Dan"} <= set(names) and sum("heuristic-1" in n for n in names) == 4
+        finally:
+            friend.quit()
+            shutil.rmtree(profile, ignore_errors=True)
 
 
 def check_screenshot(png: bytes | None) -> None:
-    """The table is drawn (the green felt) and the hand shows cards (light card faces with red and dark ink)."""
+    """The table is drawn (the green felt in its wooden rim) and the hand shows cards (light faces, red ink)."""
     assert png, "no screenshot was taken during play"
     image_module = pytest.importorskip("PIL.Image")
     image = image_module.open(io.BytesIO(png)).convert("RGB")
@@ -201,8 +457,10 @@ def check_screenshot(png: bytes | None) -> None:
     pixels = np.asarray(image, dtype=np.int16).reshape(-1, 3)
     r, g, b = pixels.T
     felt = int(((g > 80) & (r < 60) & (b < 90) & (g > r + 40)).sum())
+    wood = int(((abs(r - 0x5B) < 12) & (abs(g - 0x3A) < 12) & (abs(b - 0x1E) < 12)).sum())
     card = int(((r > 245) & (g > 245) & (b > 235)).sum())
     red = int(((r > 170) & (g < 60) & (b < 70)).sum())
-    assert felt > 0.2 * len(pixels), "the green table is not drawn"
+    assert felt > 0.08 * len(pixels), "the green table is not drawn"
+    assert wood > 0.005 * len(pixels), "the table's wooden rim is not drawn"
     assert card > 0.01 * len(pixels), "no card faces are visible"
     assert red > 50, "no red suits are visible"

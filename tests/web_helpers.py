@@ -40,3 +40,35 @@ def live_server(**store_options) -> Iterator[tuple[str, object]]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+class Keyed:
+    """A client (TestClient or httpx) that keeps the secret of each play game it creates and sends it
+    (``X-Player-Key``) with that game's requests, as the page does."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.keys: dict[str, str] = {}
+
+    def request(self, method: str, url: str, **kwargs):
+        for game_id, key in self.keys.items():
+            if f"/api/games/{game_id}" in url:
+                kwargs["headers"] = {**kwargs.get("headers", {}), "X-Player-Key": key}
+        response = self.client.request(method, url, **kwargs)
+        if method == "POST" and url == "/api/games" and response.status_code == 201:
+            data = response.json()
+            if data.get("key"):
+                self.keys[data["id"]] = data["key"]
+        return response
+
+    def get(self, url: str, **kwargs):
+        return self.request("GET", url, **kwargs)
+
+    def post(self, url: str, **kwargs):
+        return self.request("POST", url, **kwargs)
+
+    def delete(self, url: str, **kwargs):
+        return self.request("DELETE", url, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self.client, name)

@@ -2,25 +2,36 @@
 
 Modes:
 
-- ``play``: one human seat, agents at the others. The client's view (:func:`player_view`) is built
-  from the human's own observation, the human's own cards and the public events only; the
-  agents' cards never leave the server until they are played (a give is shown to its two partners).
+- ``play``: one human seat, agents at the others; or a table for friends (:meth:`Store.create_table`):
+  people at several seats, each with a secret of their own, agents at the others. A person's view
+  (:func:`player_view`) is built from their own observation, their own cards and the public events
+  only; other hands never leave the server until played (a give is shown to its two partners).
 - ``watch``: agents at every seat; the client gets spectator frames (every hand, and what each
   agent weighed at its decision) and steps through them.
 - ``replay``: frames of a recorded game (:mod:`president_env.replay`), checked move by move.
 
 Every mutation happens on the server's event loop; agents decide in a worker thread pool
 (:class:`Store`), from a copy of their observation, so a Monte-Carlo agent never blocks the server.
+Learned agents are loaded in a worker thread too, once per server (:class:`AgentCache`), and replays are
+checked and turned into frames in a worker thread, a chunk of moves at a time (:class:`ReplayLoader`).
+
+Every request does bounded work: the limits below bind the setup form, pasted YAML and replays alike,
+and views send at most a page of log entries or frames (``docs/web.md``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
 import secrets
+import sys
+import threading
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +43,7 @@ from president_env.actions import action_name, action_tables, encode_give, encod
 from president_env.cards import RANK_NAMES, TWO, parse_card
 from president_env.engine import ROLE_NAMES
 from president_env.render import ROLE_LABELS, sort_cards
+from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
 from president_env.replay import Event, RecordedGame, Replay, replay_steps
 from president_env.rules import Rules
 
@@ -40,8 +52,29 @@ MODES = ("play", "watch", "replay")
 MAX_PACE = 10.0
 UNWATCHED = 120.0
 """Seconds without a request after which a game's agents stop playing (they resume on the next one)."""
+
+# ---- limits (docs/web.md lists them; tests/test_web.py tests each one) ------------------------------
+MAX_MANCHES = 20
+"""Most manches of a game the web app plays, watches or replays (form, pasted YAML and replays alike)."""
 MAX_REPLAY_ACTIONS = 10_000
-"""Longest replay the web app plays back (its frames stay in memory while it is open)."""
+"""Longest replay the web app plays back, in moves."""
+PAGE_FRAMES = 100
+"""Most spectator frames in one response (watch and replay views are paged)."""
+PAGE_LOG = 500
+"""Most log entries in one response (play views are paged)."""
+REPLAY_CHUNK = 200
+"""Moves of a replay checked and turned into frames per turn of the replay worker (a fraction of a second)."""
+QUICK_AGENTS = frozenset({"random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5"})
+"""Agents made in microseconds (no file to load): made on the event loop, never refused as busy."""
+HINT_AGENTS = ("ppo-standard-4p-long", "ppo-standard-4p")
+"""Hints come from the first of these that plays the table, else its shipped learned agent, else heuristic-3
+(the Monte-Carlo agents take seconds)."""
+DROP_AFTER = 20.0
+"""Seconds without a request after which a person at a table for friends is away: an agent plays for them."""
+RETURN_WITHIN = 600.0
+"""Seconds an away person may take to come back through their link; past it their seat is the agent's."""
+MAX_LOADING = 4
+"""Replays and agent lineups with a learned agent to load, at once; past it a new one is refused at once with 503."""
 
 
 class RequestError(ValueError):
@@ -50,6 +83,71 @@ class RequestError(ValueError):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
+
+
+def within_limits(rules: Rules, what: str = "the rules") -> Rules:
+    """``rules`` if the web app serves them, else :class:`RequestError` naming the limit (``what``: whose rules)."""
+    if rules.manches > MAX_MANCHES:
+        raise RequestError(f"{what} ask for {rules.manches} manches; the web app plays at most {MAX_MANCHES}")
+    return rules
+
+
+class FrameLog:
+    """The spectator frames of a game, in pages of :data:`PAGE_FRAMES`.
+
+    Full pages are kept as compressed JSON (a long replay's frames take a few MB, not hundreds); the
+    last page grows as frames come. Appended to on the event loop only.
+    """
+
+    def __init__(self) -> None:
+        self._pages: list[bytes] = []
+        self._open: list[dict] = []
+        self._decoded: tuple[int, list[dict]] = (-1, [])
+
+    def __len__(self) -> int:
+        return len(self._pages) * PAGE_FRAMES + len(self._open)
+
+    def append(self, frame: dict) -> None:
+        self._open.append(frame)
+        if len(self._open) == PAGE_FRAMES:
+            self._pages.append(zlib.compress(json.dumps(self._open, separators=(",", ":")).encode(), 6))
+            self._open = []
+
+    def extend(self, frames: Sequence[dict]) -> None:
+        for frame in frames:
+            self.append(frame)
+
+    def _page(self, number: int) -> list[dict]:
+        if number == len(self._pages):
+            return self._open
+        if self._decoded[0] != number:
+            self._decoded = (number, json.loads(zlib.decompress(self._pages[number])))
+        return self._decoded[1]
+
+    def slice(self, start: int, limit: int = PAGE_FRAMES) -> list[dict]:
+        """At most ``limit`` frames from ``start`` on."""
+        out: list[dict] = []
+        index = start
+        while len(out) < limit and index < len(self):
+            page = self._page(index // PAGE_FRAMES)
+            offset = index % PAGE_FRAMES
+            out.extend(page[offset : offset + limit - len(out)])
+            index = start + len(out)
+        return out
+
+    def last(self) -> dict | None:
+        return self.slice(len(self) - 1, 1)[0] if len(self) else None
+
+
+@dataclass
+class Seat:
+    """A person at a table: the name they gave, when they were last heard from, whether they host it."""
+
+    name: str
+    seen: float
+    host: bool = False
+    gone: bool = False
+    """Away longer than :data:`RETURN_WITHIN`: the seat is the stand-in agent's for the rest of the game."""
 
 
 @dataclass
@@ -67,24 +165,46 @@ class Session:
     pace: float
     created: float
     touched: float
-    frames: list[dict] = field(default_factory=list)
+    frames: FrameLog = field(default_factory=FrameLog)
     """Spectator frames (watch and replay)."""
-    log: list[dict] = field(default_factory=list)
-    """Play mode: the events as the human may see them."""
+    log: list[tuple[Event, int | None]] = field(default_factory=list)
+    """Play mode: the events, each with the giver's partner (a give's card is shown only to the two)."""
     results: list[dict] = field(default_factory=list)
     """Finished manches: positions, roles earned and points by player."""
     error: str | None = None
     runner: asyncio.Task | None = None
     paused: bool = False
     closed: bool = False
+    keys: dict[str, int] = field(default_factory=dict)
+    """Play mode: the secret of each human seat (a key of the game URL kept by its browser) -> the player."""
+    seats: dict[int, Seat] = field(default_factory=dict)
+    """Play mode: the people at the table by player (one for a game against agents; a table for friends: all
+    who joined)."""
+    friends: bool = False
+    """A table for friends: people join with their own secrets, the host starts, stand-ins play for the away."""
+    started: bool = True
+    standins: dict[int, Any] = field(default_factory=dict)
+    """A table for friends: the agent that plays for each person while they are away."""
+    exchanges: dict[tuple[int, int], dict] = field(default_factory=dict)
+    """Play mode: by (player, manche), the cards a person gave and received in the exchange (their own cards)."""
+    hinter: tuple[str, Any] | None = None
+    """Play mode: the agent that gives hints, made at the first one."""
+    replay: Replay | None = None
+    """Replay mode: the replay being shown (its moves are checked and framed in the background)."""
+    loaded: bool = True
+    """Replay mode: every move has been checked and framed."""
 
     @property
     def over(self) -> bool:
+        if self.mode == "replay":
+            return self.loaded or self.error is not None
         return self.game.done or self.error is not None
 
     @property
     def version(self) -> int:
-        """Number of actions played so far."""
+        """Number of actions played so far (replay mode: checked so far)."""
+        if self.mode == "replay":
+            return len(self.frames) - 1
         return len(self.game.events)
 
 
@@ -115,10 +235,22 @@ def public_table(session: Session, viewer: int) -> dict[str, Any]:
                 "out": int(view.out_order[0, rel]),
                 "penalized": bool(view.penalized[0, rel]),
                 "score": int(view.scores[0, rel]),
-                "to_act": not game.done and game.current_player == player,
+                "to_act": session.started and not game.done and game.current_player == player,
             }
         )
     players.sort(key=lambda p: p["seat"])
+    if game.done and session.results:
+        # The engine has dealt a next game already: the final table is the last manche's end.
+        last = session.results[-1]
+        for entry in players:
+            p = entry["player"]
+            entry.update(
+                held=len(game.cards[p]),
+                role=last["roles"][p],
+                out=last["positions"][p],
+                passed=False,
+                score=game.scores[p],
+            )
     rank = int(view.trick_rank[0])
     return {
         "players": players,
@@ -130,16 +262,24 @@ def public_table(session: Session, viewer: int) -> dict[str, Any]:
         },
         "revolution": bool(view.revolution[0]),
         "or_nothing": bool(view.constrained[0]),
-        "phase": "exchange" if view.exchange[0] else "play",
+        "phase": "over" if game.done else "exchange" if view.exchange[0] else "play",
         "manche": game.manche,
         "decisive": bool(view.decisive[0]),
-        "to_act": game.current_player,
+        "to_act": game.current_player if session.started else None,
     }
 
 
 def game_header(session: Session) -> dict[str, Any]:
-    game = session.game
-    result = game.replay().result if game.done else None
+    """What every view of ``session`` starts with (a replay's game belongs to its loader: read from frames)."""
+    if session.mode == "replay":
+        last = session.frames.last() or {}
+        scores = last.get("scores", [0] * session.rules.n_players)
+        result = session.replay.result if session.replay is not None and session.loaded else None
+        winner = None if result is None else result.get("winner")
+    else:
+        scores = session.game.scores
+        result = session.game.recorder.result if session.game.done else None
+        winner = None if result is None else result["winner"]
     return {
         "id": session.id,
         "mode": session.mode,
@@ -151,18 +291,25 @@ def game_header(session: Session) -> dict[str, Any]:
         "rules": session.rules.to_dict(),
         "lineup": session.lineup,
         "human": session.human,
-        "scores": game.scores,
+        "scores": scores,
         "results": session.results,
-        "winner": None if result is None else result["winner"],
+        "winner": winner,
+        "loaded": session.loaded,
     }
 
 
-def player_view(session: Session, since: int = 0) -> dict[str, Any]:
-    """What the human of a play session sees: the public table, the own hand, the own legal moves, the log."""
-    game, rules, me = session.game, session.rules, session.human
+def player_view(session: Session, since: int = 0, me: int | None = None, now: float | None = None) -> dict[str, Any]:
+    """What player ``me`` (default the session's human) sees: the public table, their own hand, their own legal
+    moves, the log as they may see it (``now``: the store's clock, for who is away at a table for friends)."""
+    game, rules = session.game, session.rules
+    me = session.human if me is None else me
     assert me is not None
     view = agent_registry.decode(rules, game.observe(me)["observation"])
     out = game_header(session)
+    out["human"] = me
+    out["names"] = {p: seat.name for p, seat in session.seats.items()}
+    if session.friends:
+        out["friends"] = friends_view(session, me, time.monotonic() if now is None else now)
     out["table"] = public_table(session, me)
     out["hand"] = sort_cards(game.cards[me])
     partner = int(view.partner[0])
@@ -173,9 +320,10 @@ def player_view(session: Session, since: int = 0) -> dict[str, Any]:
         "gives_left": int(view.gives_left[0]),
         "gave": _ranks(view.gave[0]),
         "received": _ranks(view.received[0]),
+        "done": session.exchanges.get((me, game.manche)),
     }
     legal = []
-    if game.current_player == me and not session.over:
+    if game.current_player == me and not session.over and session.started:
         kinds, ranks, counts = action_tables(rules)
         for a in np.flatnonzero(game.legal_mask()):
             legal.append(
@@ -188,23 +336,70 @@ def player_view(session: Session, since: int = 0) -> dict[str, Any]:
                 }
             )
     out["legal"] = legal
-    out["log"] = session.log[since:]
+    out["log"] = [
+        _event_dict(session, event, viewer=me, partner=partner)
+        for event, partner in session.log[since : since + PAGE_LOG]
+    ]
     out["log_start"] = min(since, len(session.log))
+    out["log_count"] = len(session.log)
     return out
+
+
+def friends_view(session: Session, me: int, now: float) -> dict[str, Any]:
+    """A table for friends as player ``me`` sees it: who sits where, who hosts, who is away, whether it started."""
+    seats = []
+    for player in range(session.rules.n_players):
+        seat = session.seats.get(player)
+        away = seat is not None and (seat.gone or now - seat.seen > DROP_AFTER)
+        seats.append(
+            {
+                "player": player,
+                "name": seat.name if seat else None,
+                "agent": None if seat else session.lineup[player] if session.started else None,
+                "host": bool(seat and seat.host),
+                "away": away,
+                "you": player == me,
+            }
+        )
+    return {"started": session.started, "seats": seats, "host": next(p for p, s in session.seats.items() if s.host)}
+
+
+def note_exchange(session: Session) -> None:
+    """Play mode: once a manche's exchange is over, keep which of their own cards each person gave and received."""
+    for me in session.seats:
+        _note_exchange(session, me)
+
+
+def _note_exchange(session: Session, me: int) -> None:
+    game = session.game
+    if game.done or (me, game.manche) in session.exchanges:
+        return
+    view = agent_registry.decode(session.rules, game.observe(me)["observation"])
+    if view.exchange[0]:
+        return
+    dealt, hand = Counter(game.recorder.deals[-1][me]), Counter(game.cards[me])
+    seat = int(game.state.seat_of_player[0, me])
+    partner_seat = int(game.state.partner[0, seat])
+    partner = int(game.state.player_at_seat[0, partner_seat]) if partner_seat >= 0 else None
+    session.exchanges[(me, game.manche)] = {
+        "partner": partner,
+        "gave": sort_cards(list((dealt - hand).elements())),
+        "received": sort_cards(list((hand - dealt).elements())),
+    }
 
 
 def _ranks(counts: np.ndarray) -> list[str]:
     return [RANK_NAMES[r] for r, n in enumerate(counts) for _ in range(int(n))]
 
 
-def spectator_frame(session: Session, event: Event | None, weighed: dict | None) -> dict[str, Any]:
-    """Everything at the table after ``event`` (every hand visible): one frame of watch and replay modes."""
+def spectator_frame(session: Session, event: Event | None, weighed: dict | None, index: int) -> dict[str, Any]:
+    """Everything at the table after ``event`` (every hand visible): frame ``index`` of watch and replay modes."""
     game = session.game
     table = public_table(session, 0)
     for entry in table["players"]:
         entry["cards"] = sort_cards(game.cards[entry["player"]])
     return {
-        "index": len(session.frames),
+        "index": index,
         "table": table,
         "event": None if event is None else _event_dict(session, event),
         "weighed": weighed,
@@ -256,10 +451,10 @@ def _manche_result(session: Session, event: Event) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 # Moves
 # --------------------------------------------------------------------------------------
-def human_action(session: Session, body: Any) -> tuple[int, list[str] | None]:
-    """The action a play request asks for and the cards it names, or :class:`RequestError` (4xx) saying why
-    it cannot be played."""
-    game, rules, me = session.game, session.rules, session.human
+def human_action(session: Session, body: Any, me: int) -> tuple[int, list[str] | None]:
+    """The action player ``me``'s request asks for and the cards it names, or :class:`RequestError` (4xx) saying
+    why it cannot be played."""
+    game, rules = session.game, session.rules
     if not isinstance(body, dict):
         raise RequestError("the body must be a JSON object")
     version = body.get("version")
@@ -267,6 +462,8 @@ def human_action(session: Session, body: Any) -> tuple[int, list[str] | None]:
         raise RequestError('"version" (the number of moves the client has seen) must be an integer')
     if session.over:
         raise RequestError("the game is over", 409)
+    if not session.started:
+        raise RequestError("the host has not started the game yet", 409)
     if version != session.version:
         raise RequestError(f"the game has moved on (version {session.version}, the request was for {version})", 409)
     if game.current_player != me:
@@ -286,7 +483,7 @@ def human_action(session: Session, body: Any) -> tuple[int, list[str] | None]:
     else:
         raise RequestError('"move" must be "play", "pass" or "give"')
     if not mask[action]:
-        raise RequestError(_why_illegal(session, action))
+        raise RequestError(_why_illegal(session, action, me))
     return action, cards
 
 
@@ -318,11 +515,11 @@ def _cards_action(rules: Rules, hand: Sequence[str], kind: str, cards: list[str]
     return encode_play(rules, RANK_NAMES[rank], len(cards))
 
 
-def _why_illegal(session: Session, action: int) -> str:
+def _why_illegal(session: Session, action: int, me: int) -> str:
     """The engine's reason, in the player's terms (it names only the player's own cards and the table)."""
     game = session.game
     reason = engine.describe_illegal(session.rules, game.state, 0, action)
-    return reason.replace(f"player_{session.human}", "you")
+    return reason.replace(f"player_{me}", "you")
 
 
 # --------------------------------------------------------------------------------------
@@ -347,6 +544,9 @@ def make_lineup(rules: Rules, seats: Sequence[str], human: int | None) -> list[s
 class Store:
     """Every live game by id; expires idle and finished games and bounds their number.
 
+    Learned agents are made in a loader thread and kept (:class:`AgentCache`); replays are checked in a
+    replay thread. At most :data:`MAX_LOADING` of either are in progress; past it, 503 at once.
+
     Args:
         executor: where agents decide (a thread pool).
         idle_ttl: seconds after which a game nobody looked at is dropped.
@@ -367,6 +567,11 @@ class Store:
         self.idle_ttl, self.finished_ttl, self.max_games = idle_ttl, finished_ttl, max_games
         self.clock = clock
         self.sessions: dict[str, Session] = {}
+        self.cache = AgentCache()
+        self.loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-loader")
+        self.replayer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="replays")
+        self.loading = 0
+        """Agent lineups and replays being loaded now (at most :data:`MAX_LOADING`)."""
 
     def get(self, game_id: str) -> Session:
         self.expire()
@@ -375,6 +580,28 @@ class Store:
             raise RequestError("no such game (it never existed or it expired)", 404)
         session.touched = self.clock()
         return session
+
+    def player_of(self, session: Session, key: str | None) -> int:
+        """The person whose secret ``key`` is (403 for a play game without it: the id alone acts for no one).
+
+        At a table for friends, a person away longer than :data:`RETURN_WITHIN` has lost their seat to its agent.
+        """
+        for secret, player in session.keys.items():
+            if isinstance(key, str) and secrets.compare_digest(secret.encode(), key.encode()):
+                seat = session.seats[player]
+                if session.friends and (seat.gone or self.clock() - seat.seen > RETURN_WITHIN):
+                    seat.gone = True
+                    raise RequestError(
+                        f"you were away more than {RETURN_WITHIN:.0f} s: an agent plays your seat to the end", 403
+                    )
+                seat.seen = self.clock()
+                return player
+        raise RequestError("this game is played from another browser: open it from the link it was started with", 403)
+
+    def away(self, session: Session, player: int) -> bool:
+        """The person at ``player`` has not been heard from for :data:`DROP_AFTER` seconds (or has lost the seat)."""
+        seat = session.seats[player]
+        return seat.gone or self.clock() - seat.seen > DROP_AFTER
 
     def expire(self) -> int:
         """Drop expired games; returns how many."""
@@ -404,7 +631,7 @@ class Store:
             self.close(stalest.id)
         return secrets.token_urlsafe(24)
 
-    def create(
+    async def create(
         self,
         mode: str,
         rules: Rules,
@@ -413,52 +640,185 @@ class Store:
         seed: int | None = None,
         pace: float = 0.6,
     ) -> Session:
-        """A new play or watch game (``human`` is the human's player in play mode)."""
+        """A new play or watch game (``human`` is the human's player in play mode); its agents are made off the
+        event loop (:meth:`make_agents`)."""
+        within_limits(rules)
         lineup = make_lineup(rules, seats, human)
         game = RecordedGame(rules, seed=seed, players=lineup, source="president-web")
         root = np.random.SeedSequence(game.recorder.seed)
-        seeds = root.spawn(rules.n_players)
-        agents = {}
-        for player, name in enumerate(lineup):
-            if name != HUMAN:
-                try:
-                    agents[player] = agent_registry.make(name, rules, seed=seeds[player])
-                except (ValueError, OSError) as err:
-                    raise RequestError(f"player {player}: {err}") from None
+        agents = await self.make_agents(lineup, rules, root.spawn(rules.n_players))
         now = self.clock()
         session = Session(self._new_id(), mode, rules, game, lineup, human, agents, pace, now, now)
+        if human is not None:
+            session.keys[secrets.token_urlsafe(24)] = human
+            session.seats[human] = Seat("you", now, host=True)
+            note_exchange(session)
         if mode == "watch":
-            session.frames.append(spectator_frame(session, None, None))
+            session.frames.append(spectator_frame(session, None, None, 0))
         self.sessions[session.id] = session
         return session
 
-    def build_replay(self, replay: Replay) -> Session:
-        """A replay session, not yet stored: every frame built now, the moves checked by the engine.
-
-        ``ValueError`` if a move or a deal does not fit. Touches nothing shared (runs in a worker thread).
-        """
-        if len(replay.actions) > MAX_REPLAY_ACTIONS:
-            raise RequestError(f"the web app shows replays of at most {MAX_REPLAY_ACTIONS} moves", 413)
-        first = RecordedGame(
-            replay.rules, seed=replay.seed, deal=replay.deals[0], dealer=replay.dealer, roles=replay.roles
-        )
+    def create_table(self, rules: Rules, name: str, seed: int | None = None, pace: float = 0.6) -> tuple[Session, str]:
+        """A table for friends, its host at player 0; returns it and the host's secret. Nothing plays until
+        :meth:`start_table`."""
+        within_limits(rules)
+        lineup = [HUMAN] * rules.n_players
+        game = RecordedGame(rules, seed=seed, players=lineup, source="president-web")
         now = self.clock()
-        session = Session("", "replay", replay.rules, first, list(replay.players), None, {}, 0.0, now, now)
-        session.frames.append(spectator_frame(session, None, None))
-        for game, event in replay_steps(replay):
-            session.game = game
-            if event.manche_over:
-                session.results.append(_manche_result(session, event))
-            note = replay.notes[event.index] if replay.notes is not None else None
-            session.frames.append(spectator_frame(session, event, note if isinstance(note, dict) else None))
+        session = Session(self._new_id(), "play", rules, game, lineup, 0, {}, pace, now, now)
+        session.friends, session.started = True, False
+        self.sessions[session.id] = session
+        return session, self.join_table(session, name, host=True)
+
+    def join_table(self, session: Session, name: str, host: bool = False) -> str:
+        """Seat a person at the first free place of a table not yet started; returns their secret."""
+        if not session.friends:
+            raise RequestError("this game is not a table for friends", 409)
+        if session.started:
+            raise RequestError("the game at this table has started; ask the host for the next one", 409)
+        free = [p for p in range(session.rules.n_players) if p not in session.seats]
+        if not free:
+            raise RequestError(f"this table is full ({session.rules.n_players} players)", 409)
+        key = secrets.token_urlsafe(24)
+        session.keys[key] = free[0]
+        session.seats[free[0]] = Seat(name, self.clock(), host=host)
+        return key
+
+    async def start_table(self, session: Session, player: int, agent: str) -> None:
+        """The host starts: ``agent`` takes every empty seat and stands in for anyone away."""
+        if not session.seats[player].host:
+            raise RequestError("only the host starts the game", 403)
+        if session.started:
+            raise RequestError("the game has started", 409)
+        rules = session.rules
+        seated = set(session.seats)
+        lineup = [HUMAN if p in seated else agent for p in range(rules.n_players)]
+        make_lineup(rules, [agent if name == HUMAN else name for name in lineup], None)
+        root = np.random.SeedSequence(session.game.recorder.seed)
+        seeds = root.spawn(2 * rules.n_players)
+        agents = await self.make_agents(lineup, rules, seeds[: rules.n_players])
+        standins = await self.make_agents([agent] * rules.n_players, rules, seeds[rules.n_players :])
+        if session.started:
+            raise RequestError("the game has started", 409)
+        if set(session.seats) != seated:
+            raise RequestError("someone took a seat meanwhile: start again", 409)
+        session.lineup[:] = lineup
+        session.game.recorder.players = [
+            session.seats[p].name if p in session.seats else agent for p in range(rules.n_players)
+        ]
+        session.agents = agents
+        session.standins = {p: standins[p] for p in session.seats}
+        session.started = True
+        note_exchange(session)
+        self.start_agents(session)
+
+    async def open_replay(self, raw: bytes) -> Session:
+        """A replay session from the bytes of a replay file: parsed, limited and its first moves checked in the
+        replay worker (``RequestError`` 400 for a bad replay, 413 past the limits, 503 when busy); the rest of the
+        moves are checked and framed in the background, a chunk at a time (a later bad move ends the session
+        with the error shown)."""
+        game_id = self._new_id()
+        self._reserve()
+        loop = asyncio.get_running_loop()
+        try:
+            loader, frames = await loop.run_in_executor(self.replayer, start_replay, raw)
+        except BaseException:
+            self.loading -= 1
+            raise
+        now = self.clock()
+        replay = loader.replay
+        session = Session(
+            game_id, "replay", replay.rules, loader.scratch.game, list(replay.players), None, {}, 0.0, now, now
+        )
+        session.replay, session.loaded = replay, loader.done
+        session.frames.extend(frames)
+        session.results = list(loader.scratch.results)
+        self.sessions[session.id] = session
+        if loader.done:
+            self.loading -= 1
+        else:
+            session.runner = loop.create_task(self._load_rest(session, loader))
         return session
 
-    def add(self, session: Session) -> Session:
-        """Store a session built by :meth:`build_replay` under a new id."""
-        session.id = self._new_id()
-        session.touched = self.clock()
-        self.sessions[session.id] = session
-        return session
+    async def _load_rest(self, session: Session, loader: ReplayLoader) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while not loader.done and not session.closed:
+                frames = await loop.run_in_executor(self.replayer, loader.chunk)
+                session.frames.extend(frames)
+                session.results = list(loader.scratch.results)
+            session.loaded = loader.done
+        except RequestError as err:
+            session.error = str(err)
+        finally:
+            self.loading -= 1
+
+    def _reserve(self) -> None:
+        """Count one more load in progress, or 503 at once when :data:`MAX_LOADING` are."""
+        if self.loading >= MAX_LOADING:
+            raise RequestError(
+                f"the server is busy loading {self.loading} other games or replays; try again in a few seconds", 503
+            )
+        self.loading += 1
+
+    async def make_agents(self, lineup: list[str], rules: Rules, seeds: Sequence[Any]) -> dict[int, Any]:
+        """The agents of a lineup: at once when each is quick to make (a baseline, or a learned agent already
+        loaded), else in the loader thread (a learned one is loaded once per server)."""
+        if all(name == HUMAN or self.cache.ready(name, rules) for name in lineup):
+            return self.cache.make_lineup(lineup, rules, seeds)
+        self._reserve()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self.loader, self.cache.make_lineup, lineup, rules, seeds
+            )
+        finally:
+            self.loading -= 1
+
+    async def playable_agents(self, rules: Rules) -> list[str]:
+        """The agents that can play ``rules`` (the first call reads the learned agents' rules: the loader thread)."""
+        loop = asyncio.get_running_loop()
+        return list(await loop.run_in_executor(self.loader, agent_registry.names, rules))
+
+    async def hint(self, session: Session, me: int) -> dict[str, Any]:
+        """What the strongest quick agent for the table would play in the human's place, and what it weighed.
+
+        It sees only the human's observation; learned agents for the table come first, else ``heuristic-3``.
+        """
+        game = session.game
+        if session.over or not session.started or game.current_player != me:
+            raise RequestError("a hint is for your turn", 409)
+        version = session.version
+        if session.hinter is None:
+            playable = await self.playable_agents(session.rules)
+            name = next((n for n in HINT_AGENTS if n in playable), None)
+            name = name or next((n for n in playable if n in agent_registry.SHIPPED_AGENTS), "heuristic-3")
+            agents = await self.make_agents([name], session.rules, [np.random.SeedSequence(0)])
+            session.hinter = (name, agents[0])
+        name, agent = session.hinter
+        observation = game.observe(me)
+        loop = asyncio.get_running_loop()
+        decision = await loop.run_in_executor(self.executor, _decide, agent, observation, True)
+        weighed = _json_weighed(session.rules, decision)
+        kinds, ranks, counts = action_tables(session.rules)
+        action = weighed["action"]
+        return {
+            "agent": name,
+            "version": version,
+            "action": action,
+            "move": action_name(session.rules, action),
+            "kind": ("pass", "play", "give")[int(kinds[action])],
+            "rank": RANK_NAMES[int(ranks[action])] if kinds[action] else None,
+            "count": int(counts[action]),
+            "measure": weighed["measure"],
+            "moves": weighed["moves"][:6],
+        }
+
+    def shutdown(self) -> None:
+        """Drop every game and stop the worker threads the store started."""
+        for game_id in list(self.sessions):
+            self.close(game_id)
+        self.loader.shutdown(wait=False, cancel_futures=True)
+        self.replayer.shutdown(wait=False, cancel_futures=True)
 
     # ---- playing ----------------------------------------------------------------
     def apply(
@@ -477,16 +837,17 @@ class Store:
         try:
             event = game.step(action, note, cards)
         except ValueError as err:
-            message = str(err).replace(f"player_{session.human}", "you")
+            message = str(err).replace(f"player_{player}", "you")
             if "not the cards this action takes" in message:
                 message += " (wild 2s complete a play only after every natural card of its rank)"
             raise RequestError(message) from None
         if event.manche_over:
             session.results.append(_manche_result(session, event))
         if session.mode == "play":
-            session.log.append(_event_dict(session, event, viewer=session.human, partner=partner))
+            session.log.append((event, partner))  # shown to each person as they may see it (player_view)
+            note_exchange(session)
         else:
-            session.frames.append(spectator_frame(session, event, note))
+            session.frames.append(spectator_frame(session, event, note, len(session.frames)))
         return event
 
     def start_agents(self, session: Session) -> None:
@@ -498,17 +859,23 @@ class Store:
 
     async def _run_agents(self, session: Session) -> None:
         loop = asyncio.get_running_loop()
-        while not session.closed and not session.over:
+        while not session.closed and not session.over and session.started:
             player = session.game.current_player
-            if player == session.human or session.paused:
+            if session.paused:
                 return
+            agent = session.agents.get(player)
+            if player in session.seats:
+                if not (session.friends and self.away(session, player)):
+                    return  # a person to play
+                agent = session.standins[player]
             if self.clock() - session.touched > UNWATCHED:
                 return  # nobody is looking: the agents wait until the next request for the game
             if session.pace > 0:
                 await asyncio.sleep(session.pace)
                 if session.closed or session.paused or session.game.current_player != player:
                     continue
-            agent = session.agents[player]
+                if player in session.seats and not self.away(session, player):
+                    continue  # back in time: their move
             observation = session.game.observe(player)
             explain = session.mode == "watch"
             try:
@@ -537,3 +904,173 @@ def _json_weighed(rules: Rules, decision: dict) -> dict:
     ]
     moves.sort(key=lambda m: m["value"], reverse="cost" not in str(decision.get("measure")))
     return {"action": int(decision["action"]), "measure": decision.get("measure"), "moves": moves}
+
+
+# --------------------------------------------------------------------------------------
+# Loading off the event loop
+# --------------------------------------------------------------------------------------
+def parse_json(body: bytes | str) -> Any:
+    """A request body as JSON: 400 if it is not JSON, holds ``NaN``/``Infinity`` or text UTF-8 cannot encode."""
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    try:
+        data = json.loads(body, parse_constant=constant)
+    except (ValueError, RecursionError):
+        raise RequestError("the request body is not valid JSON") from None
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise RequestError("the request holds text that UTF-8 cannot encode (a lone surrogate)") from None
+    except RecursionError:
+        raise RequestError("the request body is nested too deeply") from None
+    return data
+
+
+def start_replay(raw: bytes) -> tuple[ReplayLoader, list[dict]]:
+    """Parse a replay file, check it against the limits and frame its first chunk of moves (in the replay thread)."""
+    if len(raw) > MAX_REPLAY_BYTES:
+        raise RequestError(f"the replay is {len(raw)} bytes; at most {MAX_REPLAY_BYTES}", 413)
+    data = parse_json(raw)
+    try:
+        loader = ReplayLoader(Replay.from_dict(data))
+        return loader, loader.chunk()
+    except RequestError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError) as err:
+        raise RequestError(f"bad replay: {err}") from None
+
+
+class ReplayLoader:
+    """Plays a replay back on the engine and frames it, :data:`REPLAY_CHUNK` moves per :meth:`chunk` call.
+
+    It owns its game: only :meth:`chunk` touches it, one call at a time, in the replay thread.
+    """
+
+    def __init__(self, replay: Replay) -> None:
+        within_limits(replay.rules, "the replay's rules")
+        if len(replay.actions) > MAX_REPLAY_ACTIONS:
+            raise RequestError(
+                f"the replay has {len(replay.actions)} moves; the web app shows at most {MAX_REPLAY_ACTIONS}", 413
+            )
+        self.replay = replay
+        try:
+            # As replay_steps starts it: a manche with roles is dealt by its Trou du cul, the dealer is implied.
+            first = RecordedGame(
+                replay.rules,
+                seed=replay.seed,
+                deal=replay.deals[0],
+                dealer=None if replay.roles is not None else replay.dealer,
+                roles=replay.roles,
+            )
+        except ValueError as err:
+            raise ValueError(f"replay manche 1: {err}") from None
+        self.scratch = Session("", "replay", replay.rules, first, list(replay.players), None, {}, 0.0, 0.0, 0.0)
+        self._steps = replay_steps(replay)
+        self.framed = 0
+        self.done = False
+
+    def chunk(self) -> list[dict]:
+        """The frames of the next moves (the first call: the deal too); ``RequestError`` naming a bad move."""
+        frames = []
+        if self.framed == 0:
+            frames.append(spectator_frame(self.scratch, None, None, 0))
+        try:
+            for _ in range(REPLAY_CHUNK):
+                step = next(self._steps, None)
+                if step is None:
+                    self.done = True
+                    break
+                game, event = step
+                self.scratch.game = game
+                if event.manche_over:
+                    self.scratch.results.append(_manche_result(self.scratch, event))
+                note = self.replay.notes[event.index] if self.replay.notes is not None else None
+                self.framed += 1
+                frames.append(spectator_frame(self.scratch, event, _shown_note(note), self.framed))
+        except (ValueError, TypeError, KeyError, IndexError) as err:
+            raise RequestError(f"bad replay: {err}") from None
+        return frames
+
+
+def _shown_note(note: Any) -> dict | None:
+    """A replay's note as the page shows it (what the agent weighed), ``None`` for a note of another shape."""
+    if not isinstance(note, dict) or not _is_index(note.get("action")):
+        return None
+    measure, moves = note.get("measure"), note.get("moves", [])
+    if not (measure is None or isinstance(measure, str)) or not isinstance(moves, list):
+        return None
+    for move in moves:
+        if not isinstance(move, dict) or not _is_index(move.get("action")) or not isinstance(move.get("move"), str):
+            return None
+        value = move.get("value")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            return None
+    return {"action": note["action"], "measure": measure, "moves": moves}
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+class AgentCache:
+    """Makes agents; a learned agent (its network) is loaded once and each game gets a copy with its own seed.
+
+    Used from the loader thread only; holds at most :attr:`size` learned agents.
+    """
+
+    size = 32
+
+    def __init__(self) -> None:
+        self._learned: dict[tuple[str, Rules], Any] = {}
+        self._lock = threading.Lock()
+
+    def ready(self, name: str, rules: Rules) -> bool:
+        """``name`` is made in microseconds: a baseline, or a learned agent already loaded for ``rules``."""
+        with self._lock:
+            return name in QUICK_AGENTS or (name, rules) in self._learned
+
+    def make(self, name: str, rules: Rules, seed: Any) -> Any:
+        with self._lock:
+            prototype = self._learned.get((name, rules))
+        if prototype is not None:
+            agent = copy.copy(prototype)
+            agent.reset(seed)
+            return agent
+        agent = agent_registry.make(name, rules, seed=seed)
+        if _is_learned(agent):
+            with self._lock:
+                if len(self._learned) >= self.size:
+                    self._learned.pop(next(iter(self._learned)))
+                self._learned[(name, rules)] = copy.copy(agent)
+        return agent
+
+    def warm(self) -> None:
+        """Load every installed shipped learned agent, for the rules it was trained on (server start-up)."""
+        for name in agent_registry.names():
+            if name in agent_registry.SHIPPED_AGENTS:
+                try:
+                    agent = agent_registry.make(name)
+                except (ValueError, OSError):
+                    continue  # not usable here: a game asking for it gets the reason
+                if _is_learned(agent):
+                    with self._lock:
+                        self._learned[(name, agent.rules)] = agent
+                    agent_registry.names(agent.rules)  # reads every learned agent's rules once
+
+    def make_lineup(self, lineup: Sequence[str], rules: Rules, seeds: Sequence[Any]) -> dict[int, Any]:
+        agents = {}
+        for player, name in enumerate(lineup):
+            if name != HUMAN:
+                try:
+                    agents[player] = self.make(name, rules, seeds[player])
+                except (ValueError, OSError) as err:
+                    raise RequestError(f"player {player}: {err}") from None
+        return agents
+
+
+def _is_learned(agent: Any) -> bool:
+    """A network policy (its weights are read-only when acting: copies may share them)."""
+    module = sys.modules.get("president_env.agents.torch_policy")
+    return module is not None and type(agent) is module.TorchPolicyAgent

@@ -8,18 +8,24 @@ the client polls it (see ``docs/web.md`` for the API and why polling):
 
 ==========================================  ====================================================
 ``GET  /api/options``                       presets (with their YAML), agent names, limits
-``POST /api/rules``                         check rules: ``{"preset"}`` or ``{"yaml"}`` -> the rules or 400
-``POST /api/games``                         new play or watch game -> ``{"id", ...view}``
-``GET  /api/games/{id}?since=N``            the view (play: the human's; watch/replay: frames from N)
+``POST /api/rules``                         check rules: ``{"preset"}`` or ``{"yaml"}`` -> the rules, the agents
+                                            that can play them and the rules page, or 400
+``POST /api/games``                         new play or watch game -> ``{"id", ...view}`` (play: and ``key``)
+``GET  /api/games/{id}?since=N&limit=L``    the view (play: the player's, log from N; watch/replay: frames from N)
 ``POST /api/games/{id}/move``               play mode: ``{"version", "move": "play"|"pass"|"give", "cards"}``
+``POST /api/games/{id}/hint``               play mode, your turn: what the strongest quick agent would play
 ``POST /api/games/{id}/pace``               ``{"pace": seconds, "paused": bool}``
 ``GET  /api/games/{id}/replay``             the game as a replay (play mode: once the game is over)
 ``DELETE /api/games/{id}``                  drop the game
-``POST /api/replays``                       a replay file -> a replay game to step through
+``POST /api/replays``                       a replay file -> a replay game to step through (checked in the background)
+``POST /api/tables``                        a table for friends -> its host's view and ``key``
+``POST /api/tables/{id}/join``              ``{"name"}`` -> a new seat's view and ``key``
+``POST /api/tables/{id}/start``             the host starts: ``{"agent"}`` for the empty seats
 ==========================================  ====================================================
 
-Every bad request is answered 4xx with ``{"error": reason}`` and changes nothing. Game ids are
-``secrets.token_urlsafe(24)``: knowing the id is the right to read and play the game.
+Every bad request is answered 4xx with ``{"error": reason}`` and changes nothing; every request does bounded
+work (the limits are in ``docs/web.md``). Ids and secrets are ``secrets.token_urlsafe(24)``: the id reads a
+watch game or a replay; a play game is read and played only with its player's secret (``X-Player-Key``).
 """
 
 from __future__ import annotations
@@ -35,13 +41,31 @@ from pathlib import Path
 from typing import Any
 
 from president_env import agents as agent_registry
-from president_env.presets import PRESETS, preset_path
+from president_env.presets import PRESETS, preset_path, resolve_rules
 from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
-from president_env.replay import MAX_SEED, Replay
+from president_env.replay import MAX_SEED
 from president_env.rules import Rules
 from president_env.user_input import load_yaml
 
-from .games import HUMAN, MAX_PACE, MODES, RequestError, Session, Store, game_header, human_action, player_view
+from .games import (
+    HUMAN,
+    MAX_LOADING,
+    MAX_MANCHES,
+    MAX_PACE,
+    MAX_REPLAY_ACTIONS,
+    MODES,
+    PAGE_FRAMES,
+    PAGE_LOG,
+    RequestError,
+    Session,
+    Store,
+    game_header,
+    human_action,
+    parse_json,
+    player_view,
+    within_limits,
+)
+from .rules_page import rules_page
 
 try:
     from starlette.applications import Starlette
@@ -55,7 +79,20 @@ except ImportError:  # pragma: no cover - reported by main()
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 64_000
 MAX_YAML = 20_000
-MAX_MANCHES = 20
+
+
+LIMITS = {
+    "max_manches": MAX_MANCHES,
+    "players": [3, 8],
+    "max_body_bytes": MAX_BODY,
+    "max_yaml_chars": MAX_YAML,
+    "max_replay_bytes": MAX_REPLAY_BYTES,
+    "max_replay_moves": MAX_REPLAY_ACTIONS,
+    "page_frames": PAGE_FRAMES,
+    "page_log": PAGE_LOG,
+    "max_loading": MAX_LOADING,
+}
+"""Every limit of the web app (``GET /api/options`` sends them; ``docs/web.md`` explains them)."""
 
 
 def load_rules_text(text: Any) -> Rules:
@@ -66,21 +103,23 @@ def load_rules_text(text: Any) -> Rules:
         raise RequestError(f"the rules YAML is {len(text)} characters; at most {MAX_YAML}")
     try:
         data = load_yaml(text, "rules YAML")  # bounded: an alias bomb is refused, not expanded
-        return Rules.from_dict({} if data is None else data)
+        if data is not None and not isinstance(data, dict):
+            raise ValueError(f"the rules YAML must be a mapping of rules fields, got {type(data).__name__}")
+        return resolve_rules({} if data is None else data)  # a mapping: never read as a file name
     except (TypeError, ValueError) as err:
         raise RequestError(str(err)) from None
 
 
 def rules_of(body: dict) -> Rules:
     """The rules a setup asks for: ``{"preset": name}`` or ``{"yaml": text}``, then ``"n_players"`` and
-    ``"manches"`` override theirs."""
+    ``"manches"`` override theirs; the web app's limits bind the result whichever way it came."""
     if body.get("yaml") not in (None, ""):
         rules = load_rules_text(body["yaml"])
     else:
         preset = body.get("preset", "standard")
         if preset not in PRESETS:
             raise RequestError(f"unknown rules preset {preset!r}; valid presets: {', '.join(PRESETS)}")
-        rules = Rules.from_yaml(preset_path(preset))
+        rules = resolve_rules(preset)
     players = body.get("n_players")
     if players is not None:
         if not isinstance(players, int) or isinstance(players, bool):
@@ -94,11 +133,11 @@ def rules_of(body: dict) -> Rules:
         if not isinstance(manches, int) or isinstance(manches, bool) or not 1 <= manches <= MAX_MANCHES:
             raise RequestError(f"manches must be an integer from 1 to {MAX_MANCHES}, got {manches!r}")
         rules = rules.replace(manches=manches)
-    return rules
+    return within_limits(rules)
 
 
-async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
-    """The request's JSON body, at most ``limit`` bytes (413 past it, 400 if it is not JSON)."""
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, at most ``limit`` bytes (413 past it, read no further)."""
     declared = request.headers.get("content-length")
     if declared is not None and not declared.isdigit():
         raise RequestError("bad Content-Length header")
@@ -109,10 +148,12 @@ async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
         body += chunk
         if len(body) > limit:
             raise RequestError(f"the request body is larger than {limit} bytes", 413)
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        raise RequestError("the request body is not valid JSON") from None
+    return bytes(body)
+
+
+async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
+    """The request's JSON body, at most ``limit`` bytes (413 past it, 400 if it is not JSON)."""
+    return parse_json(await read_body(request, limit))
 
 
 def _int(body: dict, key: str, low: int, high: int, default: Any = None) -> Any:
@@ -131,19 +172,32 @@ def _pace(body: dict, default: float) -> float:
     return float(pace)
 
 
-def view_of(session: Session, since: int = 0) -> dict[str, Any]:
-    """The view a client of ``session`` gets."""
+def view_of(
+    session: Session, since: int = 0, limit: int = PAGE_FRAMES, me: int | None = None, now: float | None = None
+) -> dict[str, Any]:
+    """The view a client of ``session`` gets: player ``me``'s log entries (play) or at most ``limit`` frames
+    (watch, replay) from ``since`` on."""
     if session.mode == "play":
-        return player_view(session, since)
+        return player_view(session, since, me, now)
     out = game_header(session)
-    out["frames"] = session.frames[since:]
+    out["frames"] = session.frames.slice(since, limit)
     out["frames_start"] = min(since, len(session.frames))
     out["frame_count"] = len(session.frames)
     return out
 
 
-def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
-    """The ASGI app. ``store``: the game store (default a new one, ``store_options`` passed to it)."""
+if Starlette is not None:
+
+    class AsciiJSONResponse(JSONResponse):
+        """JSON in ASCII: any text, a lone surrogate included, is sent as an escape, never a 500."""
+
+        def render(self, content: Any) -> bytes:
+            return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def create_app(store: Store | None = None, warm: bool = False, **store_options: Any) -> Starlette:
+    """The ASGI app. ``store``: the game store (default a new one, ``store_options`` passed to it);
+    ``warm``: load the shipped learned agents at start-up, before serving (``president-web`` does)."""
     if Starlette is None:
         raise RuntimeError('president-web needs Starlette and uvicorn: pip install "president-env[web]"')
     executor = None
@@ -152,7 +206,7 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
         store = Store(executor, **store_options)
 
     def error(err: RequestError) -> JSONResponse:
-        return JSONResponse({"error": str(err)}, status_code=err.status)
+        return AsciiJSONResponse({"error": str(err)}, status_code=err.status)
 
     def handle(function):
         async def endpoint(request: Request) -> Response:
@@ -168,13 +222,14 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
 
     async def options(request: Request) -> Response:
         presets = {name: preset_path(name).read_text(encoding="utf-8") for name in PRESETS}
-        return JSONResponse(
+        return AsciiJSONResponse(
             {
                 "presets": presets,
                 "agents": list(agent_registry.names()),
                 "modes": list(MODES),
                 "max_manches": MAX_MANCHES,
                 "max_pace": MAX_PACE,
+                "limits": LIMITS,
             }
         )
 
@@ -183,7 +238,66 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
         if not isinstance(body, dict):
             raise RequestError("the body must be a JSON object")
         rules = rules_of(body)
-        return JSONResponse({"rules": rules.to_dict(), "yaml": rules.to_yaml()})
+        return AsciiJSONResponse(
+            {
+                "rules": rules.to_dict(),
+                "yaml": rules.to_yaml(),
+                "page": rules_page(rules),
+                "agents": await store.playable_agents(rules),
+            }
+        )
+
+    def play_session(request: Request) -> tuple[Session, int | None]:
+        """The game of the request and the player whose secret it carries (header ``X-Player-Key``, or ``?key=``
+        for the replay's download link); a play game is read and played only with a secret (403)."""
+        session = store.get(request.path_params["game_id"])
+        if session.mode != "play":
+            return session, None
+        return session, store.player_of(session, request.headers.get("x-player-key") or request.query_params.get("key"))
+
+    def player_out(session: Session, me: int | None, since: int = 0, limit: int = PAGE_FRAMES) -> dict[str, Any]:
+        return view_of(session, since, limit, me, store.clock())
+
+    async def hint(request: Request) -> Response:
+        session, me = play_session(request)
+        if me is None:
+            raise RequestError("hints are for play games", 409)
+        return AsciiJSONResponse(await store.hint(session, me))
+
+    def player_name(body: dict) -> str:
+        name = body.get("name", "")
+        if not isinstance(name, str) or not 1 <= len(name.strip()) <= 24 or not name.isprintable():
+            raise RequestError('"name": the name the others will see, 1 to 24 printable characters')
+        return name.strip()
+
+    async def new_table(request: Request) -> Response:
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise RequestError("the body must be a JSON object")
+        rules = rules_of(body)
+        name = player_name(body)
+        seed = _int(body, "seed", 0, MAX_SEED)
+        session, key = store.create_table(rules, name, seed=seed, pace=_pace(body, 0.6))
+        return AsciiJSONResponse({**player_out(session, 0), "key": key}, status_code=201)
+
+    async def join_table(request: Request) -> Response:
+        session = store.get(request.path_params["game_id"])
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise RequestError("the body must be a JSON object")
+        key = store.join_table(session, player_name(body))
+        return AsciiJSONResponse({**player_out(session, session.keys[key]), "key": key}, status_code=201)
+
+    async def start_table(request: Request) -> Response:
+        session, me = play_session(request)
+        body = await read_json(request)
+        if not isinstance(body, dict) or me is None:
+            raise RequestError("the body must be a JSON object")
+        agent = body.get("agent", "heuristic-3")
+        if not isinstance(agent, str):
+            raise RequestError('"agent" must be an agent name')
+        await store.start_table(session, me, agent)
+        return AsciiJSONResponse(player_out(session, me))
 
     async def new_game(request: Request) -> Response:
         body = await read_json(request)
@@ -203,31 +317,39 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
             raise RequestError("watch mode has agents at every seat")
         seed = _int(body, "seed", 0, MAX_SEED)
         pace = _pace(body, 0.6)
-        session = store.create(mode, rules, seats, human=human, seed=seed, pace=pace)
+        session = await store.create(mode, rules, seats, human=human, seed=seed, pace=pace)
         store.start_agents(session)
-        return JSONResponse(view_of(session), status_code=201)
+        out = view_of(session)
+        if session.keys:
+            out["key"] = next(iter(session.keys))  # the creator's secret: sent once, kept by their browser
+        return AsciiJSONResponse(out, status_code=201)
 
     async def get_game(request: Request) -> Response:
-        session = store.get(request.path_params["game_id"])
+        session, me = play_session(request)
         since = request.query_params.get("since", "0")
         if not since.isdigit() or len(since) > 9:
             raise RequestError("since must be a non-negative integer")
+        limit = request.query_params.get("limit", str(PAGE_FRAMES))
+        if not limit.isdigit() or int(limit) > PAGE_FRAMES:
+            raise RequestError(f"limit must be an integer from 0 to {PAGE_FRAMES}")
         store.start_agents(session)  # agents that stopped for want of a viewer go on
-        return JSONResponse(view_of(session, int(since)))
+        return AsciiJSONResponse(player_out(session, me, int(since), int(limit)))
 
     async def move(request: Request) -> Response:
-        session = store.get(request.path_params["game_id"])
-        if session.mode != "play":
+        session, me = play_session(request)
+        if me is None:
             raise RequestError("only play games take moves", 409)
         body = await read_json(request)
-        action, cards = human_action(session, body)
+        action, cards = human_action(session, body, me)
         since = _int(body, "since", 0, 10**9, 0)  # checked before the move is made
         store.apply(session, action, cards=cards)
         store.start_agents(session)
-        return JSONResponse(view_of(session, since))
+        return AsciiJSONResponse(player_out(session, me, since))
 
     async def set_pace(request: Request) -> Response:
-        session = store.get(request.path_params["game_id"])
+        session, me = play_session(request)
+        if session.friends and not session.seats[me].host:
+            raise RequestError("only the host sets the pace", 403)
         body = await read_json(request)
         if not isinstance(body, dict):
             raise RequestError("the body must be a JSON object")
@@ -237,34 +359,28 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
             raise RequestError("paused must be true or false")
         session.pace, session.paused = pace, paused
         store.start_agents(session)
-        return JSONResponse({"pace": session.pace, "paused": session.paused})
+        return AsciiJSONResponse({"pace": session.pace, "paused": session.paused})
 
     async def get_replay(request: Request) -> Response:
-        session = store.get(request.path_params["game_id"])
+        session, _ = play_session(request)
         if session.mode == "play" and not session.over:
             raise RequestError("the replay of a game you play is available once the game is over", 409)
-        text = session.game.replay().dumps()
+        replay = session.replay if session.replay is not None else session.game.replay()
+        text = await asyncio.get_running_loop().run_in_executor(store.replayer, _replay_text, replay)
         headers = {"Content-Disposition": f'attachment; filename="president-{session.id[:8]}.json"'}
         return Response(text, media_type="application/json", headers=headers)
 
     async def delete_game(request: Request) -> Response:
-        store.get(request.path_params["game_id"])
+        session, me = play_session(request)
+        if session.friends and not session.seats[me].host:
+            raise RequestError("only the host closes the table", 403)
         store.close(request.path_params["game_id"])
         return Response(status_code=204)
 
     async def post_replay(request: Request) -> Response:
-        data = await read_json(request, MAX_REPLAY_BYTES)
-        loop = asyncio.get_running_loop()
-        try:
-            replay = Replay.from_dict(data)
-            # Playing a long replay back takes a moment: off the event loop.
-            session = await loop.run_in_executor(store.executor, store.build_replay, replay)
-        except RequestError:
-            raise
-        except ValueError as err:
-            raise RequestError(f"bad replay: {err}") from None
-        store.add(session)
-        return JSONResponse(view_of(session), status_code=201)
+        raw = await read_body(request, MAX_REPLAY_BYTES)
+        session = await store.open_replay(raw)  # parsed and checked in the replay thread, a chunk at a time
+        return AsciiJSONResponse(view_of(session), status_code=201)
 
     async def janitor() -> None:
         while True:
@@ -274,12 +390,13 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         task = asyncio.get_running_loop().create_task(janitor())
+        if warm:  # before the first request: importing torch would hold the interpreter for a second at a time
+            await asyncio.get_running_loop().run_in_executor(store.loader, store.cache.warm)
         try:
             yield
         finally:
             task.cancel()
-            for game_id in list(store.sessions):
-                store.close(game_id)
+            store.shutdown()
             if executor is not None:
                 executor.shutdown(wait=False, cancel_futures=True)
 
@@ -293,12 +410,20 @@ def create_app(store: Store | None = None, **store_options: Any) -> Starlette:
         Route("/api/games/{game_id}/move", handle(move), methods=["POST"]),
         Route("/api/games/{game_id}/pace", handle(set_pace), methods=["POST"]),
         Route("/api/games/{game_id}/replay", handle(get_replay), methods=["GET"]),
+        Route("/api/games/{game_id}/hint", handle(hint), methods=["POST"]),
+        Route("/api/tables", handle(new_table), methods=["POST"]),
+        Route("/api/tables/{game_id}/join", handle(join_table), methods=["POST"]),
+        Route("/api/tables/{game_id}/start", handle(start_table), methods=["POST"]),
         Route("/api/replays", handle(post_replay), methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.store = store
     return app
+
+
+def _replay_text(replay: Any) -> str:
+    return json.dumps(replay.to_dict(), ensure_ascii=True, separators=(",", ":"))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -326,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     if Starlette is None:
         print('president-web: error: needs Starlette and uvicorn: pip install "president-env[web]"', file=sys.stderr)
         return 2
-    app = create_app(idle_ttl=args.idle_ttl, max_games=args.max_games)
+    app = create_app(warm=True, idle_ttl=args.idle_ttl, max_games=args.max_games)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"president-web: serving on http://{host}:{args.port}/ (Ctrl-C to stop)", flush=True)
     try:

@@ -7,8 +7,9 @@ const RANKS = ["3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2",
 const KEY_RANK = { "0": "10", t: "10", j: "J", q: "Q", k: "K", a: "A" };
 
 const ui = {
-  options: null, rules: null, game: null, selected: new Set(), log: [],
-  frames: [], frame: 0, follow: true, timer: null, busy: false,
+  options: null, rules: null, playable: [], game: null, key: null, selected: new Set(), log: [],
+  frames: [], frameCount: 0, frame: 0, follow: true, timer: null, busy: false,
+  seenResults: 0, summaryOpen: false, trickSignature: "", handBefore: null, hint: null,
 };
 
 // ---------------------------------------------------------------- helpers
@@ -18,11 +19,15 @@ async function api(method, path, body) {
     init.headers["Content-Type"] = "application/json";
     init.body = typeof body === "string" ? body : JSON.stringify(body);
   }
+  // The secret of the game you play goes with its requests only (the game id alone acts for no one).
+  if (ui.key && ui.game && (path.startsWith(`/api/games/${ui.game.id}`) || path.startsWith(`/api/tables/${ui.game.id}/`))) {
+    init.headers["X-Player-Key"] = ui.key;
+  }
   const response = await fetch(path, init);
   const text = await response.text();
   let data = {};
   try { data = text ? JSON.parse(text) : {}; } catch (e) { data = { error: text }; }
-  if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+  if (!response.ok) { const err = new Error(data.error || `HTTP ${response.status}`); err.status = response.status; throw err; }
   return data;
 }
 
@@ -39,6 +44,7 @@ function el(tag, attrs = {}, ...children) {
 
 function rankOf(card) { return card === "JK" ? "JK" : card.slice(0, -1); }
 function suitOf(card) { return card === "JK" ? "" : card.slice(-1); }
+function pretty(cards) { return cards.map((c) => rankOf(c) + (SUITS[suitOf(c)] || "")).join(" "); }
 
 function cardNode(card, small = false) {
   const suit = suitOf(card);
@@ -50,15 +56,19 @@ function cardNode(card, small = false) {
 
 function playerName(p) {
   const g = ui.game;
+  if (p === null || p === undefined) return "nobody";
   if (g && g.human === p) return "You";
-  const agent = g ? g.lineup[p] : "";
-  return `player ${p}${agent ? " · " + agent : ""}`;
+  if (g && g.names && g.names[p]) return g.names[p];
+  const agent = g && g.lineup ? g.lineup[p] : "";
+  return `player ${p}${agent && agent !== "human" ? " · " + agent : ""}`;
 }
 
 function ordinal(n) {
   const s = ["th", "st", "nd", "rd"], v = n % 100;
   return n + (s[(v - 20) % 10] || s[v] || s[0]);
 }
+
+function plural(n, word) { return `${n} ${word}${n === 1 ? "" : "s"}`; }
 
 function setError(id, message) { $(id).textContent = message || ""; }
 
@@ -75,19 +85,27 @@ async function init() {
   $("pace-setup").addEventListener("input", () => { $("pace-setup-value").textContent = `${$("pace-setup").value} s`; });
   $("setup-form").addEventListener("submit", (e) => { e.preventDefault(); startGame(); });
   $("nav-setup").addEventListener("click", showSetup);
+  $("nav-rules").addEventListener("click", showRules);
+  $("rules-close").addEventListener("click", () => $("rules-panel").classList.add("hidden"));
   $("replay-file").addEventListener("change", loadReplayFile);
   $("play").addEventListener("click", () => sendMove("play"));
   $("pass").addEventListener("click", () => sendMove("pass"));
   $("clear").addEventListener("click", () => { ui.selected.clear(); renderHand(); });
+  $("hint").addEventListener("click", askHint);
+  $("continue").addEventListener("click", closeSummary);
+  $("join-button").addEventListener("click", joinTable);
+  $("table-start").addEventListener("click", startTable);
   $("pace").addEventListener("change", setPace);
   $("paused").addEventListener("change", setPace);
   $("first").addEventListener("click", () => stepTo(0));
   $("back").addEventListener("click", () => stepTo(ui.frame - 1));
   $("forward").addEventListener("click", () => stepTo(ui.frame + 1));
-  $("last").addEventListener("click", () => stepTo(ui.frames.length - 1));
-  $("follow").addEventListener("change", () => { ui.follow = $("follow").checked; if (ui.follow) stepTo(ui.frames.length - 1); });
+  $("last").addEventListener("click", () => stepTo(ui.frameCount - 1));
+  $("follow").addEventListener("change", () => { ui.follow = $("follow").checked; if (ui.follow) stepTo(ui.frameCount - 1); });
   document.addEventListener("keydown", onKey);
+  window.addEventListener("hashchange", resumeFromUrl);
   await loadRules();
+  await resumeFromUrl();
 }
 
 async function loadRules(players) {
@@ -97,10 +115,14 @@ async function loadRules(players) {
   try {
     const data = await api("POST", "/api/rules", body);
     ui.rules = data.rules;
+    ui.rulesPage = data.page;
+    ui.playable = data.agents;
     $("players").value = data.rules.n_players;
     $("manches").value = data.rules.manches;
     $("rules-summary").textContent = `${data.rules.n_players} players, ${data.rules.decks} deck(s), ${data.rules.jokers} joker(s), ` +
       `exchange ${data.rules.exchange.join("/")}, revolution ${data.rules.revolution ? "on" : "off"}, equal rank: ${data.rules.equal_rank}`;
+    const hidden = ui.options.agents.filter((a) => !data.agents.includes(a));
+    $("agents-note").textContent = hidden.length ? `Agents that cannot play these rules are not offered (${hidden.join(", ")}).` : "";
     setError("setup-error", "");
     drawSeats();
   } catch (err) {
@@ -118,14 +140,16 @@ function drawSeats() {
   seat.replaceChildren(...Array.from({ length: n }, (_, i) => el("option", { value: i }, `player ${i}`)));
   seat.value = chosen;
   $("seat-label").classList.toggle("hidden", mode() !== "play");
+  $("name-label").classList.toggle("hidden", mode() !== "friends");
   const box = $("seats");
+  box.classList.toggle("hidden", mode() === "friends");
   const previous = Array.from(box.querySelectorAll("select")).map((s) => s.value);
   box.replaceChildren();
   for (let i = 0; i < n; i++) {
     if (mode() === "play" && i === chosen) { box.append(el("label", {}, `player ${i}: you`)); continue; }
     const select = el("select", { id: `agent-${i}`, "aria-label": `agent of player ${i}` });
-    for (const name of ui.options.agents) select.append(el("option", { value: name }, name));
-    select.value = previous[i] && ui.options.agents.includes(previous[i]) ? previous[i] : "heuristic-3";
+    for (const name of ui.playable) select.append(el("option", { value: name }, name));
+    select.value = previous[i] && ui.playable.includes(previous[i]) ? previous[i] : "heuristic-3";
     box.append(el("label", {}, `player ${i}: `, select));
   }
 }
@@ -140,19 +164,112 @@ async function startGame() {
   if (yaml) body.yaml = yaml; else body.preset = $("preset").value;
   if (m === "play") body.human = human;
   if ($("seed").value !== "") body.seed = Number($("seed").value);
+  if (m === "friends") { delete body.mode; delete body.seats; body.name = $("my-name").value; }
   try {
-    const data = await api("POST", "/api/games", body);
+    const data = await api("POST", m === "friends" ? "/api/tables" : "/api/games", body);
+    if (data.key) localStorage.setItem(`president-key-${data.id}`, data.key);
+    ui.key = data.key || null;
+    history.replaceState(null, "", `#game=${data.id}`);
     openGame(data);
   } catch (err) {
     setError("setup-error", err.message);
   }
 }
 
+async function resumeFromUrl() {
+  // A game URL (#game=ID) resumes the game, in a reload or another tab; a play game needs this browser's secret.
+  // A table's shared link (#table=ID) seats a friend, or resumes the seat this browser already holds.
+  const table = /table=([A-Za-z0-9_-]+)/.exec(location.hash);
+  if (table) {
+    if (localStorage.getItem(`president-key-${table[1]}`)) history.replaceState(null, "", `#game=${table[1]}`);
+    else { showJoin(table[1]); return; }
+  }
+  const match = /game=([A-Za-z0-9_-]+)/.exec(location.hash);
+  if (!match || (ui.game && ui.game.id === match[1])) return;
+  ui.key = localStorage.getItem(`president-key-${match[1]}`);
+  ui.game = { id: match[1] };
+  try {
+    openGame(await api("GET", `/api/games/${match[1]}`));
+  } catch (err) {
+    ui.game = null;
+    showSetup();
+    setError("setup-error", err.status === 403 ? `This game is played from another browser: ${err.message}` : `Game not resumed: ${err.message}`);
+  }
+}
+
+function showJoin(id) {
+  clearTimeout(ui.timer);
+  ui.joining = id;
+  $("setup").classList.add("hidden");
+  $("game").classList.add("hidden");
+  $("join").classList.remove("hidden");
+  $("join-name").focus();
+}
+
+async function joinTable() {
+  try {
+    const data = await api("POST", `/api/tables/${ui.joining}/join`, { name: $("join-name").value });
+    localStorage.setItem(`president-key-${data.id}`, data.key);
+    ui.key = data.key;
+    history.replaceState(null, "", `#game=${data.id}`);
+    $("join").classList.add("hidden");
+    openGame(data);
+  } catch (err) {
+    setError("join-error", err.message);
+  }
+}
+
+async function startTable() {
+  const g = ui.game;
+  try {
+    const data = await api("POST", `/api/tables/${g.id}/start`, { agent: $("table-agent").value });
+    absorb(data);
+    render();
+    schedule();
+  } catch (err) {
+    setError("lobby-error", err.message);
+  }
+}
+
+function renderLobby(g) {
+  // A table for friends: who sits where, the link to share, and the host's Start.
+  const lobby = $("lobby");
+  const f = g.friends;
+  lobby.classList.toggle("hidden", !f || f.started);
+  if (!f || f.started) return;
+  $("share").value = `${location.origin}/#table=${g.id}`;
+  $("lobby-seats").replaceChildren(...f.seats.map((s) => el("li", {},
+    s.name ? `${s.name}${s.host ? " (host)" : ""}${s.you ? " — you" : ""}` : "empty: an agent will play")));
+  const host = f.host === g.human;
+  $("lobby-host").classList.toggle("hidden", !host);
+  $("lobby-wait").classList.toggle("hidden", host);
+  const select = $("table-agent");
+  if (host && !select.options.length) {
+    const agents = ui.playable.length ? ui.playable : ui.options.agents;
+    for (const name of agents) select.append(el("option", { value: name }, name));
+    select.value = "heuristic-3";
+  }
+}
+
 function showSetup() {
   clearTimeout(ui.timer);
   ui.game = null;
+  if (location.hash) history.replaceState(null, "", location.pathname);
   $("setup").classList.remove("hidden");
   $("game").classList.add("hidden");
+  $("join").classList.add("hidden");
+  $("summary").classList.add("hidden");
+}
+
+async function showRules() {
+  // The rules page of the table in play (or of the one being set up), in sentences made from its Rules.
+  let page = ui.rulesPage;
+  if (ui.game && ui.game.rules) {
+    try { page = (await api("POST", "/api/rules", { yaml: JSON.stringify(ui.game.rules) })).page; } catch (err) { /* keep the setup's */ }
+  }
+  $("rules-lines").replaceChildren(...(page || []).map((line) => el("li", { "data-field": line.field }, line.text)));
+  $("rules-panel").classList.remove("hidden");
+  $("rules-panel").scrollIntoView({ block: "start" });
 }
 
 async function loadReplayFile(event) {
@@ -161,6 +278,8 @@ async function loadReplayFile(event) {
   if (!file) return;
   try {
     const data = await api("POST", "/api/replays", await file.text());
+    ui.key = null;
+    history.replaceState(null, "", `#game=${data.id}`);
     openGame(data);
   } catch (err) {
     showSetup();
@@ -171,22 +290,27 @@ async function loadReplayFile(event) {
 // ---------------------------------------------------------------- game
 function openGame(data) {
   clearTimeout(ui.timer);
-  ui.game = data; ui.log = []; ui.frames = []; ui.frame = 0; ui.follow = data.mode === "watch"; ui.selected.clear();
+  ui.game = data; ui.log = []; ui.frames = []; ui.frameCount = 0; ui.frame = 0; ui.follow = data.mode === "watch";
+  ui.selected.clear(); ui.seenResults = (data.results || []).length; ui.trickSignature = ""; ui.handBefore = null; ui.hint = null;
   $("follow").checked = ui.follow;
   $("setup").classList.add("hidden");
   $("game").classList.remove("hidden");
+  $("summary").classList.add("hidden");
+  $("lobby").classList.add("hidden");
   $("pace").value = data.pace;
   $("pace-value").textContent = `${data.pace} s`;
   const play = data.mode === "play";
   $("me").classList.toggle("hidden", !play);
+  $("hands").classList.toggle("hidden", play);
   $("weighed").classList.add("hidden");
   $("exchange").classList.add("hidden");
+  $("hint-box").classList.add("hidden");
   $("stepper").classList.toggle("hidden", play);
   $("follow").parentElement.classList.toggle("hidden", data.mode !== "watch");
   $("pace").parentElement.classList.toggle("hidden", data.mode === "replay");
   $("paused").parentElement.classList.toggle("hidden", data.mode === "replay");
   $("paused").checked = Boolean(data.paused);
-  $("download").href = `/api/games/${data.id}/replay`;
+  $("download").href = `/api/games/${data.id}/replay${ui.key ? "?key=" + encodeURIComponent(ui.key) : ""}`;
   absorb(data);
   render();
   schedule();
@@ -199,30 +323,44 @@ function absorb(data) {
     ui.log.push(...data.log);
   }
   if (data.frames) {
-    ui.frames.length = Math.min(ui.frames.length, data.frames_start);
-    ui.frames.push(...data.frames);
-    if (ui.follow || data.mode === "replay" && ui.frames.length === data.frames.length) {
-      ui.frame = ui.follow ? ui.frames.length - 1 : 0;
-    }
+    // Frames come a page at a time; ui.frames holds those fetched so far (a replay's are fetched as they are shown).
+    data.frames.forEach((frame, k) => { ui.frames[data.frames_start + k] = frame; });
+    ui.frameCount = data.frame_count;
+    if (ui.follow) ui.frame = data.frame_count - 1;
   }
+}
+
+function behind() {
+  // More of the log or of the live frames is waiting on the server (responses are paged).
+  const g = ui.game;
+  if (!g) return false;
+  if (g.mode === "play") return ui.log.length < g.log_count;
+  return g.mode === "watch" && ui.frames.length < ui.frameCount;
 }
 
 function schedule() {
   clearTimeout(ui.timer);
   const g = ui.game;
-  // Nothing changes while the game is over, a replay is shown, or the server waits for your move.
-  if (!g || g.over || g.mode === "replay" || (g.mode === "play" && g.legal.length)) return;
-  ui.timer = setTimeout(poll, 250);
+  if (!g) return;
+  if (behind()) { ui.timer = setTimeout(poll, 0); return; }
+  if (g.over) return;
+  // At a table for friends the page keeps in touch on your turn too (a silent seat is played by an agent).
+  if (g.friends) { ui.timer = setTimeout(poll, !g.friends.started ? 1000 : g.legal.length ? 2000 : 250); return; }
+  // Nothing changes while a replay is loaded or the server waits for your move.
+  if (g.mode === "play" && g.legal.length) return;
+  ui.timer = setTimeout(poll, g.mode === "replay" ? 500 : 250);
 }
 
 async function poll() {
   const g = ui.game;
   if (!g) return;
-  const since = g.mode === "play" ? ui.log.length : ui.frames.length;
+  // A replay still loading: ask only how far it is (frames are fetched when shown).
+  const query = g.mode === "play" ? `since=${ui.log.length}` : g.mode === "watch" ? `since=${ui.frames.length}` : "since=0&limit=0";
   try {
-    const data = await api("GET", `/api/games/${g.id}?since=${since}`);
+    const data = await api("GET", `/api/games/${g.id}?${query}`);
     if (ui.game && ui.game.id === data.id) {
-      const changed = data.version !== ui.game.version || data.over !== ui.game.over || data.error !== ui.game.error;
+      const changed = data.version !== ui.game.version || data.over !== ui.game.over || data.error !== ui.game.error ||
+        data.frame_count !== ui.frameCount || JSON.stringify(data.friends) !== JSON.stringify(ui.game.friends);
       absorb(data);
       if (changed) render();
     }
@@ -230,6 +368,20 @@ async function poll() {
     $("status").textContent = `Connection problem: ${err.message}`;
   }
   schedule();
+}
+
+async function fetchFrame(index) {
+  // The page of frames holding ``index``, when it has not been fetched yet.
+  const g = ui.game;
+  if (ui.frames[index]) return;
+  const start = index - (index % ui.options.limits.page_frames);
+  const data = await api("GET", `/api/games/${g.id}?since=${start}`);
+  if (ui.game && ui.game.id === data.id) {
+    const follow = ui.follow;
+    ui.follow = false;
+    absorb(data);
+    ui.follow = follow;
+  }
 }
 
 async function setPace() {
@@ -247,7 +399,7 @@ async function setPace() {
 
 async function sendMove(kind) {
   const g = ui.game;
-  if (!g || g.mode !== "play" || ui.busy) return;
+  if (!g || g.mode !== "play" || ui.busy || ui.summaryOpen) return;
   const exchange = g.table.phase === "exchange";
   const body = { version: g.version, since: ui.log.length };
   if (kind === "pass") body.move = "pass";
@@ -271,72 +423,127 @@ async function sendMove(kind) {
   }
 }
 
+async function askHint() {
+  const g = ui.game;
+  if (!g || g.mode !== "play" || !g.legal.length) return;
+  $("hint-box").classList.remove("hidden");
+  $("hint-box").textContent = "Thinking…";
+  try {
+    const hint = await api("POST", `/api/games/${g.id}/hint`);
+    ui.hint = hint;
+    const why = hint.moves.slice(0, 4).map((m) => el("tr", {}, el("td", {}, m.move), el("td", {}, String(m.value))));
+    $("hint-box").replaceChildren(
+      el("div", {}, `${hint.agent} would ${hint.move}`, el("span", { class: "note" }, ` (${hint.measure || "its choice"}; you may ignore it)`)),
+      el("table", {}, ...why));
+    renderHand();
+  } catch (err) {
+    $("hint-box").textContent = `No hint: ${err.message}`;
+  }
+}
+
 // ---------------------------------------------------------------- drawing
 function render() {
   const g = ui.game;
-  if (!g) return;
+  if (!g || !g.mode) return;
   if (g.mode === "play") renderPlay(); else renderFrame();
   renderResults(g.mode === "play" ? g.results : (ui.frames[ui.frame] || {}).results || [], g);
 }
 
-function playerBox(p, showCards) {
-  const role = p.role ? p.role.label : "no role";
-  const state = p.out >= 0 ? `out ${ordinal(p.out + 1)}${p.penalized ? " (penalty)" : ""}` : p.passed ? "passed" : "";
-  const box = el("div", { class: `player${p.to_act ? " turn" : ""}${p.passed ? " passed" : ""}`, "data-player": p.player },
-    el("div", { class: "name" }, playerName(p.player) + (p.to_act ? " ←" : "")),
-    el("div", { class: "meta" }, `${role} · ${p.held} card${p.held === 1 ? "" : "s"} · ${p.score} pt ${state ? "· " + state : ""}`));
-  if (showCards) box.append(el("div", { class: "hand small-hand" }, ...(p.cards || []).map((c) => cardNode(c, true))));
-  return box;
+function seatNode(p, n, mySeat, total) {
+  // A player at their place around the oval: you (or player 0 when watching) at the bottom, the others clockwise.
+  const rel = (p.seat - mySeat + total) % total;
+  const angle = Math.PI / 2 + (2 * Math.PI * rel) / total;
+  const x = 50 + 47 * Math.cos(angle), y = 50 + 50 * Math.sin(angle);
+  const role = p.role ? el("span", { class: "role" }, p.role.label) : el("span", { class: "role none" }, "no role yet");
+  let state = "";
+  if (p.out >= 0) state = `out ${ordinal(p.out + 1)}${p.penalized ? " (penalty)" : ""}`;
+  else if (p.passed) state = "passed";
+  const friend = ui.game.friends && ui.game.friends.seats[p.player];
+  if (friend && friend.away) state = (state ? state + " · " : "") + "away: an agent plays";
+  const classes = ["seat", "player"];
+  if (p.to_act) classes.push("turn");
+  if (p.passed) classes.push("passed");
+  if (p.out >= 0) classes.push("out");
+  if (ui.game.human === p.player) classes.push("mine");
+  return el("div", { class: classes.join(" "), "data-player": p.player, "data-seat": p.seat, style: `left:${x.toFixed(1)}%;top:${y.toFixed(1)}%` },
+    el("div", { class: "name" }, playerName(p.player)), role,
+    el("div", { class: "meta" }, el("span", { class: "backs", "aria-hidden": "true" }),
+      `${plural(p.held, "card")} · ${p.score} pt${state ? " · " + state : ""}`));
 }
 
-function renderTable(table, showCards) {
-  const others = showCards ? table.players : table.players.filter((p) => p.player !== ui.game.human);
-  $("opponents").replaceChildren(...others.map((p) => playerBox(p, showCards)));
+function renderTable(table) {
+  const g = ui.game;
+  const viewer = g.human !== null && g.human !== undefined ? g.human : 0;
+  const mine = table.players.find((p) => p.player === viewer) || table.players[0];
+  $("opponents").replaceChildren(...table.players.map((p) => seatNode(p, table.players.length, mine.seat, table.players.length)));
   const trick = $("trick");
+  const signature = `${table.manche}:${table.trick.player}:${table.trick.cards.join(",")}`;
+  const fresh = signature !== ui.trickSignature;
+  ui.trickSignature = signature;
   if (table.trick.cards.length) {
-    trick.replaceChildren(el("span", {}, `${playerName(table.trick.player)}: `), ...table.trick.cards.map((c) => cardNode(c)));
-  } else trick.replaceChildren(el("span", { class: "note" }, table.phase === "exchange" ? "Exchange phase" : "New trick: lead any cards of one rank"));
+    trick.replaceChildren(...table.trick.cards.map((c) => { const node = cardNode(c); if (fresh) node.classList.add("enter"); return node; }),
+      el("div", { class: "who" }, `${playerName(table.trick.player)}${table.phase === "over" ? " played the last cards" : ""}`));
+  } else {
+    const text = table.phase === "exchange" ? "Exchange of cards" : table.phase === "over" ? "Game over" : "New trick: lead any cards of one rank";
+    trick.replaceChildren(el("span", { class: "note" }, text));
+  }
   const flags = [];
   if (table.revolution) flags.push(el("span", {}, "Revolution: low ranks beat high"));
   if (table.or_nothing) flags.push(el("span", {}, `${table.trick.rank} or nothing`));
-  flags.push(el("span", { class: "manche" }, `Manche ${table.manche + 1}${table.decisive ? " (decisive)" : ""} of ${ui.game.rules.manches}`));
+  flags.push(el("span", { class: "manche" }, `Manche ${table.manche + 1}${table.decisive ? " (decisive)" : ""} of ${g.rules.manches}`));
   $("flags").replaceChildren(...flags);
 }
 
 function renderPlay() {
   const g = ui.game;
   const table = g.table;
-  renderTable(table, false);
+  renderLobby(g);
+  renderTable(table);
   const me = table.players.find((p) => p.player === g.human);
   const myTurn = g.legal.length > 0;
   const exchange = table.phase === "exchange";
   let status;
-  if (g.over) status = g.winner === g.human ? "Game over: you win!" : `Game over: ${playerName(g.winner)} wins.`;
-  else if (g.error) status = `Stopped: ${g.error}`;
-  else if (myTurn) status = exchange ? `Your turn: give back ${g.exchange.gives_left} card(s) to ${playerName(g.exchange.partner)}` : "Your turn";
+  if (g.over && g.error) status = `Stopped: ${g.error}`;
+  else if (g.over) status = g.winner === g.human ? "Game over: you win!" : `Game over: ${playerName(g.winner)} wins.`;
+  else if (g.friends && !g.friends.started) status = "A table for friends: waiting for the players";
+  else if (myTurn) status = exchange ? `Your turn: give back ${plural(g.exchange.gives_left, "card")} to ${playerName(g.exchange.partner)}` : "Your turn";
   else status = `Waiting for ${playerName(table.to_act)}…`;
   $("status").textContent = status;
-  $("me-info").textContent = `You · ${me.role ? me.role.label : "no role"} · ${me.held} cards · ${me.score} pt`;
+  $("me-info").textContent = `You · ${me.role ? me.role.label : "no role yet"} · ${plural(me.held, "card")} · ${me.score} pt`;
   $("play").textContent = exchange ? "Give" : "Play";
   $("play").disabled = !myTurn;
   $("pass").disabled = !myTurn || !g.legal.some((m) => m.kind === "pass");
-  const ex = $("exchange");
-  const ranks = (list) => (list.length ? list.join(" ") : "nothing yet");
-  if (g.exchange.partner !== null && (g.exchange.gave.length || g.exchange.received.length || exchange)) {
-    ex.classList.remove("hidden");
-    ex.textContent = `Exchange with ${playerName(g.exchange.partner)}: you received ${ranks(g.exchange.received)}; you gave ${ranks(g.exchange.gave)}` +
-      (g.exchange.gives_left ? `; ${g.exchange.gives_left} left to give back` : "");
-  } else ex.classList.add("hidden");
+  $("hint").disabled = !myTurn;
+  if (!myTurn) { ui.hint = null; $("hint-box").classList.add("hidden"); }
+  renderExchange(g, exchange);
   $("download").classList.toggle("hidden", !g.over);
   renderHand();
   const log = $("log");
   log.replaceChildren(...ui.log.slice(-60).map((e) => el("li", {}, describe(e))));
   log.scrollTop = log.scrollHeight;
+  maybeSummary();
+}
+
+function renderExchange(g, exchange) {
+  // The exchange in words: which of your cards you gave, which you received, and with whom.
+  const ex = $("exchange");
+  const done = g.exchange.done;
+  const partner = (p) => (p === null || p === undefined ? "your partner" : playerName(p));
+  let text = "";
+  if (exchange && g.exchange.partner !== null) {
+    const received = g.exchange.received.length ? `You received ${plural(g.exchange.received.length, "card")} (${g.exchange.received.join(", ")}) from ${partner(g.exchange.partner)}. ` : "";
+    text = `${received}Give back ${plural(g.exchange.gives_left, "card")} of your choice to ${partner(g.exchange.partner)}: select it, then Give.`;
+  } else if (done && (done.gave.length || done.received.length) && g.table.phase !== "over") {
+    const gave = done.gave.length ? `you gave ${pretty(done.gave)}` : "you gave nothing";
+    const got = done.received.length ? `you received ${pretty(done.received)}` : "you received nothing";
+    text = `Exchange with ${partner(done.partner)}: ${gave}; ${got}.`;
+  }
+  ex.classList.toggle("hidden", !text);
+  ex.textContent = text;
 }
 
 function describe(e) {
   if (!e) return "";
-  const pretty = (cards) => cards.map((c) => rankOf(c) + (SUITS[suitOf(c)] || "")).join(" ");
   let text = `${playerName(e.player)}: `;
   if (e.kind === "pass") text += "pass";
   else if (e.kind === "give") text += e.cards.length ? `gave back ${pretty(e.cards)}` : "gave back a card";
@@ -351,12 +558,38 @@ function renderHand() {
   const playable = new Set(g.legal.filter((m) => m.rank).map((m) => m.rank));
   const hand = $("hand");
   const signature = g.hand.join(" ");
-  if (signature !== ui.handSignature) { ui.selected.clear(); ui.handSignature = signature; }
+  const arrived = new Set();
+  if (signature !== ui.handSignature) {
+    ui.selected.clear();
+    if (ui.handBefore && g.hand.length >= ui.handBefore.length) {
+      // Cards that came in (an exchange): they arrive with a short animation.
+      const before = ui.handBefore.slice();
+      g.hand.forEach((c, i) => { const k = before.indexOf(c); if (k >= 0) before.splice(k, 1); else arrived.add(i); });
+      if (arrived.size > Math.max(0, ...g.rules.exchange)) arrived.clear();  // a new deal, not an exchange
+    }
+    ui.handSignature = signature;
+    ui.handBefore = g.hand.slice();
+  }
+  const hinted = new Set();
+  if (ui.hint && ui.hint.version === g.version && ui.hint.rank) {
+    const want = g.hand.map((c, i) => [c, i]).filter(([c]) => rankOf(c) === ui.hint.rank).slice(0, ui.hint.count).map(([, i]) => i);
+    want.forEach((i) => hinted.add(i));
+  }
+  // Draw the hand again only when something in it changed (a poll that brings nothing new keeps the nodes).
+  const drawn = `${signature}|${g.legal.length}|${[...ui.selected].join(",")}|${[...hinted].join(",")}|${[...arrived].join(",")}`;
+  if (drawn === ui.handDrawn && hand.children.length === g.hand.length) return;
+  ui.handDrawn = drawn;
+  const mid = (g.hand.length - 1) / 2;
+  const spread = Math.min(3, 30 / Math.max(g.hand.length, 1));
   hand.replaceChildren(...g.hand.map((card, i) => {
     const node = cardNode(card);
     node.tabIndex = 0;
     node.dataset.index = i;
+    const lift = ui.selected.has(i) ? -0.8 : Math.abs(i - mid) * 0.05;
+    node.style.transform = `rotate(${((i - mid) * spread).toFixed(1)}deg) translateY(${lift.toFixed(2)}rem)`;
     if (ui.selected.has(i)) node.classList.add("selected");
+    if (hinted.has(i)) node.classList.add("hinted");
+    if (arrived.has(i)) node.classList.add("arrive");
     if (g.legal.length && !playable.has(rankOf(card)) && !(g.rules.twos_wild && rankOf(card) === "2")) node.classList.add("dim");
     node.addEventListener("click", () => toggle(i));
     node.addEventListener("keydown", (ev) => { if (ev.key === " ") { ev.preventDefault(); toggle(i); } });
@@ -370,20 +603,56 @@ function toggle(index) {
   renderHand();
 }
 
+// ---------------------------------------------------------------- end of a manche
+function maybeSummary() {
+  // A manche just ended: its finishing order, roles and points, and its last trick, until you continue.
+  const g = ui.game;
+  if (ui.summaryOpen || g.results.length <= ui.seenResults) return;
+  const result = g.results[ui.seenResults];
+  const lastPlay = [...ui.log].reverse().find((e) => e.kind === "play" && e.manche === result.manche);
+  const rows = result.order.map((p) => el("tr", {}, el("td", {}, ordinal(result.positions[p] + 1)), el("td", {}, playerName(p)),
+    el("td", {}, result.roles[p].label), el("td", {}, `+${result.points[p]}`), el("td", {}, String(result.scores[p]))));
+  const body = [
+    el("h3", {}, `Manche ${result.manche + 1}${result.decisive ? " (decisive)" : ""} is over`),
+    el("table", {}, el("tr", {}, el("th", {}, "Place"), el("th", {}, "Player"), el("th", {}, "Role earned"), el("th", {}, "Points"), el("th", {}, "Total")), ...rows),
+  ];
+  if (lastPlay) body.push(el("div", { class: "last-trick" }, `Last trick: ${playerName(lastPlay.player)} played `, ...lastPlay.cards.map((c) => cardNode(c, true))));
+  const final = g.over && ui.seenResults === g.results.length - 1;
+  if (final && g.winner !== null) body.push(el("div", { class: "winner" }, g.winner === g.human ? "You win the game!" : `${playerName(g.winner)} wins the game.`));
+  $("summary-body").replaceChildren(...body);
+  $("continue").textContent = final ? "See the table" : "Continue";
+  $("summary").classList.remove("hidden");
+  ui.summaryOpen = true;
+  $("continue").focus();
+}
+
+function closeSummary() {
+  ui.seenResults += 1;
+  ui.summaryOpen = false;
+  $("summary").classList.add("hidden");
+  if (ui.game) { render(); }
+}
+
+// ---------------------------------------------------------------- watch and replay
 function renderFrame() {
   const g = ui.game;
   const frame = ui.frames[ui.frame];
   if (!frame) return;
-  renderTable(frame.table, true);
-  $("frame-no").textContent = `move ${ui.frame} / ${ui.frames.length - 1}${g.over ? "" : " (live)"}`;
+  renderTable(frame.table);
+  $("hands").replaceChildren(...frame.table.players.map((p) => el("div", { class: "player", "data-player": p.player },
+    el("div", {}, `${playerName(p.player)} · ${p.role ? p.role.label : "no role yet"}`),
+    el("div", { class: "hand" }, ...(p.cards || []).map((c) => cardNode(c, true))))));
+  const loading = g.mode === "replay" && !g.loaded ? " (checking the replay…)" : g.mode === "watch" && !g.over ? " (live)" : "";
+  $("frame-no").textContent = `move ${ui.frame} / ${ui.frameCount - 1}${loading}`;
   $("back").disabled = ui.frame <= 0; $("first").disabled = ui.frame <= 0;
-  $("forward").disabled = ui.frame >= ui.frames.length - 1; $("last").disabled = $("forward").disabled;
+  $("forward").disabled = ui.frame >= ui.frameCount - 1; $("last").disabled = $("forward").disabled;
   let status = frame.event ? describe(frame.event) : "Deal";
   if (frame.over) {
     const scores = frame.scores;
     const best = Math.max(...scores);
     status += ` — game over, winner ${playerName(g.winner !== null ? g.winner : scores.indexOf(best))}`;
   }
+  if (g.error) status += ` — ${g.error}`;
   $("status").textContent = (g.mode === "replay" ? "Replay · " : "Watching · ") + status;
   const w = $("weighed");
   if (frame.weighed && frame.weighed.moves && frame.weighed.moves.length) {
@@ -399,14 +668,17 @@ function renderFrame() {
     w.textContent = `${playerName(frame.event.player)} had one possible move, or its agent reports no weights.`;
   } else w.classList.add("hidden");
   const log = $("log");
-  log.replaceChildren(...ui.frames.slice(1, ui.frame + 1).slice(-60).map((f) => el("li", {}, describe(f.event))));
+  const shown = ui.frames.slice(Math.max(1, ui.frame - 59), ui.frame + 1).filter((f) => f && f.event);
+  log.replaceChildren(...shown.map((f) => el("li", {}, describe(f.event))));
   log.scrollTop = log.scrollHeight;
 }
 
-function stepTo(index) {
-  if (!ui.frames.length) return;
-  ui.frame = Math.max(0, Math.min(ui.frames.length - 1, index));
-  if (ui.game.mode === "watch" && ui.frame < ui.frames.length - 1) { ui.follow = false; $("follow").checked = false; }
+async function stepTo(index) {
+  if (!ui.frameCount) return;
+  const target = Math.max(0, Math.min(ui.frameCount - 1, index));
+  if (ui.game.mode === "watch" && target < ui.frameCount - 1) { ui.follow = false; $("follow").checked = false; }
+  try { await fetchFrame(target); } catch (err) { $("status").textContent = `Connection problem: ${err.message}`; return; }
+  ui.frame = target;
   render();
 }
 
@@ -430,17 +702,19 @@ function renderResults(results, g) {
 function onKey(ev) {
   if (ev.target.matches("input, textarea, select")) return;
   const g = ui.game;
-  if (!g || $("game").classList.contains("hidden")) return;
+  if (!g || !g.mode || $("game").classList.contains("hidden")) return;
+  if (ui.summaryOpen) { if (ev.key === "Enter" || ev.key === "Escape") { ev.preventDefault(); closeSummary(); } return; }
   if (g.mode !== "play") {
     if (ev.key === "ArrowLeft") stepTo(ui.frame - 1);
     else if (ev.key === "ArrowRight") stepTo(ui.frame + 1);
     else if (ev.key === "Home") stepTo(0);
-    else if (ev.key === "End") stepTo(ui.frames.length - 1);
+    else if (ev.key === "End") stepTo(ui.frameCount - 1);
     return;
   }
   const key = ev.key.toLowerCase();
   if (key === "enter") { ev.preventDefault(); sendMove("play"); return; }
   if (key === "p") { sendMove("pass"); return; }
+  if (key === "h") { askHint(); return; }
   if (key === "escape") { ui.selected.clear(); renderHand(); return; }
   const rank = KEY_RANK[key] || (RANKS.includes(key.toUpperCase()) ? key.toUpperCase() : null);
   if (!rank) return;

@@ -1,0 +1,188 @@
+"""``president-web``'s table for friends: people join with secrets of their own, agents fill the empty seats,
+each sees only their own hand, a stand-in plays for the away, and one seat's secret never acts for another."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+pytest.importorskip("starlette")
+httpx = pytest.importorskip("httpx")
+from starlette.testclient import TestClient  # noqa: E402
+from test_web import Recorder, first_move, scan  # noqa: E402
+from web_helpers import live_server  # noqa: E402
+
+from president_env.apps.web import games  # noqa: E402
+from president_env.apps.web.server import create_app  # noqa: E402
+from president_env.replay import loads  # noqa: E402
+
+TABLE = {"preset": "big_table", "seed": 4, "pace": 0}
+
+
+class Person:
+    """One person at a table: their secret, and every response they got."""
+
+    def __init__(self, http, game_id: str, key: str, player: int) -> None:
+        self.http, self.game_id, self.key, self.player = http, game_id, key, player
+        self.recorder = Recorder(http)
+
+    def request(self, method: str, path: str, **kwargs):
+        headers = {**kwargs.pop("headers", {}), "X-Player-Key": self.key}
+        return self.recorder.request(method, path, headers=headers, **kwargs)
+
+    def view(self) -> dict:
+        response = self.request("GET", f"/api/games/{self.game_id}")
+        assert response.status_code == 200, response.text
+        return response.json()
+
+
+def open_table(http, people: int, table: dict = TABLE) -> list[Person]:
+    """A table with its host and ``people - 1`` friends seated (not started)."""
+    created = http.post("/api/tables", json={**table, "name": "host"})
+    assert created.status_code == 201, created.text
+    game_id = created.json()["id"]
+    seated = [Person(http, game_id, created.json()["key"], created.json()["human"])]
+    seated[0].recorder.bodies.append(created.text)  # scanned like every other answer to them
+    for i in range(1, people):
+        joined = http.post(f"/api/tables/{game_id}/join", json={"name": f"friend {i}"})
+        assert joined.status_code == 201, joined.text
+        seated.append(Person(http, game_id, joined.json()["key"], joined.json()["human"]))
+        seated[-1].recorder.bodies.append(joined.text)
+    return seated
+
+
+def play_table(people: list[Person], timeout: float = 120) -> dict:
+    """Each person in turn looks at the table and plays the first listed move on their turn, until the end."""
+    deadline = time.monotonic() + timeout
+    while True:
+        assert time.monotonic() < deadline, "the table's game did not end in time"
+        for person in people:
+            view = person.view()
+            if view["over"]:
+                return view
+            if view["legal"]:
+                response = person.request("POST", f"/api/games/{person.game_id}/move", json=first_move(view))
+                assert response.status_code in (200, 409), response.text  # 409: a stand-in moved first
+        time.sleep(0.002)
+
+
+def test_four_friends_and_four_agents_at_eight_players():
+    with TestClient(create_app()) as client:
+        people = open_table(client, 4)
+        game_id = people[0].game_id
+        assert [p.player for p in people] == [0, 1, 2, 3]
+        assert len({p.key for p in people}) == 4
+        lobby = people[1].view()
+        assert lobby["friends"]["started"] is False and lobby["legal"] == []
+        assert lobby["table"]["to_act"] is None and not any(p["to_act"] for p in lobby["table"]["players"])
+        assert [s["name"] for s in lobby["friends"]["seats"][:4]] == ["host", "friend 1", "friend 2", "friend 3"]
+        # Only the host starts; a friend's secret is refused for it.
+        refused = people[1].request("POST", f"/api/tables/{game_id}/start", json={"agent": "heuristic-1"})
+        assert refused.status_code == 403
+        assert (
+            people[0].request("POST", f"/api/tables/{game_id}/start", json={"agent": "heuristic-1"}).status_code == 200
+        )
+        assert client.post(f"/api/tables/{game_id}/join", json={"name": "late"}).status_code == 409
+        final = play_table(people)
+        replay = loads(client.get(f"/api/games/{game_id}/replay", headers={"X-Player-Key": people[2].key}).text)
+        assert replay.players == ["host", "friend 1", "friend 2", "friend 3"] + ["heuristic-1"] * 4
+        assert final["winner"] == replay.result["winner"]
+        # No response to anyone named a card of another hand before it was played.
+        for person in people:
+            scan(person.recorder.bodies, replay, person.player)
+
+
+def test_one_seat_secret_never_acts_for_another():
+    with TestClient(create_app()) as client:
+        people = open_table(client, 3, {**TABLE, "preset": "standard"})
+        game_id = people[0].game_id
+        people[0].request("POST", f"/api/tables/{game_id}/start", json={"agent": "heuristic-1"})
+        deadline = time.monotonic() + 30
+        while True:
+            assert time.monotonic() < deadline
+            views = [p.view() for p in people]
+            to_act = views[0]["table"]["to_act"]
+            if to_act in (0, 1, 2) and views[to_act]["legal"]:
+                break
+            time.sleep(0.01)
+        mover = people[to_act]
+        move = first_move(views[to_act])
+        for other in people:
+            if other is not mover:
+                assert other.view()["hand"] != views[to_act]["hand"]
+                response = other.request("POST", f"/api/games/{game_id}/move", json=move)
+                assert response.status_code in (400, 409), response.text
+        assert mover.view()["version"] == views[to_act]["version"]  # nothing was played for them
+        assert mover.request("POST", f"/api/games/{game_id}/move", json=move).status_code == 200
+        # A made-up or another game's secret is refused.
+        for key in ("", "x" * 32, people[0].key[::-1]):
+            assert client.get(f"/api/games/{game_id}", headers={"X-Player-Key": key}).status_code == 403
+        # Joining checks the name; a full table refuses.
+        assert client.post(f"/api/tables/{game_id}/join", json={"name": ""}).status_code == 400
+
+
+def test_a_stand_in_plays_for_the_away_until_they_return():
+    now = [0.0]
+    with TestClient(create_app(clock=lambda: now[0])) as client:
+        host, friend = open_table(client, 2, {**TABLE, "preset": "standard", "seed": 9})
+        game_id = host.game_id
+        host.request("POST", f"/api/tables/{game_id}/start", json={"agent": "heuristic-1"})
+        store = client.app.state.store
+
+        def friend_to_act() -> dict:
+            deadline = time.monotonic() + 30
+            while (view := friend.view())["legal"] == [] and not view["over"]:
+                assert time.monotonic() < deadline
+                host_view = host.view()
+                if host_view["legal"]:
+                    host.request("POST", f"/api/games/{game_id}/move", json=first_move(host_view))
+                time.sleep(0.005)
+            return view
+
+        waiting = friend_to_act()
+        time.sleep(0.2)
+        assert store.sessions[game_id].version == waiting["version"]  # the game waits for the friend
+        now[0] += games.DROP_AFTER + 1  # the friend is away; the host looks on
+        deadline = time.monotonic() + 30
+        while store.sessions[game_id].version == waiting["version"]:
+            assert time.monotonic() < deadline, "no stand-in played for the away friend"
+            host.view()
+            time.sleep(0.01)
+        seats = host.view()["friends"]["seats"]
+        assert seats[friend.player]["away"] is True and seats[host.player]["away"] is False
+        # The friend comes back through their link: their seat is theirs again.
+        back = friend_to_act()
+        assert not back["friends"]["seats"][friend.player]["away"]
+        time.sleep(0.2)
+        assert store.sessions[game_id].version == back["version"] or back["over"]
+        # Away past the time limit: the seat is the agent's for good.
+        now[0] += games.RETURN_WITHIN + 1
+        response = friend.request("GET", f"/api/games/{game_id}")
+        assert response.status_code == 403 and "away more than" in response.json()["error"]
+
+
+@pytest.mark.slow
+def test_twenty_tables_at_once():
+    """20 tables of 4 friends and 4 agents at 8 players, played at once on a live local server."""
+    with live_server() as (url, _):
+
+        def one(seed: int) -> dict:
+            with httpx.Client(base_url=url, timeout=60) as http:
+                people = open_table(http, 4, {**TABLE, "seed": seed})
+                game_id = people[0].game_id
+                started = people[0].request("POST", f"/api/tables/{game_id}/start", json={"agent": "heuristic-1"})
+                assert started.status_code == 200, started.text
+                final = play_table(people, timeout=400)
+                replay = loads(http.get(f"/api/games/{game_id}/replay", headers={"X-Player-Key": people[0].key}).text)
+                for person in people:
+                    scan(person.recorder.bodies, replay, person.player)
+                return final
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=20) as pool:
+            finals = list(pool.map(one, range(20)))
+        print(f"\n20 tables of 8 (4 people each) played in {time.perf_counter() - started:.0f} s")
+    assert all(f["over"] and f["error"] is None for f in finals)
+    assert len({f["id"] for f in finals}) == 20
