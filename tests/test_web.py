@@ -341,7 +341,10 @@ def _finish(http, game_id: str) -> tuple[str, dict]:
 
 def test_watch_mode_shows_every_hand_and_what_agents_weighed(client):
     seats = ["heuristic-3", "mc-4", "random", "heuristic-1"]
-    view = client.post("/api/games", json={"mode": "watch", "preset": "standard", "seats": seats, "seed": 2, "pace": 0})
+    view = client.post(
+        "/api/games",
+        json={"mode": "watch", "preset": "standard", "manches": 1, "seats": seats, "seed": 2, "pace": 0},
+    )  # one manche: its frames fit in one page (paging is tested in test_web_limits)
     assert view.status_code == 201
     game_id = view.json()["id"]
     deadline = time.monotonic() + 120
