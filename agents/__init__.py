@@ -51,6 +51,7 @@ from president_env.rules import Rules
 from .base import Agent, ObsView, decode
 from .heuristic import HeuristicAgent
 from .monte_carlo import MonteCarloAgent
+from .styles import STYLES, style_factory
 
 
 def _heuristic(level: int) -> AgentFactory:
@@ -176,6 +177,15 @@ def _torch_checkpoint_loader(path: str, rules: Rules, seed: Any = None) -> Any:
     return _load_torch_agent(path, rules, seed)
 
 
+def _universal_checkpoint_loader(path: str, rules: Rules, seed: Any = None) -> Any:
+    """Checkpoint loader: a :class:`~.universal.UniversalAgent` (any table), or ``None`` for another network's file."""
+    if not _looks_like_torch_checkpoint(path) or importlib.util.find_spec("torch") is None:
+        return None
+    from .universal import load_universal
+
+    return load_universal(path, rules, seed)
+
+
 _BASELINES: dict[str, AgentFactory] = {
     "heuristic-1": _heuristic(1),
     "heuristic-2": _heuristic(2),
@@ -203,10 +213,13 @@ def register_opponents() -> None:
     """
     for name, factory in _BASELINES.items():
         registry.register(name, factory)
+    for name in STYLES:
+        registry.register(name, style_factory(name))
     for name, factory in _SHIPPED.items():
         registry.register(name, factory, own_rules=True, installed=_installed(name))
     for name, factory in _SEARCHING.items():
         registry.register(name, factory, own_rules=True, installed=_installed(name.removeprefix(SEARCHING_PREFIX)))
+    registry.register_checkpoint_loader(_universal_checkpoint_loader)  # before the torch loader, which it defers to
     registry.register_checkpoint_loader(_torch_checkpoint_loader)
 
 
