@@ -22,7 +22,8 @@ starts from the learner alone: fresh games dealt from ``(seed, segment)`` and a 
 current policy, which then gains a snapshot every ``opponents.snapshot_every`` updates. So the compact
 checkpoint written at each segment's end (policy, critic, optimizer, counters and the learning
 generator; no games, no pool) is all a later sitting needs to continue the run exactly, on any machine.
-The decisions still open when a segment ends are not trained.
+The decisions still open when a segment ends are not trained. To end a sitting cleanly before its
+budget, create ``STOP`` in the run's folder: the update in progress finishes and the checkpoint is written.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ from .bookkeeping import RunLog, TableRewards, eval_due, evaluate_learner, final
 from .config import BudgetConfig, NetworkConfig, OpponentConfig, PPOConfig, _load_rules, _Section, apply_override
 from .opponents import OpponentPool
 from .ppo import Pending, collect, ppo_update, training_rows
+
+STOP_FILE = "STOP"
+"""A file of this name in the run's folder ends the sitting after the current update (its segment ends early)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,7 +279,7 @@ class UniversalTrainer:
         (self.out_dir / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
         steps = config.ppo.num_envs * config.ppo.num_steps * len(self.tables)
         with RunLog(self.out_dir, budget, self.global_step, resumed_at=self.update, progress=self.progress) as log:
-            while self.budget_spent() is None:
+            while self.budget_spent() is None and not (self.out_dir / STOP_FILE).exists():
                 stats = self.train_step()
                 if eval_due(budget, self.update):
                     t0 = time.perf_counter()
