@@ -3,9 +3,12 @@ trainer trains on a mixture of tables, saves a compact checkpoint and resumes it
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
+import yaml
 from helpers import swap_hidden_cards
 
 from president_env import agents
@@ -29,9 +32,10 @@ from president_env.agents.universal import (
 from president_env.cards import RANK_NAMES
 from president_env.observation import layout, observe
 from president_env.rules import Rules
-from president_env.training.universal import UniversalTrainer, main, universal_config
+from president_env.training.universal import UniversalTrainer, load_universal_config, main, universal_config
 from president_env.vec_game import VecGame
 
+ROOT = Path(__file__).resolve().parent.parent
 TABLES = [
     Rules(n_players=3),
     Rules(),
@@ -171,6 +175,15 @@ def test_the_saved_policy_plays_matches_through_the_exchange_at_3_5_and_8_player
         assert gives > 0, "the agent never gave back cards in the exchange"
 
 
+def test_the_shipped_config_loads_and_round_trips(tmp_path):
+    config = load_universal_config(ROOT / "configs" / "train" / "universal.yaml")
+    assert "style-patient" not in config.opponents.baselines  # kept out of training, to measure against
+    saved = tmp_path / "config.yaml"
+    saved.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    assert load_universal_config(saved) == config
+    assert len({(r.n_players, r.decks) for r in config.table_rules()}) >= 4
+
+
 def test_the_command_line_refuses_bad_configs_in_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("tables: [{rules: nowhere}]\n")
@@ -180,3 +193,5 @@ def test_the_command_line_refuses_bad_configs_in_one_line(tmp_path, capsys):
     bad.write_text("ppo: {num_envz: 3}\n")
     assert main(["--config", str(bad), "--no-progress"]) == 2
     assert "num_envz" in capsys.readouterr().err
+    assert main(["--resume", str(tmp_path / "none.pt"), "--no-progress"]) == 2
+    assert "no such file" in capsys.readouterr().err
