@@ -150,6 +150,8 @@ def test_a_tiny_run_resumes_bit_for_bit_from_its_compact_checkpoint(tmp_path):
     assert resumed.update == whole.update == 4
     for name, tensor in whole.net.state_dict().items():
         assert torch.equal(tensor, resumed.net.state_dict()[name]), name
+    with pytest.raises(ValueError, match="an exported policy, not a training checkpoint"):
+        UniversalTrainer.resume(tmp_path / "b" / "run" / "policy.pt", progress=False)
     with pytest.raises(ValueError, match="only budget"):
         UniversalTrainer.resume(checkpoint, progress=False, overrides=["ppo.learning_rate=1e-2"])
 

@@ -366,8 +366,15 @@ class UniversalTrainer:
             if not item.strip().startswith("budget."):
                 raise ValueError(f"--set {short_repr(item)}: a resumed run may change only budget.* settings")
         checkpoint = load_checkpoint(path)
-        if not isinstance(checkpoint.get("config"), dict) or "progress" not in checkpoint:
-            raise CheckpointError(f"checkpoint {path}: not a universal training checkpoint (no config or progress)")
+        network = checkpoint.get("network")
+        if not isinstance(network, dict) or network.get("kind") != "universal":
+            raise CheckpointError(f"checkpoint {path}: not a checkpoint of training/universal.py")
+        missing = [key for key in ("config", "optimizer", "rng", "progress") if key not in checkpoint]
+        if missing:
+            raise CheckpointError(
+                f"checkpoint {path}: an exported policy, not a training checkpoint (no {', '.join(missing)}); "
+                "resume from the run's checkpoint.pt"
+            )
         trainer = cls(universal_config(checkpoint["config"], overrides), progress=progress)
         trainer.net.load_state_dict(checkpoint["model"])
         trainer.optimizer.load_state_dict(checkpoint["optimizer"])
