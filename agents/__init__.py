@@ -7,11 +7,13 @@
 
 Names: ``random``, ``heuristic-1`` … ``heuristic-3`` (batched rules of conduct,
 :mod:`.heuristic`), ``mc-4``, ``mc-5`` (Monte-Carlo determinization over the batched
-engine, :mod:`.monte_carlo`), the learned policies shipped in ``checkpoints/``
+engine, :mod:`.monte_carlo`), the rule-based styles ``style-hoarder``, ``style-dumper``, ``style-patient``
+(:mod:`.styles`), the learned policies shipped in ``checkpoints/``
 (``ppo-standard-4p``, the longer run's ``ppo-standard-4p-long``, and one per table, :data:`SHIPPED_AGENTS`),
 ``search-ppo-standard-4p`` (the first with Monte-Carlo search on top, :mod:`.policy_search`), or the path of a
 learned checkpoint
-(torch checkpoints, ``.pt``, load as :class:`~.torch_policy.TorchPolicyAgent`, format in :mod:`.checkpoint`;
+(torch checkpoints, ``.pt``, load as :class:`~.torch_policy.TorchPolicyAgent`, or for any table as
+:class:`~.universal.UniversalAgent` when trained by ``training/universal.py``; format in :mod:`.checkpoint`;
 other formats plug in with :func:`register_checkpoint_loader`). Agents see the observation and the mask,
 never the engine's hidden state.
 
@@ -52,6 +54,7 @@ from president_env.rules import Rules
 from .base import Agent, ObsView, decode
 from .heuristic import HeuristicAgent
 from .monte_carlo import MonteCarloAgent
+from .styles import STYLES, style_factory
 
 
 def _heuristic(level: int) -> AgentFactory:
@@ -217,6 +220,15 @@ def _torch_checkpoint_loader(path: str, rules: Rules, seed: Any = None) -> Any:
     return _load_torch_agent(path, rules, seed)
 
 
+def _universal_checkpoint_loader(path: str, rules: Rules, seed: Any = None) -> Any:
+    """Checkpoint loader: a :class:`~.universal.UniversalAgent` (any table), or ``None`` for another network's file."""
+    if not _looks_like_torch_checkpoint(path) or importlib.util.find_spec("torch") is None:
+        return None
+    from .universal import load_universal
+
+    return load_universal(path, rules, seed)
+
+
 _BASELINES: dict[str, AgentFactory] = {
     "heuristic-1": _heuristic(1),
     "heuristic-2": _heuristic(2),
@@ -224,6 +236,7 @@ _BASELINES: dict[str, AgentFactory] = {
     "mc-4": _monte_carlo(4),
     "mc-5": _monte_carlo(5),
 }
+_STYLES: dict[str, AgentFactory] = {name: style_factory(name) for name in STYLES}
 _SHIPPED: dict[str, AgentFactory] = {name: _shipped(name) for name in SHIPPED_AGENTS}
 SEARCHING_PREFIX = "search-"
 """``search-<shipped agent>``: that agent with Monte-Carlo search on top (:mod:`.policy_search`). Named only
@@ -244,10 +257,13 @@ def register_opponents() -> None:
     """
     for name, factory in _BASELINES.items():
         registry.register(name, factory)
+    for name, factory in _STYLES.items():
+        registry.register(name, factory)
     for name, factory in _SHIPPED.items():
         registry.register(name, factory, own_rules=True, installed=_installed(name))
     for name, factory in _SEARCHING.items():
         registry.register(name, factory, own_rules=True, installed=_installed(name.removeprefix(SEARCHING_PREFIX)))
+    registry.register_checkpoint_loader(_universal_checkpoint_loader)  # before the torch loader, which it defers to
     registry.register_checkpoint_loader(_torch_checkpoint_loader)
 
 

@@ -22,7 +22,7 @@ from president_env.presets import PRESETS
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 
-BASELINES = ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5")
+BASELINES = ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5") + tuple(agents.styles.STYLES)
 SHIPPED = tuple(name for name in agents.SHIPPED_AGENTS if agents.shipped_checkpoint(name).is_file())
 # The shipped learned agents, then the search over the first standard one.
 INSTALLED = SHIPPED + tuple(f"search-{name}" for name in SHIPPED if name == "ppo-standard-4p")
@@ -170,7 +170,7 @@ def test_the_registry_fills_from_the_entry_points_on_first_lookup_and_skips_a_br
         warnings.simplefilter("error")  # plugins load once
         assert registry.names() == BASELINES + INSTALLED
     agents.register_opponents()  # again: nothing changes
-    assert registry.names() == BASELINES + INSTALLED and len(registry._CHECKPOINT_LOADERS) == 1
+    assert registry.names() == BASELINES + INSTALLED and len(registry._CHECKPOINT_LOADERS) == 2
 
 
 def test_a_registration_before_any_lookup_comes_after_the_plugins(fresh_registry):

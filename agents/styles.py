@@ -1,0 +1,51 @@
+"""Rule-based playing styles: varied opponents for training and for measuring what a learner has not met.
+
+    agent = agents.make("style-patient", rules, seed=0)
+
+Each style is the batched rules of conduct of :mod:`.heuristic` under its own :class:`~.heuristic.Weights`
+(one legal action per row, the cheapest; deterministic). They differ from the levels, and from one another,
+in *when* they play and *what* they keep; they all give back, in the exchange, as the heuristics do.
+
+- ``style-hoarder`` keeps its high cards and its groups: following, it plays only low cards that break
+  nothing and passes otherwise; it leads its weakest cards.
+- ``style-dumper`` plays its strongest play first, leading and following, and never passes by choice.
+- ``style-patient`` is heuristic-3 that would rather pass than break a group or spend a top card
+  (a 2, a joker) while it has more than two groups: it keeps its groups and spends its 2s late.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from president_env.rules import Rules
+
+from .heuristic import WEIGHTS, HeuristicAgent, Weights
+
+STYLES: dict[str, Weights] = {
+    "style-hoarder": Weights(
+        step=4.0, group=6.0, pass_=20.0, break_=200.0, keep_top=300.0, bad_end=150.0, go_out=-1000.0
+    ),
+    "style-dumper": Weights(step=-4.0, group=0.0, pass_=1e6, bad_end=150.0, go_out=-1000.0),
+    "style-patient": dataclasses.replace(WEIGHTS[3], pass_=200.0, break_=1000.0, keep_top=500.0),
+}
+"""Each style's weights (cost terms of :func:`.heuristic.pair_costs`)."""
+
+
+class StyleAgent(HeuristicAgent):
+    """The style ``name`` of :data:`STYLES` at ``rules``."""
+
+    def __init__(self, rules: Rules, name: str, seed: Any = None) -> None:
+        if name not in STYLES:
+            raise ValueError(f"unknown style {name!r}; styles: {', '.join(STYLES)}")
+        super().__init__(rules, level=3, seed=seed, weights=STYLES[name])
+        self.name = name
+
+
+def style_factory(name: str) -> Any:
+    """``factory(rules, seed)`` of the style ``name``, for the agent registry."""
+
+    def factory(rules: Rules, seed: Any = None) -> StyleAgent:
+        return StyleAgent(rules, name, seed)
+
+    return factory

@@ -1,0 +1,199 @@
+"""The universal layout is exact for every table, the universal agent plays matches at any table, and its
+trainer trains on a mixture of tables, saves a compact checkpoint and resumes it bit for bit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+from helpers import swap_hidden_cards
+
+from president_env import agents
+from president_env.actions import decode
+from president_env.agents.universal import (
+    MAX_COUNT,
+    MAX_PLAYERS,
+    MAX_RANKS,
+    NUM_ACTIONS,
+    OBS_SIZE,
+    UniversalAgent,
+    UniversalNet,
+    action_map,
+    encode,
+    hidden_hands,
+    segment_slices,
+    to_native,
+    to_universal,
+    universal_mask,
+)
+from president_env.cards import RANK_NAMES
+from president_env.observation import layout, observe
+from president_env.rules import Rules
+from president_env.training.universal import UniversalTrainer, load_universal_config, main, universal_config
+from president_env.vec_game import VecGame
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLES = [
+    Rules(n_players=3),
+    Rules(),
+    Rules(n_players=5, jokers=2, manches=3),
+    Rules(n_players=6, decks=2, twos_wild=True),
+    Rules(n_players=8, decks=2, jokers=4, revolution=True, manches=5),
+]
+
+
+def positions(rules: Rules, n: int = 16, steps: int = 40, seed: int = 0) -> VecGame:
+    """A game of ``n`` slots played ``steps`` random legal steps in (through manches and exchanges)."""
+    game = VecGame(rules, batch_size=n, seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        mask = game.legal_mask()
+        game.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))
+    return game
+
+
+@pytest.mark.parametrize("rules", TABLES, ids=lambda r: f"{r.n_players}p{r.decks}d{r.jokers}j")
+def test_every_action_maps_to_the_universal_action_of_the_same_meaning_and_back(rules):
+    native = np.arange(rules.num_actions)
+    universal = to_universal(rules, native)
+    assert np.array_equal(to_native(rules, universal), native)
+    assert len(set(universal.tolist())) == rules.num_actions
+    for a, u in zip(native, universal):
+        meaning = decode(rules, int(a))
+        if meaning[0] == "pass":
+            assert u == 0
+        elif meaning[0] == "play":
+            assert u == 1 + RANK_NAMES.index(meaning[1]) * MAX_COUNT + meaning[2] - 1
+        else:
+            assert u == 1 + MAX_RANKS * MAX_COUNT + RANK_NAMES.index(meaning[1])
+    missing = np.flatnonzero(action_map(rules)[1] < 0)
+    assert len(missing) == NUM_ACTIONS - rules.num_actions
+    if len(missing):
+        with pytest.raises(ValueError, match="do not exist under these rules"):
+            to_native(rules, missing[:1])
+
+
+@pytest.mark.parametrize("rules", TABLES, ids=lambda r: f"{r.n_players}p{r.decks}d{r.jokers}j")
+def test_the_legal_mask_maps_exactly_and_the_encoding_reads_back_the_observation(rules):
+    game = positions(rules)
+    mask, obs = game.legal_mask(), game.observe()
+    umask = universal_mask(rules, mask)
+    to_u = action_map(rules)[0]
+    assert np.array_equal(umask[:, to_u], mask) and umask.sum() == mask.sum()
+    x = encode(rules, obs)
+    assert x.shape == (len(obs), OBS_SIZE) and x.dtype == np.float32
+    view, at = layout(rules).view(obs), segment_slices()
+    p, r = rules.n_players, rules.n_ranks
+    hand = x[:, at["hand"]].reshape(-1, MAX_RANKS, MAX_COUNT).sum(axis=2)
+    assert np.array_equal(hand[:, :r], view["hand"]) and not hand[:, r:].any()
+    played = x[:, at["played"]].reshape(-1, MAX_PLAYERS, MAX_RANKS) * 8
+    assert np.allclose(played[:, :p, :r], view["played"]) and not played[:, p:].any()
+    assert np.array_equal(x[:, at["seat_exists"]].sum(axis=1), np.full(len(x), p))
+    assert np.allclose(x[:, at["held"]][:, :p] * 13, view["held"])
+    assert np.allclose(x[:, at["scores"]][:, p:], 0)
+    assert np.array_equal(x[:, at["rules"]][:, :6].argmax(axis=1), np.full(len(x), p - 3))
+    roles = x[:, at["roles"]].reshape(-1, MAX_PLAYERS, 5)
+    assert np.array_equal(np.where(roles.any(axis=2), roles.argmax(axis=2), -1)[:, :p], view["roles"])
+
+
+def test_the_encoding_knows_no_hidden_card_and_the_actor_ignores_the_perfect_critics_input():
+    rules = Rules(n_players=5, manches=2)
+    game = positions(rules, n=8, steps=12)
+    other = swap_hidden_cards(rules, game.state)
+    x = encode(rules, observe(rules, game.state))
+    assert np.array_equal(x, encode(rules, observe(rules, other)))
+    seen, swapped = hidden_hands(game.state, game.state.current), hidden_hands(other, other.current)
+    assert not np.array_equal(seen, swapped)
+    net = UniversalNet(hidden=(32,), critic="perfect")
+    mask = torch.ones(len(x), NUM_ACTIONS, dtype=torch.bool)
+    logits_a, value_a = net(torch.from_numpy(np.concatenate([x, seen], 1)), mask)
+    logits_b, value_b = net(torch.from_numpy(np.concatenate([x, swapped], 1)), mask)
+    assert torch.equal(logits_a, logits_b) and not torch.equal(value_a, value_b)
+
+
+def tiny_config(tmp_path, **extra):
+    data = {
+        "tables": [{"rules": "standard", "n_players": 3}, {"rules": "big_table"}],
+        "manches": 2,
+        "eval_tables": [0],
+        "seed": 3,
+        "out_dir": str(tmp_path / "run"),
+        "ppo": {"num_envs": 4, "num_steps": 12, "num_minibatches": 2, "anneal_lr": False},
+        "network": {"hidden": [32], "critic": "perfect"},
+        "opponents": {
+            "self_play": 0.3,
+            "snapshots": 0.3,
+            "baselines": {"heuristic-3": 0.2, "style-hoarder": 0.1, "random": 0.1},
+            "snapshot_every": 1,
+            "pool_size": 2,
+        },
+        "budget": {"total_steps": 4 * 96, "eval_every": 0, "eval_deals": 1, "checkpoint_every": 2},
+    }
+    for key, value in extra.items():
+        data[key] = {**data[key], **value} if isinstance(value, dict) else value
+    return universal_config(data)
+
+
+def test_a_tiny_run_resumes_bit_for_bit_from_its_compact_checkpoint(tmp_path):
+    whole = UniversalTrainer(tiny_config(tmp_path / "a"), progress=False)
+    whole.train()
+    first = UniversalTrainer(tiny_config(tmp_path / "b", budget={"total_steps": 2 * 96}), progress=False)
+    first.train()
+    checkpoint = tmp_path / "b" / "run" / "checkpoint.pt"
+    assert checkpoint.stat().st_size < 10_000_000
+    resumed = UniversalTrainer.resume(checkpoint, progress=False, overrides=["budget.total_steps=384"])
+    assert resumed.update == 2 and resumed.segment == 1
+    resumed.train()
+    assert resumed.update == whole.update == 4
+    for name, tensor in whole.net.state_dict().items():
+        assert torch.equal(tensor, resumed.net.state_dict()[name]), name
+    with pytest.raises(ValueError, match="an exported policy, not a training checkpoint"):
+        UniversalTrainer.resume(tmp_path / "b" / "run" / "policy.pt", progress=False)
+    with pytest.raises(ValueError, match="only budget"):
+        UniversalTrainer.resume(checkpoint, progress=False, overrides=["ppo.learning_rate=1e-2"])
+
+
+def test_the_saved_policy_plays_matches_through_the_exchange_at_3_5_and_8_players(tmp_path):
+    trainer = UniversalTrainer(tiny_config(tmp_path, budget={"total_steps": 96}), progress=False)
+    trainer.train()
+    policy = tmp_path / "run" / "policy.pt"
+    for rules in (Rules(n_players=3, manches=3), Rules(n_players=5, manches=3), TABLES[-1]):
+        agent = agents.make(policy, rules, seed=0)
+        assert isinstance(agent, UniversalAgent) and agent.rules == rules
+        game = VecGame(rules, batch_size=4, seed=1)
+        ended, gives, manches = np.zeros(game.batch_size, bool), 0, 0
+        while not ended.all():  # every slot plays one whole match (then a new one, not counted)
+            mask = game.legal_mask()
+            actions = agent.act_batch(game.observe(), mask)
+            assert mask[np.arange(game.batch_size), actions].all()
+            gives += int((to_universal(rules, actions)[~ended] > MAX_RANKS * MAX_COUNT).sum())
+            events = game.step_events(actions)
+            manches += int(events.manche_over[~ended].sum())
+            ended |= events.game_over
+        assert manches >= 4 * rules.manches
+        assert gives > 0, "the agent never gave back cards in the exchange"
+
+
+def test_the_shipped_config_loads_and_round_trips(tmp_path):
+    config = load_universal_config(ROOT / "configs" / "train" / "universal.yaml")
+    assert "style-patient" not in config.opponents.baselines  # kept out of training, to measure against
+    saved = tmp_path / "config.yaml"
+    saved.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    assert load_universal_config(saved) == config
+    assert len({(r.n_players, r.decks) for r in config.table_rules()}) >= 4
+
+
+def test_the_command_line_refuses_bad_configs_in_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tables: [{rules: nowhere}]\n")
+    assert main(["--config", str(bad), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("universal: error:") and "nowhere" in err and "\n" not in err
+    bad.write_text("ppo: {num_envz: 3}\n")
+    assert main(["--config", str(bad), "--no-progress"]) == 2
+    assert "num_envz" in capsys.readouterr().err
+    assert main(["--resume", str(tmp_path / "none.pt"), "--no-progress"]) == 2
+    assert "no such file" in capsys.readouterr().err
