@@ -77,12 +77,15 @@ def check_network_spec(spec: Any) -> None:
     """``ValueError`` naming the field and its bound unless ``spec`` (``PolicyNet.spec()``) is a network of sane size.
 
     Checked from the numbers alone, before anything is allocated: ``obs_dim`` 1..4096, ``num_actions`` 1..1024,
-    ``hidden`` 1..8 layers of 1..4096 units, at most 20 M parameters in all.
+    ``hidden`` 1..8 layers of 1..4096 units, at most 20 M parameters in all. A universal network
+    (``kind: universal``, ``agents.universal``) gives its input size as ``obs_size`` and has two such trunks.
     """
     if not isinstance(spec, Mapping):
         raise ValueError(f"the network spec must be a dict, got {type(spec).__name__}")
+    universal = spec.get("kind") == "universal"
+    input_key = "obs_size" if universal else "obs_dim"
     sizes = {}
-    for key, bound in (("obs_dim", MAX_OBS_DIM), ("num_actions", MAX_ACTIONS)):
+    for key, bound in ((input_key, MAX_OBS_DIM), ("num_actions", MAX_ACTIONS)):
         value = spec.get(key)
         if not _is_int(value) or not 1 <= value <= bound:
             raise ValueError(f"{key} must be an integer from 1 to {bound}, got {short_repr(value)}")
@@ -97,8 +100,9 @@ def check_network_spec(spec: Any) -> None:
             raise ValueError(f"hidden[{i}] must be an integer from 1 to {MAX_WIDTH}, got {short_repr(width)}")
         if width > MAX_WIDTH:
             raise ValueError(f"hidden[{i}] = {width} is too wide: layers have at most {MAX_WIDTH} units")
-    widths = [sizes["obs_dim"], *hidden]
+    widths = [sizes[input_key], *hidden]
     parameters = sum((a + 1) * b for a, b in zip(widths, widths[1:])) + (hidden[-1] + 1) * (sizes["num_actions"] + 1)
+    parameters *= 2 if universal else 1  # the universal actor and critic are separate trunks
     if parameters > MAX_PARAMETERS:
         raise ValueError(f"the network has {parameters} parameters; at most {MAX_PARAMETERS} are allowed")
 

@@ -296,7 +296,7 @@ def test_names_of_the_agents_that_can_play_given_rules(monkeypatch, fresh_regist
     # Each checkpoint's rules are read once: later listings load nothing.
     monkeypatch.setattr(agents.checkpoint, "load_checkpoint", lambda path: pytest.fail(f"loaded {path} again"))
     assert agents.names(pe.Rules(n_players=5)) == BASELINES + ("ppo-standard-5p", "mine")
-    with pytest.raises(ValueError, match="unknown rules preset 'nope'"):
+    with pytest.raises(ValueError, match="'nope' is neither a rules preset"):
         agents.names("nope")
 
 

@@ -51,12 +51,13 @@ from president_env.agents.universal import (
     to_universal,
     universal_mask,
 )
+from president_env.presets import resolve_rules
 from president_env.rules import Rules
 from president_env.user_input import check_writable_dir, load_yaml, read_text, short_repr
 from president_env.vec_game import VecGame
 
 from .bookkeeping import RunLog, TableRewards, eval_due, evaluate_learner, final_eval_due, json_line, plot_curve
-from .config import BudgetConfig, NetworkConfig, OpponentConfig, PPOConfig, _load_rules, _Section, apply_override
+from .config import BudgetConfig, NetworkConfig, OpponentConfig, PPOConfig, _Section, apply_override
 from .opponents import OpponentPool
 from .ppo import Pending, collect, ppo_update, training_rows
 
@@ -94,7 +95,7 @@ class UniversalConfig(_Section):
 
     def model_post_init(self, _context: Any) -> None:
         for table in self.tables:
-            _load_rules(table.rules)
+            resolve_rules(table.rules)
         for index in self.eval_tables:
             if not 0 <= index < len(self.tables):
                 raise ValueError(f"eval_tables: {index} is not the index of a table (0..{len(self.tables) - 1})")
@@ -103,7 +104,7 @@ class UniversalConfig(_Section):
         """The ``Rules`` of every table."""
         out = []
         for table in self.tables:
-            rules = _load_rules(table.rules)
+            rules = resolve_rules(table.rules)
             changes = {"n_players": table.n_players, "manches": self.manches}
             out.append(rules.replace(**{k: v for k, v in changes.items() if v is not None}))
         return out
