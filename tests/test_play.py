@@ -287,7 +287,7 @@ def test_quit_and_ctrl_c_end_cleanly() -> None:
     [
         (["--opponents", "random,random"], "--opponents lists 2 agents; these rules seat 4 players, so give 3 names"),
         (["--opponents", "random,nobody,random"], "unknown agent 'nobody'; known agents: random"),
-        (["--rules", "nowhere"], "rules 'nowhere' is neither a preset"),
+        (["--rules", "nowhere"], "'nowhere'"),
         (["--seat", "4"], "--seat must be a seat from 0 to 3"),
         (["--manches", "0"], "--manches must be at least 1"),
         (["--seed", "x"], "argument --seed: invalid int value"),
