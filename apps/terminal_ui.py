@@ -106,7 +106,9 @@ class Screen:
             header_style="bold",
         )
         for i, header in enumerate(headers):
-            table.add_column(self.text(header), justify="right" if i < len(right) and right[i] else "left")
+            # A wide table (a 5-manche match's standings) folds its cells rather than cut them with "…".
+            justify = "right" if i < len(right) and right[i] else "left"
+            table.add_column(self.text(header), justify=justify, overflow="fold")
         for row in rows:
             table.add_row(*(self.text(cell) for cell in row))
         # Never cut a cell (a game of many manches is wider than 80 columns): print the table at its full width,

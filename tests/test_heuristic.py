@@ -129,7 +129,8 @@ def test_exchange_gives_back_the_weakest_unmatched_card_never_a_pair(level):
 @pytest.mark.parametrize("preset", ["standard", "party", "quebec", "big_table", "family", "or_nothing"])
 @pytest.mark.parametrize("level", [1, 2, 3])
 def test_heuristics_play_legal_moves_through_whole_games_in_every_preset(preset, level):
-    rules = pe.load_preset(preset)
+    rules = pe.load_preset(preset).replace(manches=2)  # the second manche opens with the exchange; 400 steps end
+    # games of two manches, even at big_table (the presets' 5 would need about 800)
     game = pe.VecGame(rules, 64, seed=level)
     agent = agents.make(f"heuristic-{level}", rules)
     finished = 0

@@ -176,7 +176,7 @@ def test_bad_configs_and_policies_are_clear_errors():
 def test_the_search_over_a_shipped_agent_is_made_by_name_and_plays_only_its_rules():
     agent = agents.make("search-ppo-standard-4p", seed=0)
     assert isinstance(agent, PolicySearchAgent) and agent.name == "search-ppo-standard-4p"
-    assert agent.rules == pe.Rules() and agent.policy.name == "ppo-standard-4p"
+    assert agent.rules == pe.Rules(manches=1) and agent.policy.name == "ppo-standard-4p"  # its trained rules
     assert "search-ppo-standard-4p" in agents.names()
     message = r"'search-ppo-standard-4p' was trained for the standard preset \(4 players\) and plays only those rules"
     with pytest.raises(ValueError, match=message):

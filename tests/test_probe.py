@@ -33,7 +33,7 @@ def test_tiny_probe_trains_measures_and_writes_its_figure(tmp_path):
     "argv, message",
     [
         (["--target", "nobody"], "unknown agent"),
-        (["--target", "heuristic-3", "--rules", "nope"], "neither a preset"),
+        (["--target", "heuristic-3", "--rules", "nope"], "'nope'"),
         (["--target", "heuristic-3", "--steps", "0"], "--steps"),
         (["--target", "heuristic-3", "--deals", "1"], "--deals"),
     ],

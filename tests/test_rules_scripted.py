@@ -45,7 +45,7 @@ def deal_sorted(game, rules: Rules) -> None:
     ],
 )
 def test_four_player_manche_follows_tricks_and_scores(make_game, scoring, points):
-    rules = Rules(scoring=scoring)
+    rules = Rules(scoring=scoring, manches=1)  # one manche: the game ends with it
     game = make_game(rules, make_deal(rules, rest=0, p1="3C 9H", p2="4C KS", p3="8D 8H"), dealer=0)
     assert game.phase == "play" and game.roles is None and game.manche_index == 0
     assert game.current_player == 1  # holder of the 3 of clubs
