@@ -82,6 +82,19 @@ def test_rules_may_be_a_yaml_file(tmp_path):
     assert load_config(None, [f"rules={path}"]).resolve_rules() == pe.Rules(n_players=5)
 
 
+def test_manches_replaces_the_match_length_of_the_rules():
+    import president_env as pe
+
+    assert load_config(None, ["rules=party"]).resolve_rules() == pe.load_preset("party")
+    assert load_config(None, ["rules=party", "manches=1"]).resolve_rules() == pe.load_preset("party").replace(manches=1)
+    # The shipped agents' recipes name the single manches their agents were trained on.
+    for name in ("standard_4p", "standard_4p_long", "party", "standard_3p", "probe"):
+        assert load_config(name).resolve_rules().manches == 1
+    assert load_config("quick").resolve_rules().manches == pe.Rules().manches > 1  # the main job plays matches
+    with pytest.raises(ValueError, match="manches must be an integer from 1 to 100 or null, got 0"):
+        load_config(None, ["manches=0"])
+
+
 def test_shipped_configs_load_by_name():
     assert load_config("quick") == load_config(Path(__file__).resolve().parent.parent / "configs/train/quick.yaml")
     with pytest.raises(

@@ -178,6 +178,7 @@ class TrainConfig(_Section):
     """A whole run: rules, algorithm, network, opponents and budget."""
 
     rules: str = "standard"  # a preset name, a rules YAML path or YAML text (president_env.presets.resolve_rules)
+    manches: int | None = Field(None, ge=1, le=100)  # null: the rules' own match length; 1: single-manche episodes
     seed: int = Field(1, ge=0)  # root seed: games, sampling, network initialisation, opponents
     out_dir: str = "runs/ppo"  # checkpoints, config.yaml, metrics.jsonl, TensorBoard events
     threads: int = Field(0, ge=0, le=MAX_THREADS)  # torch CPU threads, at most the process's CPUs (0: all of them)
@@ -209,8 +210,10 @@ class TrainConfig(_Section):
         return self
 
     def resolve_rules(self) -> Rules:
-        """The ``Rules`` named by ``rules`` (a preset name, a YAML file or YAML text), through the one door."""
-        return resolve_rules(self.rules)
+        """The ``Rules`` named by ``rules`` (a preset name, a YAML file or YAML text, through the one door), with
+        ``manches`` in place of theirs when it is set."""
+        rules = resolve_rules(self.rules)
+        return rules if self.manches is None else rules.replace(manches=self.manches)
 
     def to_dict(self) -> dict[str, Any]:
         """The config as plain nested data (what :func:`from_dict` reads back, and checkpoints store)."""

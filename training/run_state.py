@@ -23,8 +23,10 @@ from president_env.rules import Rules
 
 from .config import TrainConfig, apply_override, from_dict
 
-RESUME_OVERRIDES = ("budget.", "rollout.ray_")
-"""What ``--resume`` may change: the budget, and where the shards run (not what they play)."""
+RESUME_OVERRIDES = ("budget.", "rollout.ray_", "manches")
+"""What ``--resume`` may change: the budget, where the shards run, and ``manches`` only to name again the match
+length the checkpoint trained on (the rules check below refuses any other): a run started before the presets
+played matches resumes with ``--set manches=1``."""
 
 
 @dataclass
@@ -104,8 +106,14 @@ def read_checkpoint(
             )
         apply_override(data, item)
     config = from_dict(data)
-    if config.resolve_rules().to_dict() != checkpoint["rules"]:
-        raise CheckpointError(f"{path}: its rules differ from those its config names ({config.rules!r})")
+    named, trained = config.resolve_rules().to_dict(), checkpoint["rules"]
+    if named != trained:
+        fields = [key for key in named if named[key] != trained.get(key)]
+        hint = f"; resume with --set manches={trained['manches']}" if fields == ["manches"] else ""
+        raise CheckpointError(
+            f"{path}: its rules differ from those its config names ({config.rules!r}) in "
+            f"{', '.join(fields) or 'their fields'}{hint}"
+        )
     return config, checkpoint
 
 
