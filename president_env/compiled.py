@@ -1,9 +1,10 @@
-"""The engine's per-slot work compiled with Numba (the optional ``fast`` extra): legal masks and steps of a few slots.
+"""The engine's per-slot work compiled with Numba (the optional ``fast`` extra): legal masks and steps of some slots.
 
 A NumPy call costs about a microsecond whatever its size, so :func:`~president_env.engine.step` and
-:func:`~president_env.engine.legal_mask` pay some 60 and 15 of them per call even for one slot. The
-vector env's opponents finish the manches of the games whose learner is out in long chains of calls on a
-handful of slots; there, these two kernels do the same work slot by slot in compiled loops:
+:func:`~president_env.engine.legal_mask` pay some 60 and 15 of them per call even for one slot. These two
+kernels do the same work slot by slot in compiled loops; ``VecGame`` (hence ``SingleGame``, one slot, and the
+vector env) plays through them wherever Numba is available, being faster at every batch size measured
+(docs/speed.md). With the NumPy engine they are the package's two implementations of the trick rules:
 
 - :func:`legal_mask` is ``engine.legal_mask`` for some slots;
 - :func:`play` is the part of ``engine.step`` that plays the actions (gives, passes, plays, a player going
@@ -30,6 +31,13 @@ from .cards import JOKER, TWO
 from .rules import Rules
 
 PHASE_EXCHANGE, PHASE_PLAY = 0, 1  # as engine.PHASE_EXCHANGE / PHASE_PLAY (engine imports this module)
+PLAY_STATE = (
+    "hands", "n_held", "played", "passed_bits", "holding_bits", "out_order", "out_rank", "penalized", "gives_left",
+    "partner", "gave", "received", "prev_pos", "current", "leader", "trick_rank", "trick_count", "trick_owner",
+    "revolution", "constrained", "phase", "n_out", "n_normal_out", "n_penalized", "manche_steps",
+)  # fmt: skip
+"""The ``GameState`` fields the play kernel takes, in its order: no other field changes in a play that ends no
+manche."""
 ENV_SWITCH = "PRESIDENT_ENV_NUMBA"
 """Set to ``0`` to keep the NumPy path even where Numba is installed."""
 
@@ -122,14 +130,44 @@ def play(rules: Rules, tab: Any, state: Any, slots: np.ndarray, actions: np.ndar
     _, play_kernel = _kernels()
     flags, kind, rank, count, rank_ok, playable, wild, next_seat = _rule_args(rules, tab)
     ended = np.zeros(slots.size, bool)
-    s = state
-    play_kernel(
-        flags, kind, rank, count, next_seat, slots, actions, s.hands, s.n_held, s.played, s.passed_bits,
-        s.holding_bits, s.out_order, s.out_rank, s.penalized, s.gives_left, s.partner, s.gave, s.received,
-        s.prev_pos, s.current, s.leader, s.trick_rank, s.trick_count, s.trick_owner, s.revolution, s.constrained,
-        s.phase, s.n_out, s.n_normal_out, s.n_penalized, s.manche_steps, ended,
-    )  # fmt: skip
+    play_kernel(flags, kind, rank, count, next_seat, slots, actions, *[getattr(state, f) for f in PLAY_STATE], ended)
     return ended
+
+
+class Slot:
+    """The two kernels bound to slot ``slot`` of ``state`` (whose arrays must stay the same objects, as the
+    kernels and the engine's manche ends keep them), for a caller that steps one game: the arguments are
+    gathered once, so a call pays Numba's dispatch only. Only where :func:`available`."""
+
+    def __init__(self, rules: Rules, tab: Any, state: Any, slot: int = 0) -> None:
+        mask_kernel, play_kernel = _kernels()
+        flags, kind, rank, count, rank_ok, playable, wild, next_seat = _rule_args(rules, tab)
+        s = state
+        self._slots = np.array([slot], np.int64)
+        self._action = np.zeros(1, np.int64)
+        self._ended = np.zeros(1, bool)
+        self._mask = np.zeros((1, rules.num_actions), bool)
+        self._mask_call = mask_kernel
+        self._mask_args = (
+            flags, rank_ok, playable, wild, self._slots, s.hands, s.current, s.phase, s.trick_rank, s.trick_count,
+            s.revolution, s.constrained, self._mask,
+        )  # fmt: skip
+        self._play_call = play_kernel
+        fields = [getattr(state, f) for f in PLAY_STATE]
+        self._play_args = (flags, kind, rank, count, next_seat, self._slots, self._action, *fields, self._ended)
+
+    def mask_bytes(self) -> bytes:
+        """The slot's legal mask (``engine.legal_mask``) as ``num_actions`` bytes 0/1."""
+        self._mask_call(*self._mask_args)  # writes every entry
+        return self._mask.tobytes()
+
+    def play(self, action: int) -> bool:
+        """Play the legal ``action`` as :func:`play` does; whether the slot's manche ended (the engine's
+        ``end_manches`` scores it)."""
+        self._action[0] = action
+        self._ended[0] = False
+        self._play_call(*self._play_args)
+        return bool(self._ended[0])
 
 
 # ---- the kernels (plain Python, compiled by _kernels; each line follows engine.py) ------------------------------

@@ -982,6 +982,18 @@ def final_positions(rules: Rules, state: GameState, index: np.ndarray) -> np.nda
     return np.where(holder, n_normal, positions).astype(np.int8)
 
 
+def end_manches(
+    rules: Rules, state: GameState, slots: np.ndarray, rng: np.random.Generator, reward_mode: str = "zero_sum"
+) -> StepResult:
+    """The end of the manches that a play in ``slots (n,) int64`` just ended (every player but one out), as
+    :func:`step` plays it: scoring, then the next deal or the game's end. For a caller that played the step
+    by :class:`president_env.compiled.Slot`; returns the step's :class:`StepResult` for those slots."""
+    n = slots.size
+    result = StepResult(np.zeros((n, rules.n_players), np.float32), np.zeros(n, bool), np.zeros(n, bool))
+    _end_manche(rules, state, slots, _arange(n), rng, result, reward_mode)
+    return result
+
+
 def _end_manche(rules, state, index, local, rng, result: StepResult, reward_mode) -> None:
     """Score the manche in slots ``index`` (rows ``local`` of ``result``), then deal the next manche, or leave
     the slot terminal (``PHASE_OVER``) where the game ended."""

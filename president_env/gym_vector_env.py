@@ -310,7 +310,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         state = self.game.state
         viewer = state.seat_of_player[self._rows, self.learner].astype(np.int64)
         obs = observe(self.rules, state, viewer)
-        self._mask = self.game.legal_mask(compiled=True)
+        self._mask = self.game.legal_mask()
         info: dict[str, Any] = {
             "action_mask": self._mask.astype(np.int8),
             "player": self.learner.copy(),
@@ -333,7 +333,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
     def action_masks(self) -> np.ndarray:
         """``(N, num_actions) bool``: each learner's legal actions now (all False for a finished game)."""
         self._require_reset("action_masks")
-        return self.game.legal_mask(compiled=True).copy()
+        return self.game.legal_mask().copy()
 
     def reset(
         self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
@@ -417,7 +417,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
             )
         actions = actions.astype(np.int64)
         restart = self._needs_reset if self.autoreset_mode == AutoresetMode.NEXT_STEP else None
-        mask = self.game.legal_mask(compiled=True) if self._mask is None else self._mask
+        mask = self.game.legal_mask() if self._mask is None else self._mask
         over = self.game.game_over
         playing = ~over if restart is None else ~over & ~restart
         if self.autoreset_mode == AutoresetMode.DISABLED and over.any():

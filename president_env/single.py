@@ -1,27 +1,23 @@
-"""``SingleGame``: one game of Président in plain Python ints and lists, the fast path of the AEC and Gym envs.
+"""``SingleGame``: one game of Président, the core of the AEC and Gym envs.
 
     game = SingleGame(rules, seed=0)
     mask = game.legal_mask()                  # (num_actions,) bool, read-only
     obs = game.observe(seat)                  # (obs_dim,) float32, bit-identical to observation.observe
     rewards, done = game.step(action)         # rewards: list by player where a manche ended, else None
 
-The batched engine pays NumPy's per-call overhead on every operation, which at
-one slot costs more than the work itself. This class keeps the state of one slot
-(the fields of :class:`~president_env.engine.GameState`, same names and meanings)
-as Python ints and lists and plays the decisions inside a manche (gives, passes,
-plays, a player going out) in plain Python, transcribing ``engine.step`` for one
-slot. Everything rare and random stays with the engine: dealing (``reset``) and
-the step that ends a manche (scoring, roles, the next deal or a new game) are
-played by a ``VecGame(batch_size=1)`` this object owns, and its state is copied
-back. So the random draws, and therefore the games for a given seed, are those
-of ``VecGame(rules, batch_size=1, seed=seed)``; like it, a finished game is dealt
-anew in the same call (autoreset); the finished game's table stays readable, before its last play
-(``ended``, the AEC env's final observation) and after it (``final``, a one-slot ``GameState`` in phase
-over with the final scores: the Gymnasium envs' terminal observation).
+The game is a ``VecGame(batch_size=1)`` this object owns: its masks and steps are the engine's, played by
+the compiled per-slot kernels where Numba is available and by the NumPy engine otherwise
+(:mod:`president_env.compiled`), so the random draws, and the games for a seed, are those of
+``VecGame(rules, batch_size=1, seed=seed)``. No rule is written here. After every step the slot is copied
+into this object's attributes (the fields of :class:`~president_env.engine.GameState`, same names and
+meanings) as Python ints, lists and per-seat ``bytearray`` rows, which the views read and from which the
+observation is joined as bytes. Like ``VecGame``, a finished game is dealt anew in the same call
+(autoreset); the finished game's table stays readable, before its last play (``ended``, the AEC env's final
+observation) and after it (``final``, a one-slot ``GameState`` in phase over with the final scores: the
+Gymnasium envs' terminal observation).
 
-One tested truth: ``tests/test_single_game.py`` plays this class and a
-``VecGame(batch_size=1)`` in lockstep on random rule sets and demands the same
-masks, observations from every seat, rewards, ends and whole states at every step.
+``tests/test_single_game.py`` plays this class and a NumPy ``VecGame(batch_size=1)`` in lockstep on random
+rule sets and demands the same masks, observations from every seat, rewards, ends and whole states.
 """
 
 from __future__ import annotations
@@ -34,10 +30,10 @@ from operator import itemgetter
 
 import numpy as np
 
+from . import compiled as _compiled
 from . import deals, engine, observation
-from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY
-from .cards import JOKER, TWO, validate_deal
-from .engine import PHASE_PLAY, GameState
+from .cards import validate_deal
+from .engine import GameState
 from .observation import ONE_HOT, OWN, SEATS, TABLE, Segment, layout
 from .presets import RulesSpec, resolve_rules
 from .rules import Rules
@@ -46,39 +42,19 @@ from .vec_game import VecGame
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(GameState))
 BYTE_ROWS = ("hands", "played", "gave", "received")  # (P, R) counts kept as one bytearray per seat
+_SLOT = np.zeros(1, np.int64)  # the engine game's one slot
 
 
-@dataclasses.dataclass(frozen=True)
-class _Tables:
-    """The engine's per-rules tables as Python lists and bytes, for scalar use."""
-
-    kind: list[int]
-    rank: list[int]
-    count: list[int]
-    next_seat: list[int]  # [start * 256 + seat bits] -> first seat clockwise after start with its bit set, or -1
-    rank_ok: list[list[bool]]  # [context] -> may each rank be played
-    play_bytes: list[bytes]  # [usable * (C+1) + trick count] -> C mask bytes "play k cards" (k = 1..C)
-    wild: list[bool]
-    write_observation: Callable[[SingleGame, int], bytes]  # see _observation_writer
+@lru_cache(maxsize=4)
+def _split(names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``names`` as (fields copied as Python values, fields copied as per-seat bytearrays)."""
+    return tuple(n for n in names if n not in BYTE_ROWS), tuple(n for n in names if n in BYTE_ROWS)
 
 
 @lru_cache(maxsize=64)
-def _tables(rules: Rules) -> _Tables:
-    tab = engine.tables(rules)
-    p, c = rules.n_players, rules.max_count
-    starts = np.repeat(np.arange(p), 256)
-    bits = np.tile(np.arange(256), p)
-    playable = tab.play_words.view(bool).reshape(-1, c)
-    return _Tables(
-        kind=tab.kind.tolist(),
-        rank=tab.rank.tolist(),
-        count=tab.count.tolist(),
-        next_seat=engine.next_seat_bits(bits.astype(np.uint8), starts, p).tolist(),
-        rank_ok=tab.rank_ok.tolist(),
-        play_bytes=[row.astype(np.uint8).tobytes() for row in playable],
-        wild=tab.wild_ranks.tolist(),
-        write_observation=_observation_writer(rules),
-    )
+def _writer(rules: Rules) -> Callable[[SingleGame, int], bytes]:
+    """The observation writer of ``rules``, built once per rules."""
+    return _observation_writer(rules)
 
 
 def _observation_writer(rules: Rules) -> Callable[[SingleGame, int], bytes]:
@@ -173,42 +149,58 @@ def _writer_kind(seg: Segment) -> str:
 
 
 class SingleGame:
-    """One game of ``rules``; see the module docstring. Attributes are the ``GameState`` fields of the one slot."""
+    """One game of ``rules``; see the module docstring. Attributes are the ``GameState`` fields of the one slot.
+    ``compiled=False`` keeps the NumPy engine where Numba is available too (as ``VecGame``'s ``compiled``)."""
 
     def __init__(
         self,
         rules: RulesSpec = None,
         seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         reward_mode: str = "zero_sum",
+        compiled: bool = True,
     ) -> None:
         self.rules = resolve_rules(rules)
-        self.engine_game = VecGame(self.rules, batch_size=1, seed=seed, reward_mode=reward_mode)
+        # Not autoreset: the finished game's table is kept (``final``) before the next game is dealt, with the
+        # same draws as VecGame's autoreset.
+        self.engine_game = VecGame(
+            self.rules, batch_size=1, seed=seed, reward_mode=reward_mode, autoreset=False, compiled=compiled
+        )
         self.reward_mode = reward_mode
-        self._tab = _tables(self.rules)
+        self._bind()
         self.obs_dim = layout(self.rules).size
         self.ended: SingleGame | None = None  # after a game ended: that game's table before its last play
         self.final: GameState | None = None  # after a game ended: that game's table after its last play
         self._load()
 
+    def _bind(self) -> None:
+        """The observation writer, and the compiled kernels bound to the engine game's slot where it plays
+        through them (else ``None``: the engine game's NumPy step)."""
+        self._write = _writer(self.rules)
+        game = self.engine_game
+        self._slot = None
+        if game.compiled and _compiled.available():
+            self._slot = _compiled.Slot(self.rules, engine.tables(self.rules), game.state)
+
     def __getstate__(self) -> dict:
-        """Pickled without the per-rules tables (their observation writer holds closures); rebuilt on load."""
+        """Pickled without the observation writer (it holds closures) and the bound kernels; rebuilt on load."""
         state = self.__dict__.copy()
-        del state["_tab"]
+        del state["_write"], state["_slot"]
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self.__dict__.setdefault("final", None)
-        self._tab = _tables(self.rules)
+        self._bind()
 
     # ---- state ------------------------------------------------------------------------------
-    def _load(self) -> None:
-        """Copy the engine game's slot into this object's fields."""
-        state = self.engine_game.state
-        for name in FIELDS:
-            setattr(self, name, getattr(state, name)[0].tolist())
-        for name in BYTE_ROWS:
-            setattr(self, name, [bytearray(row) for row in getattr(self, name)])
+    def _load(self, names: tuple[str, ...] = FIELDS) -> None:
+        """Copy the engine game's slot into this object's fields (those named ``names``)."""
+        state, fields, width = self.engine_game.state, self.__dict__, self.rules.n_ranks
+        values, rows = _split(names)
+        for name in values:
+            fields[name] = getattr(state, name).tolist()[0]
+        for name in rows:  # int8 counts, one bytearray per seat
+            data = getattr(state, name)[0].tobytes()
+            fields[name] = [bytearray(data[i : i + width]) for i in range(0, len(data), width)]
         self._mask: bytes | None = None
 
     def _fields(self) -> dict[str, list | int | bool]:
@@ -253,30 +245,15 @@ class SingleGame:
 
     # ---- legal actions -------------------------------------------------------------------------
     def mask_bytes(self) -> bytes:
-        """The legal mask as ``num_actions`` bytes 0/1 (cached until the next step)."""
+        """The legal mask as ``num_actions`` bytes 0/1 (the engine's, cached until the next step)."""
         if self._mask is None:
-            self._mask = self._compute_mask()
+            slot = self._slot
+            self._mask = self.engine_game.legal_mask().tobytes() if slot is None else slot.mask_bytes()
         return self._mask
 
     def legal_mask(self) -> np.ndarray:
         """``(num_actions,) bool`` legal actions of the player to act (read-only)."""
         return np.frombuffer(self.mask_bytes(), dtype=bool)
-
-    def _compute_mask(self) -> bytes:
-        rules, tab = self.rules, self._tab
-        r, c = rules.n_ranks, rules.max_count
-        hand = self.hands[self.current]
-        if self.phase != PHASE_PLAY:
-            return bytes(1 + r * c) + bytes([1 if h > 0 else 0 for h in hand])
-        ok = tab.rank_ok[((self.revolution * 2 + self.constrained) * (r + 1)) + self.trick_rank + 1]
-        width, tc, play_bytes = c + 1, self.trick_count, tab.play_bytes
-        if rules.twos_wild:
-            twos = hand[TWO]
-            usable = [min(h + twos, c) if w and h > 0 else h for h, w in zip(hand, tab.wild)]
-        else:
-            usable = hand
-        plays = b"".join([play_bytes[(u if o else 0) * width + tc] for u, o in zip(usable, ok)])
-        return (b"\x01" if self.trick_rank >= 0 else b"\x00") + plays + bytes(r)
 
     # ---- observation ---------------------------------------------------------------------------
     def observe(self, seat: int) -> np.ndarray:
@@ -286,135 +263,35 @@ class SingleGame:
         segment of the observation spec (``_observation_writer``).
         """
         try:
-            data = self._tab.write_observation(self, seat)
+            data = self._write(self, seat)
         except ValueError:  # a score or manche index above 255: the engine's encoder
             return observation.observe(self.rules, self.to_state(), np.array([seat]))[0]
         return np.frombuffer(data, np.uint8).astype(np.float32)
 
     # ---- step ----------------------------------------------------------------------------------
     def step(self, action: int) -> tuple[list[float] | None, bool]:
-        """Play ``action`` (an int) for the player to act.
+        """Play ``action`` (an int) for the player to act, by the engine.
 
         Returns ``(rewards, done)``: ``rewards`` by player where a manche ended (else ``None``), ``done`` where
         the game ended (the game is then dealt anew, as ``VecGame`` does). An illegal action raises
         ``ValueError`` naming the player and the reason, and changes nothing.
         """
-        tab = self._tab
         mask = self.mask_bytes()
-        if not 0 <= action < len(mask) or not mask[action]:
-            reason = engine.describe_illegal(self.rules, self.to_state(), 0, action)
-            raise ValueError(f"illegal action {action} for player_{self.current_player}: {reason}")
-        kind = tab.kind[action]
-        cur = self.current
-        if kind == KIND_GIVE:
-            self._give(cur, tab.rank[action])
-            return None, False
-        if kind == KIND_PLAY and self.n_held[cur] == tab.count[action] and _popcount(self.holding_bits) <= 2:
-            return self._step_by_engine(action)  # the manche ends: scoring and the next deal are the engine's
-        self._mask = None
-        self.manche_steps += 1
-        rules = self.rules
-        is_play = kind == KIND_PLAY
-        is_pass = kind == KIND_PASS
-        rank = tab.rank[action]
-        count = tab.count[action] if is_play else 0
-        bit = 1 << cur
-        next_seat = tab.next_seat
-
-        used_twos = 0
-        if is_play:  # cards leave the hand: naturals first, wild 2s complete
-            hand, played = self.hands[cur], self.played[cur]
-            naturals = min(hand[rank], count)
-            hand[rank] -= naturals
-            played[rank] += naturals
-            if rules.twos_wild:
-                used_twos = count - naturals
-                hand[TWO] -= used_twos
-                played[TWO] += used_twos
-            self.n_held[cur] -= count
-
-        # What the play means, judged by the order in force before it.
-        is_match = is_play and self.trick_rank == rank
-        ends_by_top = False
-        if rules.top_rank_ends_trick and is_play:
-            ends_by_top = rank == (JOKER if rules.jokers else (0 if self.revolution else TWO))
-        if rules.revolution and is_play and count >= 4:
-            self.revolution = not self.revolution
-
-        if is_play and self.n_held[cur] == 0:
-            self._go_out(cur, rank, used_twos)
-            self.holding_bits &= ~bit
-
-        # Turn order: the next eligible seat clockwise; the trick ends when the turn would reach the last
-        # player to have played, or nobody else can act.
-        passed = self.passed_bits | (bit if is_pass else 0)
-        if is_play and rules.pass_rule == "can_return":
-            passed = 0
-        owner = cur if is_play else self.trick_owner
-        holding = self.holding_bits
-        eligible = holding & ~passed & ~bit
-        nxt = next_seat[cur * 256 + eligible]
-        if is_match and nxt >= 0 and rules.equal_rank == "skip":
-            nxt = next_seat[nxt * 256 + (eligible & ~(1 << nxt))]
-        trick_ends = nxt < 0 or nxt == owner or ends_by_top
-        if trick_ends:
-            self.current = owner if holding >> owner & 1 else next_seat[owner * 256 + holding]
-            self.trick_rank, self.trick_count, self.trick_owner = -1, 0, -1
-            self.passed_bits = 0
-        else:
-            self.current = nxt
-            if is_play:
-                self.trick_rank, self.trick_count = rank, count
-            self.trick_owner = owner
-            self.passed_bits = passed
-        if rules.equal_rank == "or_nothing":
-            self.constrained = not trick_ends and is_match
-        return None, False
-
-    def _give(self, giver: int, rank: int) -> None:
-        """Exchange phase: ``giver`` gives one card of ``rank`` back to his partner."""
-        self._mask = None
-        self.manche_steps += 1
-        partner = self.partner[giver]
-        self.hands[giver][rank] -= 1
-        self.hands[partner][rank] += 1
-        self.n_held[giver] -= 1
-        self.n_held[partner] += 1
-        self.gave[giver][rank] += 1
-        self.received[partner][rank] += 1
-        self.gives_left[giver] -= 1
-        pending = [seat for seat, left in enumerate(self.gives_left) if left > 0]
-        if pending:
-            self.current = min(pending, key=self.prev_pos.__getitem__)  # the best-placed giver first
-        else:
-            self.current = self.leader
-            self.phase = PHASE_PLAY
-
-    def _go_out(self, seat: int, rank: int, used_twos: int) -> None:
-        """``seat`` played its last card and leaves the manche (placed last under ``finish_on_two: penalty``)."""
-        self.out_order[seat] = self.n_out
-        self.n_out += 1
-        bad = self.rules.finish_on_two == "penalty" and (rank == TWO or rank == JOKER or used_twos > 0)
-        self.penalized[seat] = bad
-        if bad:
-            self.out_rank[seat] = self.n_penalized
-            self.n_penalized += 1
-        else:
-            self.out_rank[seat] = self.n_normal_out
-            self.n_normal_out += 1
-
-    def _step_by_engine(self, action: int) -> tuple[list[float] | None, bool]:
-        """The step that ends a manche, played by the engine game on this game's state; its result copied back."""
         game = self.engine_game
-        arrays = {name: np.asarray([value]) for name, value in self._fields().items()}
-        game.load_state_dict({"state": arrays, "rng": game.rng.bit_generator.state})
-        game.autoreset = False  # the new game is dealt below, with the same draws, once the final table is kept
-        try:
-            rewards, done = game.step(np.array([action]))
-        finally:
-            game.autoreset = True
-        if done[0]:
-            # The table as it stood before the game's last play, and the one after it (phase over, final scores).
+        if not 0 <= action < len(mask) or not mask[action]:
+            reason = engine.describe_illegal(self.rules, game.state, 0, action)
+            raise ValueError(f"illegal action {action} for player_{self.current_player}: {reason}")
+        if self._slot is None:
+            events = game.step_events(np.array([action]))
+        elif self._slot.play(action):  # the manche ended: scored, and the next one dealt, by the engine
+            events = engine.end_manches(self.rules, game.state, _SLOT, game.rng, self.reward_mode)
+        else:
+            self._load(_compiled.PLAY_STATE)
+            return None, False
+        done = bool(events.game_over[0])
+        if done:
+            # The table as it stood before the game's last play (this object's fields, not yet reloaded), and
+            # the one after it (phase over, final scores).
             ended = object.__new__(SingleGame)
             ended.__dict__.update(self.__dict__)
             ended.ended = ended.final = None  # not a chain of every game played
@@ -422,11 +299,7 @@ class SingleGame:
             self.final = game.state.copy()
             game.reset(slots=np.zeros(1, np.int64))  # what autoreset does: the next game from the same generator
         self._load()
-        return rewards[0].tolist(), bool(done[0])
-
-
-def _popcount(bits: int) -> int:
-    return bin(bits).count("1")
+        return (events.rewards[0].tolist() if events.manche_over[0] else None), done
 
 
 # --------------------------------------------------------------------------------------
