@@ -85,8 +85,8 @@ from president_env import engine
 from president_env.actions import KIND_GIVE, KIND_PLAY, action_tables
 from president_env.cards import RANK_NAMES, TWO, format_cards, parse_card, rank_index
 from president_env.engine import ROLE_NAMES, IllegalMove, tables
-from president_env.evaluation.play import check_agent_name
 from president_env.presets import resolve_rules
+from president_env.registry import check_name
 from president_env.render import ROLE_LABELS, ordinal, pretty_cards
 from president_env.replay import ReplayRecorder, check_new_file
 from president_env.rules import Rules
@@ -743,7 +743,7 @@ def build_game(argv: list[str] | None, stdin: TextIO, stdout: TextIO) -> Termina
         )
     playable = agent_registry.names(rules)
     for name in names:
-        check_agent_name(name)
+        check_name(name)
         if name not in playable and name in agent_registry.names():
             raise ValueError(
                 f"agent {name} cannot play these rules; the agents that can: {', '.join(playable)} "

@@ -18,9 +18,10 @@ from pathlib import Path
 
 from president_env import agents as agent_registry
 from president_env.presets import resolve_rules
+from president_env.registry import check_name
 from president_env.user_input import check_writable_dir
 
-from .play import check_agent_name, seat_lineup
+from .play import seat_lineup
 from .report import versus_markdown, write_outputs, write_versus
 from .tournament import DEFAULT_CHUNK_DEALS, DEFAULT_DEALS, check_counts, check_seeds, evaluate, evaluate_against
 
@@ -96,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rules = resolve_rules(args.rules)
         seat_lineup(lineup, rules.n_players)
         for name in dict.fromkeys(lineup + against):
-            check_agent_name(name)
+            check_name(name)
             # Made once here: a checkpoint file that cannot load, or a learned agent of other rules, is refused now.
             agent_registry.make(name, rules)
         check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from president_env.presets import resolve_rules
+from president_env.registry import check_name
 
-from .play import check_agent_name
 from .report import dump_json, errorbar_png, format_estimate, markdown_table
 from .statistics import Estimate
 from .tournament import DEFAULT_CHUNK_DEALS, check_counts, evaluate
@@ -67,8 +67,8 @@ def parse_steps(text: str) -> list[tuple[str, str]]:
         weaker, sep, stronger = (part.strip() for part in item.partition(":"))
         if not sep or not weaker or not stronger:
             raise ValueError(f"bad step {item!r}: expected weaker:stronger, e.g. random:heuristic-1")
-        check_agent_name(weaker)
-        check_agent_name(stronger)
+        check_name(weaker)
+        check_name(stronger)
         steps.append((weaker, stronger))
     return steps
 

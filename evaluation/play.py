@@ -27,8 +27,9 @@ import numpy as np
 
 from president_env import agents as agent_registry
 from president_env import engine
+from president_env.deals import deal_hands, deal_sizes, table_for_roles
+from president_env.registry import check_name
 from president_env.rules import Rules
-from president_env.user_input import short_repr
 from president_env.vec_game import VecGame
 
 
@@ -37,15 +38,6 @@ def agent_name(spec: Any) -> str:
     if isinstance(spec, (str, os.PathLike)):
         return os.fspath(spec)
     return str(getattr(spec, "name", type(spec).__name__))
-
-
-def check_agent_name(name: str) -> None:
-    """``ValueError`` listing the known agents unless ``name`` is registered or an existing checkpoint file."""
-    if name not in agent_registry.names() and not os.path.isfile(name):
-        raise ValueError(
-            f"unknown agent {short_repr(name)}; known agents: {', '.join(agent_registry.names())} "
-            "(or a checkpoint file path)"
-        )
 
 
 def seat_lineup(lineup: Sequence[Any], n_players: int) -> list[Any]:
@@ -59,7 +51,7 @@ def seat_lineup(lineup: Sequence[Any], n_players: int) -> list[Any]:
         raise ValueError(f"lineup has {len(lineup)} agents but the rules seat {n_players} players")
     for spec in lineup:
         if isinstance(spec, (str, os.PathLike)):
-            check_agent_name(os.fspath(spec))
+            check_name(spec)
         elif not (hasattr(spec, "act_batch") or hasattr(spec, "act")):
             raise ValueError(f"lineup entry {spec!r} is neither an agent name nor an object with act_batch or act")
     return [lineup[i % len(lineup)] for i in range(n_players)]
@@ -144,7 +136,7 @@ def group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple[
     p = rules.n_players
     dealers = rng.integers(0, p, size=n_groups)
     identity = list(range(p))
-    deals = [[engine.deal_hands(rules, rng, int(d), identity) for _ in range(rules.manches + 1)] for d in dealers]
+    deals = [[deal_hands(rules, rng, int(d), identity) for _ in range(rules.manches + 1)] for d in dealers]
     roles = None
     if rules.initial_roles == "draw":
         # The draw is part of the deal group: every rotation starts from the same roles by player.
@@ -152,8 +144,8 @@ def group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple[
         roles = [[engine.ROLE_NAMES[role_by_pos[pos]] for pos in rng.permutation(p)] for _ in range(n_groups)]
         for group_deals, names in zip(deals, roles):
             # The table seated by the draw (reseat_by_role); its Trou du cul deals the first manche.
-            seat_of_player, dealer = engine.table_for_roles(rules, names)
-            group_deals[0] = engine.deal_hands(rules, rng, dealer, seat_of_player)
+            seat_of_player, dealer = table_for_roles(rules, names)
+            group_deals[0] = deal_hands(rules, rng, dealer, seat_of_player)
         dealers = None
     return dealers, deals, roles
 
@@ -180,7 +172,7 @@ def _redeal(game: VecGame, slots: np.ndarray, deals: list, group_of_slot: np.nda
     """Give ``slots``, whose previous manche just ended, their group's deal for the manche about to start."""
     rules, state = game.rules, game.state
     first = (state.dealer[slots] + (1 if rules.deal_start == "dealer_left" else 0)) % rules.n_players
-    sizes_by_seat = engine.deal_sizes(rules, first)  # the engine's own rule for a regular deal's hand sizes
+    sizes_by_seat = deal_sizes(rules, first)  # the engine's own rule for a regular deal's hand sizes
     sizes = np.take_along_axis(sizes_by_seat, state.seat_of_player[slots].astype(np.int64), axis=1)
     chosen = [_fit_hand_sizes(deals[group_of_slot[s]][state.manche[s]], sizes[i].tolist()) for i, s in enumerate(slots)]
     game.redeal(chosen, slots)
@@ -286,7 +278,6 @@ __all__ = [
     "ChunkTask",
     "MancheRecords",
     "agent_name",
-    "check_agent_name",
     "distinct_agents",
     "group_setup",
     "play_chunk",

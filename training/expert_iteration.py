@@ -44,7 +44,7 @@ from president_env import agents
 from president_env.agents.checkpoint import checkpoint_rules, load_checkpoint, save_checkpoint
 from president_env.agents.policy_search import PolicySearchAgent, PolicySearchConfig, searched_choice
 from president_env.agents.torch_policy import TorchPolicyAgent, build_policy
-from president_env.evaluation.play import check_agent_name
+from president_env.registry import check_name
 from president_env.rules import Rules
 from president_env.user_input import check_writable_dir
 from president_env.vec_game import VecGame
@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kl", type=float, default=DistillConfig.kl, help="weight of KL(old || new)")
     args = parser.parse_args(argv)
     try:
-        check_agent_name(args.policy)
+        check_name(args.policy)
         for flag, value, low in (
             ("--positions", args.positions, 1),
             ("--workers", args.workers, 1),

@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from president_env import agents
-from president_env.evaluation.play import agent_name, check_agent_name
+from president_env.evaluation.play import agent_name
 from president_env.evaluation.report import write_versus
 from president_env.evaluation.tournament import evaluate_against
 from president_env.presets import resolve_rules
+from president_env.registry import check_name
 from president_env.user_input import check_writable_dir
 
 from .config import TRAIN_CONFIGS, load_config
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     try:
-        check_agent_name(args.target)
+        check_name(args.target)
         rules_spec = args.rules
         if rules_spec is None:
             rules_spec = "standard"
