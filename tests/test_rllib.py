@@ -29,6 +29,8 @@ from president_env.training.rllib_ppo import (  # noqa: E402
 pytestmark = [pytest.mark.ray, pytest.mark.rllib, pytest.mark.slow]
 
 # Small enough for a 2-core machine: each iteration samples ~5 games and takes one SGD pass.
+# One manche per episode: two small training iterations then end several episodes (a 5-manche match would not).
+ONE_MANCHE = pe.Rules(manches=1)
 SMALL = dict(train_batch_size=400, minibatch_size=200, num_epochs=1, num_envs_per_env_runner=4, hidden=(64, 64))
 
 
@@ -46,7 +48,7 @@ def local_ray():
 @pytest.fixture(scope="module")
 def trained(local_ray):
     """A self-play algorithm after two training iterations, and their result dicts."""
-    algo = ppo_config("standard", seed=0, **SMALL).build_algo()
+    algo = ppo_config(ONE_MANCHE, seed=0, **SMALL).build_algo()
     results = [algo.train() for _ in range(2)]
     yield algo, results
     algo.stop()
@@ -124,10 +126,10 @@ def test_module_puts_zero_probability_on_masked_actions(trained):
 
 def test_adapter_plays_a_tournament_against_a_baseline_without_illegal_moves(trained):
     algo, _ = trained
-    greedy = RLlibAgent.from_algorithm(algo, "standard")
-    sampling = RLlibAgent.from_algorithm(algo, "standard", greedy=False, seed=1, name="rllib-sampled")
+    greedy = RLlibAgent.from_algorithm(algo, ONE_MANCHE)
+    sampling = RLlibAgent.from_algorithm(algo, ONE_MANCHE, greedy=False, seed=1, name="rllib-sampled")
     # evaluate raises ValueError naming the agent if it returns an illegal action.
-    result = evaluate([greedy, "heuristic-3", sampling, "random"], "standard", n_deals=4, progress=False)
+    result = evaluate([greedy, "heuristic-3", sampling, "random"], ONE_MANCHE, n_deals=4, progress=False)
     assert set(result.agents) == {"rllib-ppo", "heuristic-3", "rllib-sampled", "random"}
     assert result.agents["rllib-ppo"].manches == 4 * 4
 
@@ -141,8 +143,8 @@ def test_adapter_plays_a_tournament_against_a_baseline_without_illegal_moves(tra
 def test_adapter_from_a_saved_checkpoint_plays_as_the_live_module(trained, tmp_path):
     algo, _ = trained
     algo.save_to_path(tmp_path / "checkpoint")
-    live = RLlibAgent.from_algorithm(algo, "standard")
-    restored = RLlibAgent.from_checkpoint(tmp_path / "checkpoint", "standard")
+    live = RLlibAgent.from_algorithm(algo, ONE_MANCHE)
+    restored = RLlibAgent.from_checkpoint(tmp_path / "checkpoint", ONE_MANCHE)
     obs = real_observations(n_games=1)
     playing = obs["action_mask"].any(axis=1)
     observations, masks = obs["observation"][playing], obs["action_mask"][playing].astype(bool)
@@ -152,12 +154,12 @@ def test_adapter_from_a_saved_checkpoint_plays_as_the_live_module(trained, tmp_p
 # Each EnvRunner registers its env with gymnasium under one fixed id; a second algorithm in a process re-registers it.
 @pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0")
 def test_one_policy_per_seat(local_ray):
-    algo = ppo_config("standard", shared_policy=False, seed=0, **SMALL).build_algo()
+    algo = ppo_config(ONE_MANCHE, shared_policy=False, seed=0, **SMALL).build_algo()
     try:
         result = algo.train()
         assert set(result["learners"]) >= {f"player_{i}" for i in range(4)}
         assert all(math.isfinite(result["learners"][f"player_{i}"]["total_loss"]) for i in range(4))
-        agent = RLlibAgent.from_algorithm(algo, "standard", module_id="player_2")
-        assert evaluate([agent, "random"], "standard", n_deals=2, progress=False).agents["rllib-ppo"].manches == 16
+        agent = RLlibAgent.from_algorithm(algo, ONE_MANCHE, module_id="player_2")
+        assert evaluate([agent, "random"], ONE_MANCHE, n_deals=2, progress=False).agents["rllib-ppo"].manches == 16
     finally:
         algo.stop()

@@ -23,7 +23,9 @@ from president_env.apps.web.server import create_app, main  # noqa: E402
 from president_env.replay import loads  # noqa: E402
 
 CARD = re.compile(r'"((?:10|[2-9JQKA])[CDHS]|JK)"')
-SETUP = {"mode": "play", "preset": "standard", "human": 0, "seed": 5, "pace": 0}
+# One manche unless a test asks for more: the tests were written when the presets played one, and a 5-manche
+# match would make the concurrent and disconnect tests five times longer.
+SETUP = {"mode": "play", "preset": "standard", "manches": 1, "human": 0, "seed": 5, "pace": 0}
 OPPONENTS = ["human", "heuristic-1", "heuristic-2", "random"]
 
 

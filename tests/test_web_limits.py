@@ -175,7 +175,7 @@ def test_replays_that_start_with_roles_load(client):
 
 
 def test_views_are_paged(client, monkeypatch):
-    setup = {"mode": "watch", "preset": "big_table", "seed": 2, "pace": 0, "seats": ["heuristic-1"] * 8}
+    setup = {"mode": "watch", "preset": "big_table", "manches": 1, "seed": 2, "pace": 0, "seats": ["heuristic-1"] * 8}
     game_id = client.post("/api/games", json=setup).json()["id"]
     deadline = time.monotonic() + 60
     while not (view := client.get(f"/api/games/{game_id}?limit=0").json())["over"]:
