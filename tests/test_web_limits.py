@@ -73,10 +73,11 @@ def test_options_list_every_limit(client):
 
 
 def test_pasted_yaml_meets_the_same_limits_as_the_form(client):
+    setup = {key: value for key, value in SETUP.items() if key != "manches"}  # the YAML's manches, not the form's
     for path, body in (
         ("/api/rules", {"yaml": "manches: 1000000"}),
-        ("/api/games", {**SETUP, "seats": OPPONENTS, "yaml": "manches: 1000000"}),
-        ("/api/games", {**SETUP, "seats": OPPONENTS, "mode": "watch", "yaml": "manches: 21\nrevolution: true"}),
+        ("/api/games", {**setup, "seats": OPPONENTS, "yaml": "manches: 1000000"}),
+        ("/api/games", {**setup, "seats": OPPONENTS, "mode": "watch", "yaml": "manches: 21\nrevolution: true"}),
     ):
         before = len(client.app.state.store.sessions)
         response = client.post(path, json={**body, "seats": ["heuristic-1"] * 4} if body.get("mode") else body)
