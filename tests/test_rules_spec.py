@@ -10,7 +10,6 @@ import pytest
 
 import president_env as pe
 from president_env.presets import load_preset, preset_path, resolve_rules
-from president_env.training.config import load_config
 
 PARTY = preset_path("party")
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sb3_maskable_ppo.py"
@@ -114,6 +113,9 @@ def test_the_vector_env_and_make_vec_take_a_yaml_path():
 
 
 def test_the_training_config_takes_a_path_and_yaml_text():
+    pytest.importorskip("pydantic")  # the train extra
+    from president_env.training.config import load_config
+
     assert load_config(None, [f"rules={PARTY}"]).resolve_rules() == load_preset("party")
     with pytest.raises(ValueError, match="neither a rules preset"):
         load_config(None, ["rules=nope"])

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 import yaml
-from helpers import swap_hidden_cards
 
-from president_env import agents
-from president_env.actions import decode
-from president_env.agents.universal import (
+torch = pytest.importorskip("torch")
+from helpers import swap_hidden_cards  # noqa: E402
+
+from president_env import agents  # noqa: E402
+from president_env.actions import decode  # noqa: E402
+from president_env.agents.universal import (  # noqa: E402
     MAX_COUNT,
     MAX_PLAYERS,
     MAX_RANKS,
@@ -29,11 +30,11 @@ from president_env.agents.universal import (
     to_universal,
     universal_mask,
 )
-from president_env.cards import RANK_NAMES
-from president_env.observation import layout, observe
-from president_env.rules import Rules
-from president_env.training.universal import UniversalTrainer, load_universal_config, main, universal_config
-from president_env.vec_game import VecGame
+from president_env.cards import RANK_NAMES  # noqa: E402
+from president_env.observation import layout, observe  # noqa: E402
+from president_env.rules import Rules  # noqa: E402
+from president_env.training.universal import UniversalTrainer, load_universal_config, main, universal_config  # noqa: E402
+from president_env.vec_game import VecGame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = [
