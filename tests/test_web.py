@@ -512,6 +512,23 @@ def test_final_table_and_exchange_in_words(client):
     assert done is None or done == words
 
 
+def test_a_learned_agent_plays_a_five_manche_match(client):
+    """The setup offers the agents that can play the rules whatever the match's length: a learned agent plays
+    every manche, so a 5-manche standard game with ``ppo-standard-4p`` in a seat is created and played out."""
+    pytest.importorskip("torch")
+    offered = client.post("/api/rules", json={"preset": "standard"}).json()
+    if "ppo-standard-4p" not in offered["agents"]:
+        pytest.skip("the shipped learned agent is not installed")
+    assert offered["rules"]["manches"] == 5
+    setup = {**SETUP, "manches": 5, "seats": ["human", "ppo-standard-4p", "heuristic-1", "random"]}
+    game_id, final = play_game(client, setup, timeout=120)
+    assert final["error"] is None and final["rules"]["manches"] == 5
+    results = final["results"]
+    assert [r["manche"] for r in results[:5]] == [0, 1, 2, 3, 4] and all(r["decisive"] for r in results[5:])
+    replay = loads(client.get(f"/api/games/{game_id}/replay").text)
+    assert replay.players[1] == "ppo-standard-4p" and len(replay.deals) == len(results)
+
+
 def test_hint_rules_page_and_playable_agents(client):
     checked = client.post("/api/rules", json={"preset": "family"}).json()
     assert "ppo-standard-4p" not in checked["agents"] and "heuristic-3" in checked["agents"]

@@ -16,13 +16,15 @@ import os
 import re
 import shutil
 import tempfile
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
 from web_helpers import live_server
+
+from president_env.replay import loads
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -82,19 +84,30 @@ def game_state(driver):
     return driver.execute_script("return ui.game")
 
 
-def click_move(driver, move: dict) -> None:
-    """Click the cards of ``move`` in the hand, then Play/Give, or Pass."""
-    if move["kind"] == "pass":
-        driver.find_element(By.ID, "pass").click()
+def click_move(driver, move: dict, hand: list[str] | None = None, at_once: bool = False) -> None:
+    """Click the cards of ``move`` in the hand (``hand``: the cards shown, else read from the page), then
+    Play/Give, or Pass. ``at_once``: one script clicks them all (the page gets the same click events, in one
+    WebDriver round trip instead of two per click)."""
+    indices = []
+    if move["kind"] != "pass":
+        hand = hand or game_state(driver)["hand"]
+        rank = move["rank"]
+        indices = [i for i, card in enumerate(hand) if (card[:-1] if card != "JK" else "JK") == rank][: move["count"]]
+        if len(indices) < move["count"]:  # wild 2s complete the play
+            indices += [i for i, card in enumerate(hand) if card[:-1] == "2"][: move["count"] - len(indices)]
+    button = "pass" if move["kind"] == "pass" else "play"
+    if at_once:
+        driver.execute_script(CLICK_ALL, indices, button)
         return
-    hand = game_state(driver)["hand"]
-    rank = move["rank"]
-    indices = [i for i, card in enumerate(hand) if (card[:-1] if card != "JK" else "JK") == rank][: move["count"]]
-    if len(indices) < move["count"]:  # wild 2s complete the play
-        indices += [i for i, card in enumerate(hand) if card[:-1] == "2"][: move["count"] - len(indices)]
     for index in indices:
         click(driver, f'#hand .card[data-index="{index}"]')
-    driver.find_element(By.ID, "play").click()
+    driver.find_element(By.ID, button).click()
+
+
+CLICK_ALL = """
+for (const i of arguments[0]) document.querySelector(`#hand .card[data-index="${i}"]`).click();
+document.getElementById(arguments[1]).click();
+"""
 
 
 def click(driver, css: str) -> None:
@@ -104,7 +117,7 @@ def click(driver, css: str) -> None:
             driver.find_element(By.CSS_SELECTOR, css).click()
             return
         except StaleElementReferenceException:
-            time.sleep(0.05)
+            continue
     driver.find_element(By.CSS_SELECTOR, css).click()
 
 
@@ -112,26 +125,42 @@ SHOTS = os.environ.get("PRESIDENT_WEB_SCREENSHOTS")  # a folder (docs/) to keep 
 
 
 def shoot(driver, name: str) -> bytes:
-    time.sleep(0.7)  # the card animations end
+    """A screenshot once the card animations have ended (kept as ``name`` under ``PRESIDENT_WEB_SCREENSHOTS``)."""
+    wait(driver, lambda d: d.execute_script("return document.getAnimations().every(a => a.playState !== 'running')"))
     png = driver.get_screenshot_as_png()
     if SHOTS:
         Path(SHOTS, name).write_bytes(png)
     return png
 
 
-def start_game(driver, url: str, preset: str, agent: str, manches: int = 1, seed: int = 11) -> dict:
+def fill_setup(driver, url: str, mode: str, preset: str, manches: int = 1, pace: float = 0) -> None:
+    """The setup page with ``mode`` and ``preset`` chosen (their seats drawn), ``manches`` and the AI pace set."""
     driver.get(url + "/")
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#seats select"))
+    driver.find_element(By.CSS_SELECTOR, f"input[name=mode][value={mode}]").click()
     Select(driver.find_element(By.ID, "preset")).select_by_value(preset)
     n = {"big_table": 8}.get(preset, 4)
-    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#seats select")) == n - 1)
-    for select in driver.find_elements(By.CSS_SELECTOR, "#seats select"):
-        Select(select).select_by_value(agent)
+    selects = n - 1 if mode == "play" else n
+    wait(
+        driver,
+        lambda d: d.execute_script(
+            "return ui.rules && ui.rules.n_players === arguments[0] && "
+            "document.querySelectorAll('#seats select').length === arguments[1]",
+            n,
+            selects,
+        ),
+    )
     manches_box = driver.find_element(By.ID, "manches")
     manches_box.clear()
     manches_box.send_keys(str(manches))
+    driver.execute_script("document.getElementById('pace-setup').value = arguments[0]", str(pace))
+
+
+def start_game(driver, url: str, preset: str, agent: str, manches: int = 1, seed: int = 11) -> dict:
+    fill_setup(driver, url, "play", preset, manches)
+    for select in driver.find_elements(By.CSS_SELECTOR, "#seats select"):
+        Select(select).select_by_value(agent)
     driver.find_element(By.ID, "seed").send_keys(str(seed))
-    driver.execute_script("document.getElementById('pace-setup').value = '0'")
     driver.find_element(By.ID, "start").click()
     return wait(
         driver, lambda d: (s := game_state(d)) and s.get("table") and d.find_element(By.ID, "game").is_displayed() and s
@@ -177,9 +206,9 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
     with live_server() as (url, app):
         driver = browser
         driver.set_window_size(1100, 900)
-        start_game(driver, url, "standard", "heuristic-1", manches=2)
+        start_game(driver, url, "standard", "heuristic-1", manches=2, seed=14)  # you give back in manche 2
         shots = {}
-        tried = {"illegal": False, "keys": False, "hint": False}
+        tried = {"illegal": False, "keys": False, "hint": False, "give": False}
         summaries = []
 
         def on_turn(state) -> bool:
@@ -199,6 +228,13 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
                     r"Exchange with .*: you gave .*[♣♦♥♠]; you received .*[♣♦♥♠]", text
                 ), text
                 shots["exchange"] = shoot(driver, "web-exchange.png")
+            if table["phase"] == "exchange" and state["legal"]:
+                # The card you give flies from your hand to your partner's seat (the flight ends, then is counted).
+                gives = driver.execute_script("return ui.animated.gives")
+                click_move(driver, state["legal"][0])
+                wait(driver, lambda d: d.execute_script("return ui.animated.gives") == gives + 1)
+                tried["give"] = True
+                return True
             if not tried["hint"]:
                 driver.find_element(By.ID, "hint").click()
                 box = wait(
@@ -247,6 +283,9 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
             on_turn=on_turn,
         )
         assert all(tried.values()), tried
+        # Plays land on the trick, the cards received in the exchange arrive in the hand: each animation ran.
+        animated = driver.execute_script("return ui.animated")
+        assert animated["plays"] > 0 and animated["arrivals"] >= 1 and animated["gives"] >= 1, animated
         assert "exchange" in shots and len(summaries) >= 2
         assert len(state["results"]) >= 2
         wait(driver, lambda d: "win" in d.find_element(By.ID, "results").text)
@@ -348,12 +387,7 @@ def test_watch_eight_agents_on_the_table(browser):
     with live_server() as (url, app):
         driver = browser
         driver.set_window_size(1100, 900)
-        driver.get(url + "/")
-        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#seats select"))
-        driver.find_element(By.CSS_SELECTOR, "input[name=mode][value=watch]").click()
-        Select(driver.find_element(By.ID, "preset")).select_by_value("big_table")
-        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#seats select")) == 8)
-        driver.execute_script("document.getElementById('pace-setup').value = '0.05'")
+        fill_setup(driver, url, "watch", "big_table", pace=0.05)
         driver.find_element(By.ID, "start").click()
         wait(
             driver,
@@ -366,85 +400,115 @@ def test_watch_eight_agents_on_the_table(browser):
         shoot(driver, "web-watch.png")
 
 
-def test_a_table_for_friends_in_two_browsers(browser):
-    """The host sets up a table of 8 in one browser and shares its link; a friend joins from another browser,
-    two more by HTTP; agents fill the other four seats; each browser sees only its own hand."""
-    from test_web_friends import Person, play_table
+# In-page wait for this browser's next turn (or the summary, the end, a refused move): one WebDriver round trip per
+# turn, the page checking every 20 ms; returns the little the test needs.
+NEXT_TURN = """
+const after = arguments[0], done = arguments[arguments.length - 1];
+(function check() {
+  const g = ui.game, error = document.getElementById("move-error").textContent;
+  const ready = g && g.table && g.friends && g.friends.started && !ui.busy;
+  if (ready && (ui.summaryOpen || g.over || error || (g.legal.length && g.version > after))) {
+    done({ version: g.version, legal: g.legal, hand: g.hand, over: g.over, summary: ui.summaryOpen, error,
+           human: g.human, trick: g.table.trick.count });
+  } else setTimeout(check, 20);
+})();
+"""
 
-    with live_server() as (url, app):
+
+def biggest_play(legal: list[dict]) -> dict:
+    """The play of the most cards (the lowest rank of them), else pass: a quick way to the end of a manche."""
+    plays = [m for m in legal if m["kind"] != "pass"]
+    return max(plays, key=lambda m: m["count"]) if plays else legal[0]
+
+
+def play_seat(driver, shot: str | None = None, timeout: float = 120) -> dict:
+    """Play this browser's seat by clicking until the game is over and its summary closed; returns the seat, the
+    hand first shown (its deal: one manche has no exchange), the moves made and the final names around the table.
+    ``shot``: the screenshot to take at the first turn with cards on the trick."""
+    driver.set_script_timeout(timeout)
+    version, first, moves = -1, None, 0
+    while True:
+        turn = driver.execute_async_script(NEXT_TURN, version)
+        assert not turn["error"], turn["error"]
+        if turn["summary"]:
+            driver.find_element(By.ID, "continue").click()
+            continue
+        if turn["over"]:
+            names = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#opponents .seat .name")]
+            roles = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#opponents .seat .role")]
+            return {"human": turn["human"], "deal": first, "moves": moves, "names": names, "roles": roles}
+        first = first or turn["hand"]
+        if shot and turn["trick"]:
+            shoot(driver, shot)
+            shot = None
+        click_move(driver, biggest_play(turn["legal"]), turn["hand"], at_once=True)
+        version, moves = turn["version"], moves + 1
+
+
+def join_table(driver, link: str, name: str) -> int:
+    """A friend opens the shared link in their browser and takes a seat; returns their player."""
+    driver.get(link)
+    wait(driver, lambda d: d.find_element(By.ID, "join").is_displayed())
+    driver.find_element(By.ID, "join-name").send_keys(name)
+    driver.find_element(By.ID, "join-button").click()
+    return wait(driver, lambda d: (s := game_state(d)) and s.get("friends") and s)["human"]
+
+
+def test_a_table_for_friends_four_browsers_and_four_agents(browser):
+    """Four people in four Chromium profiles (four secrets) at a table of 8: the host sets it up and shares its
+    link, three friends open it and take seats, ``heuristic-1`` fills the other four; the four play at once, each
+    browser showing only its own hand (its deal, checked against the replay) and the final table with every
+    name."""
+    people = ("Alice", "Bob", "Carol", "Dan")
+    with live_server() as (url, app), ThreadPoolExecutor(max_workers=4) as pool:
+        starting = [pool.submit(chromium) for _ in people[1:]]  # the friends' browsers start while the host sets up
         host = browser
         host.set_window_size(1100, 900)
-        host.get(url + "/")
-        wait(host, lambda d: d.find_elements(By.CSS_SELECTOR, "#seats select"))
-        host.find_element(By.CSS_SELECTOR, "input[name=mode][value=friends]").click()
-        Select(host.find_element(By.ID, "preset")).select_by_value("big_table")
-        wait(host, lambda d: d.find_element(By.ID, "players").get_attribute("value") == "8")
+        fill_setup(host, url, "friends", "big_table")
         name = host.find_element(By.ID, "my-name")
         name.clear()
-        name.send_keys("Alice")
-        host.execute_script("document.getElementById('pace-setup').value = '0'")
+        name.send_keys(people[0])
         host.find_element(By.ID, "start").click()
-        share = wait(host, lambda d: d.find_element(By.ID, "share").get_attribute("value"))
+        link = wait(host, lambda d: d.find_element(By.ID, "share").get_attribute("value"))
         game_id = game_state(host)["id"]
-        assert share.endswith(f"#table={game_id}")
-        friend, profile = chromium()
+        assert link == f"{url}/#table={game_id}"
+        friends = [future.result() for future in starting]
         try:
-            friend.get(share)
-            wait(friend, lambda d: d.find_element(By.ID, "join").is_displayed())
-            friend.find_element(By.ID, "join-name").send_keys("Bob")
-            friend.find_element(By.ID, "join-button").click()
-            wait(friend, lambda d: (s := game_state(d)) and s.get("friends") and s)
-            with httpx.Client(base_url=url, timeout=60) as http:
-                people = []
-                for who in ("Carol", "Dan"):
-                    joined = http.post(f"/api/tables/{game_id}/join", json={"name": who}).json()
-                    people.append(Person(http, game_id, joined["key"], joined["human"]))
-                lobby = wait(
-                    host,
-                    lambda d: (
-                        len(d.find_elements(By.CSS_SELECTOR, "#lobby-seats li")) == 8
-                        and "Dan" in d.find_element(By.ID, "lobby").text
-                        and d.find_element(By.ID, "lobby").text
-                    ),
-                )
-                assert "Bob" in lobby and "empty" in lobby
-                shoot(host, "web-friends-lobby.png")
-                assert not friend.find_element(By.ID, "table-start").is_displayed()  # only the host starts
-                Select(host.find_element(By.ID, "table-agent")).select_by_value("heuristic-1")
-                host.find_element(By.ID, "table-start").click()
-                runner = threading.Thread(target=play_table, args=(people, 300), daemon=True)
-                runner.start()
-                hands = {}
-
-                def both_play(state) -> bool:
-                    for driver in (host, friend):
-                        if not driver.execute_script("return ui.summaryOpen"):
-                            s = game_state(driver)
-                            hands.setdefault(s["human"], s["hand"])
-                            if s["legal"] and not s["over"]:
-                                plays = [m for m in s["legal"] if m["kind"] != "pass"]
-                                click_move(driver, plays[0] if plays else s["legal"][0])
-                                wait(
-                                    driver,
-                                    lambda d, v=s["version"]: game_state(d)["version"] != v or game_state(d)["over"],
-                                )
-                        else:
-                            continue_summary(driver)
-                    if "shot" not in hands and game_state(friend)["table"]["trick"]["count"]:
-                        hands["shot"] = shoot(friend, "web-friends-table.png")
-                    return game_state(host)["over"] and game_state(friend)["over"]
-
-                deadline = time.monotonic() + 300
-                while not both_play(None):
-                    assert time.monotonic() < deadline, "the table's game did not end in time"
-                    time.sleep(0.05)
-                runner.join(timeout=60)
-                assert hands[0] and hands[1] and hands[0] != hands[1]  # each browser, its own hand
-                names = [e.text for e in friend.find_elements(By.CSS_SELECTOR, "#opponents .seat .name")]
-                assert {"Alice", "You", "Carol", "Dan"} <= set(names) and sum("heuristic-1" in n for n in names) == 4
+            drivers = [host] + [driver for driver, _ in friends]
+            seated = list(pool.map(join_table, drivers[1:], [link] * 3, people[1:]))
+            assert sorted(seated) == [1, 2, 3]
+            lobby = wait(
+                host,
+                lambda d: (
+                    len(d.find_elements(By.CSS_SELECTOR, "#lobby-seats li")) == 8
+                    and all(p in d.find_element(By.ID, "lobby").text for p in people)
+                    and d.find_element(By.ID, "lobby").text
+                ),
+            )
+            assert lobby.count("empty: an agent will play") == 4
+            shoot(host, "web-friends-lobby.png")
+            for driver in drivers[1:]:  # only the host starts
+                assert not driver.find_element(By.ID, "table-start").is_displayed()
+            Select(host.find_element(By.ID, "table-agent")).select_by_value("heuristic-1")
+            host.find_element(By.ID, "table-start").click()
+            started = time.perf_counter()
+            shots = [None, "web-friends-table.png", None, None]
+            seats = list(pool.map(play_seat, drivers, shots))
+            print(f"\n4 browsers and 4 agents played a manche of 8 in {time.perf_counter() - started:.1f} s")
         finally:
-            friend.quit()
-            shutil.rmtree(profile, ignore_errors=True)
+            for driver, profile in friends:
+                driver.quit()
+                shutil.rmtree(profile, ignore_errors=True)
+        key = host.execute_script("return ui.key")
+        replay = loads(httpx.get(f"{url}/api/games/{game_id}/replay", headers={"X-Player-Key": key}).text)
+    assert [replay.players[p] for p in [0] + seated] == list(people) and replay.players[4:] == ["heuristic-1"] * 4
+    assert sorted(seat["human"] for seat in seats) == [0, 1, 2, 3]
+    for seat in seats:
+        player = seat["human"]
+        assert sorted(seat["deal"]) == sorted(replay.deals[0][player]) and seat["moves"] > 0  # its own hand only
+        names, others = seat["names"], [p for p in people if p != replay.players[player]]
+        assert names.count("You") == 1 and set(others) <= set(names) and sum("heuristic-1" in n for n in names) == 4
+        assert len(seat["roles"]) == 8 and "no role yet" not in seat["roles"]  # the final table
 
 
 def check_screenshot(png: bytes | None) -> None:

@@ -3,6 +3,7 @@ each sees only their own hand, a stand-in plays for the away, and one seat's sec
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -161,6 +162,46 @@ def test_a_stand_in_plays_for_the_away_until_they_return():
         now[0] += games.RETURN_WITHIN + 1
         response = friend.request("GET", f"/api/games/{game_id}")
         assert response.status_code == 403 and "away more than" in response.json()["error"]
+
+
+def test_a_friend_who_joins_while_the_agents_load_keeps_the_seat_and_the_host_starts_again():
+    """The host's start waits for its agents (a learned one not loaded yet is made in the loader thread). A friend
+    who takes a seat meanwhile keeps it; that start is refused (409, "start again") and changes nothing, so no
+    agent plays a seat whose person holds a secret; the host's next start seats the friend as a person. Once
+    started, the table refuses joins (409)."""
+    with live_server() as (url, app):
+        store = app.state.store
+        loading, release = threading.Event(), threading.Event()
+        make_lineup = store.cache.make_lineup
+
+        def slow_load(*args):
+            loading.set()
+            release.wait(30)
+            return make_lineup(*args)
+
+        store.cache.ready = lambda name, rules: False  # as a learned agent not loaded yet: the loader makes them
+        store.cache.make_lineup = slow_load
+        with httpx.Client(base_url=url, timeout=60) as http, httpx.Client(base_url=url, timeout=60) as friend:
+            (host,) = open_table(http, 1, {**TABLE, "preset": "standard"})
+            start = f"/api/tables/{host.game_id}/start"
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                starting = pool.submit(host.request, "POST", start, json={"agent": "heuristic-1"})
+                assert loading.wait(30), "the start did not reach the loader"
+                joined = friend.post(f"/api/tables/{host.game_id}/join", json={"name": "Bob"})
+                release.set()
+                refused = starting.result(timeout=60)
+            assert joined.status_code == 201, joined.text
+            assert refused.status_code == 409 and "start again" in refused.json()["error"]
+            lobby = host.view()
+            assert lobby["friends"]["started"] is False and lobby["legal"] == []
+            assert [s["name"] for s in lobby["friends"]["seats"][:2]] == ["host", "Bob"]
+            assert store.sessions[host.game_id].agents == {}  # the refused start left nothing behind
+            assert host.request("POST", start, json={"agent": "heuristic-1"}).status_code == 200
+            assert store.sessions[host.game_id].lineup == ["human", "human", "heuristic-1", "heuristic-1"]
+            late = friend.post(f"/api/tables/{host.game_id}/join", json={"name": "Carol"})
+            assert late.status_code == 409 and "has started" in late.json()["error"]
+            bob = Person(friend, host.game_id, joined.json()["key"], joined.json()["human"])
+            assert bob.player == 1 and bob.view()["friends"]["started"] is True
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ const ui = {
   options: null, rules: null, playable: [], game: null, key: null, selected: new Set(), log: [],
   frames: [], frameCount: 0, frame: 0, follow: true, timer: null, busy: false,
   seenResults: 0, summaryOpen: false, trickSignature: "", handBefore: null, hint: null,
+  animated: { plays: 0, gives: 0, arrivals: 0 },  // card animations run to their end (the browser tests read it)
 };
 
 // ---------------------------------------------------------------- helpers
@@ -103,6 +104,10 @@ async function init() {
   $("last").addEventListener("click", () => stepTo(ui.frameCount - 1));
   $("follow").addEventListener("change", () => { ui.follow = $("follow").checked; if (ui.follow) stepTo(ui.frameCount - 1); });
   document.addEventListener("keydown", onKey);
+  document.addEventListener("animationend", (ev) => {
+    if (ev.animationName === "card-in") ui.animated.plays += 1;
+    else if (ev.animationName === "card-arrive") ui.animated.arrivals += 1;
+  });
   window.addEventListener("hashchange", resumeFromUrl);
   await loadRules();
   await resumeFromUrl();
@@ -408,6 +413,9 @@ async function sendMove(kind) {
     body.cards = Array.from(ui.selected).sort((a, b) => a - b).map((i) => g.hand[i]);
     if (!body.cards.length) { setError("move-error", exchange ? "Select a card to give back." : "Select cards to play, or pass."); return; }
   }
+  // The cards you give leave your hand for your partner's seat once the server has taken them.
+  const flights = body.move === "give" ? handRects(Array.from(ui.selected)) : [];
+  const partner = g.exchange.partner;
   ui.busy = true;
   try {
     const data = await api("POST", `/api/games/${g.id}/move`, body);
@@ -415,6 +423,7 @@ async function sendMove(kind) {
     setError("move-error", "");
     absorb(data);
     render();
+    flyTo(flights, partner);
     schedule();
   } catch (err) {
     setError("move-error", `Not playable: ${err.message}`);
@@ -561,14 +570,21 @@ function renderHand() {
   const arrived = new Set();
   if (signature !== ui.handSignature) {
     ui.selected.clear();
-    if (ui.handBefore && g.hand.length >= ui.handBefore.length) {
-      // Cards that came in (an exchange): they arrive with a short animation.
+    // Cards received in the exchange arrive with a short animation: those a new deal already holds (one card of
+    // each rank received), or those that came into the hand shown.
+    if (!ui.handBefore || ui.handManche !== g.table.manche) {
+      if (g.table.phase === "exchange") {
+        const ranks = g.exchange.received.slice();
+        g.hand.forEach((c, i) => { const k = ranks.lastIndexOf(rankOf(c)); if (k >= 0) { ranks.splice(k, 1); arrived.add(i); } });
+      }
+    } else if (g.hand.length >= ui.handBefore.length) {
       const before = ui.handBefore.slice();
       g.hand.forEach((c, i) => { const k = before.indexOf(c); if (k >= 0) before.splice(k, 1); else arrived.add(i); });
-      if (arrived.size > Math.max(0, ...g.rules.exchange)) arrived.clear();  // a new deal, not an exchange
     }
+    if (arrived.size > Math.max(0, ...g.rules.exchange)) arrived.clear();
     ui.handSignature = signature;
     ui.handBefore = g.hand.slice();
+    ui.handManche = g.table.manche;
   }
   const hinted = new Set();
   if (ui.hint && ui.hint.version === g.version && ui.hint.rank) {
@@ -595,6 +611,32 @@ function renderHand() {
     node.addEventListener("keydown", (ev) => { if (ev.key === " ") { ev.preventDefault(); toggle(i); } });
     return node;
   }));
+}
+
+function handRects(indices) {
+  // Where the cards of your hand at ``indices`` are drawn now: the start of their flight.
+  return indices.map((i) => [ui.game.hand[i], document.querySelector(`#hand .card[data-index="${i}"]`)])
+    .filter(([, node]) => node).map(([card, node]) => ({ card, rect: node.getBoundingClientRect(), w: node.offsetWidth, h: node.offsetHeight }));
+}
+
+function flyTo(flights, player) {
+  // A give: each card flies from where it lay in your hand to the seat of ``player`` and fades (about half a
+  // second; none when the system asks for reduced motion).
+  const seat = document.querySelector(`#opponents .seat[data-player="${player}"]`);
+  if (!seat || !flights.length || !seat.animate || matchMedia("(prefers-reduced-motion: reduce)").matches) return;
+  const to = seat.getBoundingClientRect();
+  flights.forEach(({ card, rect, w, h }, k) => {
+    const x = rect.left + rect.width / 2 - w / 2, y = rect.top + rect.height / 2 - h / 2;
+    const node = cardNode(card);
+    node.classList.add("flying");
+    Object.assign(node.style, { left: `${x}px`, top: `${y}px`, width: `${w}px`, height: `${h}px` });
+    document.body.append(node);
+    const dx = to.left + to.width / 2 - (x + w / 2), dy = to.top + to.height / 2 - (y + h / 2);
+    const flight = node.animate(
+      [{ transform: "none", opacity: 1 }, { transform: `translate(${dx}px, ${dy}px) rotate(10deg) scale(.55)`, opacity: 0.25 }],
+      { duration: 550, delay: 80 * k, easing: "ease-in", fill: "forwards" });
+    flight.onfinish = () => { node.remove(); ui.animated.gives += 1; };
+  });
 }
 
 function toggle(index) {
