@@ -1,12 +1,13 @@
 """``president-web`` in a real browser: the system Chromium driven by Selenium (chromium-driver).
 
-Plays two manches by clicking against ``heuristic-1`` opponents (the second one opens with the
-exchange, told in words; each ends with its summary), asks for a hint, checks a screenshot of the
-table, then loads the game's replay and steps through it; resumes a game from its URL and refuses it
-to a browser without its secret; shows the rules page; plays 8 players at phone width (seat order,
-the lit seat, Play and Pass on the first screen); watches 8 agents. ``PRESIDENT_WEB_SCREENSHOTS=docs``
-keeps the screenshots of ``docs/web.md``. Skipped when Chromium, chromium-driver or Selenium are
-missing (``.ci/run`` installs them).
+Plays two manches by clicking against ``heuristic-1`` opponents (the second one opens with the exchange,
+told in words, and the card you give is seen on its way to your partner's seat; each ends with its summary),
+asks for a hint, checks a screenshot of the table, then loads the game's replay and steps through it; resumes
+a game from its URL and refuses it to a browser without its secret; shows the rules page and offers only the
+agents that can play the chosen rules; plays 8 players at phone width (seat order, the lit seat, Play and Pass
+on the first screen); watches 8 agents; seats four people in four Chromium profiles at a table for friends of
+8, who play one manche at once. ``PRESIDENT_WEB_SCREENSHOTS=docs`` keeps the screenshots of ``docs/web.md``.
+Skipped when Chromium, chromium-driver or Selenium are missing (``.ci/run`` installs them).
 """
 
 from __future__ import annotations
@@ -202,6 +203,17 @@ def play_until(driver, stop, deadline_s: float = 150, on_turn=None) -> dict:
         wait(driver, lambda d, v=version: game_state(d)["version"] > v or game_state(d)["over"])
 
 
+# Hold the flight of a given card halfway; the heights of its centre, of the partner's seat and of your hand.
+HOLD_FLIGHT = """
+const node = document.querySelector(".card.flying"), flight = node.getAnimations()[0];
+flight.pause();
+flight.currentTime = 300;
+const middle = (el) => { const r = el.getBoundingClientRect(); return r.top + r.height / 2; };
+return { card: middle(node), hand: middle(document.getElementById("hand")),
+         seat: middle(document.querySelector(`#opponents .seat[data-player="${arguments[0]}"]`)) };
+"""
+
+
 def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
     with live_server() as (url, app):
         driver = browser
@@ -230,8 +242,17 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
                 shots["exchange"] = shoot(driver, "web-exchange.png")
             if table["phase"] == "exchange" and state["legal"]:
                 # The card you give flies from your hand to your partner's seat (the flight ends, then is counted).
+                # Slowed down 20 times and held halfway, it lies between your hand and your partner's seat.
                 gives = driver.execute_script("return ui.animated.gives")
+                driver.execute_cdp_cmd("Animation.enable", {})
+                driver.execute_cdp_cmd("Animation.setPlaybackRate", {"playbackRate": 0.05})
                 click_move(driver, state["legal"][0])
+                wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".card.flying"))
+                where = driver.execute_script(HOLD_FLIGHT, state["exchange"]["partner"])
+                assert where["seat"] < where["card"] < where["hand"], where
+                shoot(driver, "web-give.png")
+                driver.execute_cdp_cmd("Animation.setPlaybackRate", {"playbackRate": 1})
+                driver.execute_script("document.querySelector('.card.flying').getAnimations()[0].play()")
                 wait(driver, lambda d: d.execute_script("return ui.animated.gives") == gives + 1)
                 tried["give"] = True
                 return True
@@ -242,6 +263,8 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
                     lambda d: "would" in d.find_element(By.ID, "hint-box").text and d.find_element(By.ID, "hint-box"),
                 )
                 assert state["version"] == game_state(driver)["version"]  # a hint plays nothing
+                assert driver.find_elements(By.CSS_SELECTOR, "#hand .card.hinted")  # its cards are outlined
+                shoot(driver, "web-hint.png")
                 tried["hint"] = bool(box)
             if not tried["illegal"] and table["trick"]["count"] == 0 and table["phase"] == "play":
                 ranks = {}
@@ -292,6 +315,8 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
         # The final table: every player with the role they earned, not a fresh deal.
         roles = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#opponents .seat .role")]
         assert len(roles) == 4 and "no role yet" not in roles
+        driver.execute_script("document.getElementById('results').scrollIntoView({block: 'end'})")
+        shoot(driver, "web-final.png")
         check_screenshot(shots["table"])
 
         # The replay of the game steps through every move.
@@ -336,6 +361,14 @@ def test_game_url_resumes_and_the_rules_page(browser):
         assert len(lines) == 17 and any("3 of clubs" in line.text for line in lines)
         shoot(driver, "web-rules.png")
         driver.find_element(By.ID, "rules-close").click()
+        # The setup offers only the agents that can play the chosen rules (the family preset starts with roles).
+        if "ppo-standard-4p" in driver.execute_script("return ui.options.agents"):
+            driver.find_element(By.ID, "nav-setup").click()
+            Select(driver.find_element(By.ID, "preset")).select_by_value("family")
+            wait(driver, lambda d: d.execute_script("return ui.rules.initial_roles !== 'none'"))
+            offered = {o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#seats select option")}
+            assert "ppo-standard-4p" not in offered and "heuristic-3" in offered and "ppo-family" in offered
+            assert "ppo-standard-4p" in driver.find_element(By.ID, "agents-note").text
         # Another browser (no secret) with the same link cannot see or play the game.
         driver.execute_script("localStorage.clear()")
         driver.get(url + "/")

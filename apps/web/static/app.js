@@ -9,7 +9,7 @@ const KEY_RANK = { "0": "10", t: "10", j: "J", q: "Q", k: "K", a: "A" };
 const ui = {
   options: null, rules: null, playable: [], game: null, key: null, selected: new Set(), log: [],
   frames: [], frameCount: 0, frame: 0, follow: true, timer: null, busy: false,
-  seenResults: 0, summaryOpen: false, trickSignature: "", handBefore: null, hint: null,
+  seenResults: 0, summaryOpen: false, trickSignature: "", handBefore: null, arrived: new Set(), arrivedAt: null, hint: null,
   animated: { plays: 0, gives: 0, arrivals: 0 },  // card animations run to their end (the browser tests read it)
 };
 
@@ -228,6 +228,7 @@ async function startTable() {
   const g = ui.game;
   try {
     const data = await api("POST", `/api/tables/${g.id}/start`, { agent: $("table-agent").value });
+    setError("lobby-error", "");
     absorb(data);
     render();
     schedule();
@@ -567,11 +568,11 @@ function renderHand() {
   const playable = new Set(g.legal.filter((m) => m.rank).map((m) => m.rank));
   const hand = $("hand");
   const signature = g.hand.join(" ");
-  const arrived = new Set();
   if (signature !== ui.handSignature) {
     ui.selected.clear();
-    // Cards received in the exchange arrive with a short animation: those a new deal already holds (one card of
-    // each rank received), or those that came into the hand shown.
+    // The cards received in the exchange: those a new deal already holds (one card of each rank received), or
+    // those that came into the hand shown. They stay outlined while the hand is the same.
+    const arrived = new Set();
     if (!ui.handBefore || ui.handManche !== g.table.manche) {
       if (g.table.phase === "exchange") {
         const ranks = g.exchange.received.slice();
@@ -581,18 +582,23 @@ function renderHand() {
       const before = ui.handBefore.slice();
       g.hand.forEach((c, i) => { const k = before.indexOf(c); if (k >= 0) before.splice(k, 1); else arrived.add(i); });
     }
-    if (arrived.size > Math.max(0, ...g.rules.exchange)) arrived.clear();
+    ui.arrived = arrived.size <= Math.max(0, ...g.rules.exchange) ? arrived : new Set();
+    ui.arrivedAt = null;
     ui.handSignature = signature;
     ui.handBefore = g.hand.slice();
     ui.handManche = g.table.manche;
   }
+  // They arrive with a short animation once no end-of-manche summary covers the table.
+  const covered = ui.summaryOpen || g.results.length > ui.seenResults;
+  if (ui.arrived.size && ui.arrivedAt === null && !covered) ui.arrivedAt = performance.now();
+  const arriving = ui.arrivedAt !== null && performance.now() - ui.arrivedAt < 600;
   const hinted = new Set();
   if (ui.hint && ui.hint.version === g.version && ui.hint.rank) {
     const want = g.hand.map((c, i) => [c, i]).filter(([c]) => rankOf(c) === ui.hint.rank).slice(0, ui.hint.count).map(([, i]) => i);
     want.forEach((i) => hinted.add(i));
   }
   // Draw the hand again only when something in it changed (a poll that brings nothing new keeps the nodes).
-  const drawn = `${signature}|${g.legal.length}|${[...ui.selected].join(",")}|${[...hinted].join(",")}|${[...arrived].join(",")}`;
+  const drawn = `${signature}|${g.legal.length}|${[...ui.selected].join(",")}|${[...hinted].join(",")}|${[...ui.arrived].join(",")}|${arriving}`;
   if (drawn === ui.handDrawn && hand.children.length === g.hand.length) return;
   ui.handDrawn = drawn;
   const mid = (g.hand.length - 1) / 2;
@@ -605,7 +611,8 @@ function renderHand() {
     node.style.transform = `rotate(${((i - mid) * spread).toFixed(1)}deg) translateY(${lift.toFixed(2)}rem)`;
     if (ui.selected.has(i)) node.classList.add("selected");
     if (hinted.has(i)) node.classList.add("hinted");
-    if (arrived.has(i)) node.classList.add("arrive");
+    if (ui.arrived.has(i)) node.classList.add("received");
+    if (ui.arrived.has(i) && arriving) node.classList.add("arrive");
     if (g.legal.length && !playable.has(rankOf(card)) && !(g.rules.twos_wild && rankOf(card) === "2")) node.classList.add("dim");
     node.addEventListener("click", () => toggle(i));
     node.addEventListener("keydown", (ev) => { if (ev.key === " ") { ev.preventDefault(); toggle(i); } });
