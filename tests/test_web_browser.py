@@ -168,39 +168,43 @@ def start_game(driver, url: str, preset: str, agent: str, manches: int = 1, seed
     )
 
 
-def continue_summary(driver) -> bool:
-    """Close the end-of-manche summary if it is shown; True if it was."""
-    summary = driver.find_element(By.ID, "summary")
-    if not summary.is_displayed():
-        return False
-    driver.find_element(By.ID, "continue").click()
-    return True
+# In-page wait for the next turn of this browser's player at or after a version (or the summary, the end, a
+# refused move): one WebDriver round trip per turn, the page checking every 20 ms; returns the game's view with
+# ``summary`` (the end-of-manche summary is open) and ``error`` (the page's answer to a refused move).
+NEXT_TURN = """
+const after = arguments[0], done = arguments[arguments.length - 1];
+(function check() {
+  const g = ui.game, error = document.getElementById("move-error").textContent;
+  const ready = g && g.table && (!g.friends || g.friends.started) && !ui.busy;
+  if (ready && (ui.summaryOpen || g.over || error || (g.legal.length && g.version > after))) {
+    done(Object.assign({}, g, { summary: ui.summaryOpen, error }));
+  } else setTimeout(check, 20);
+})();
+"""
 
 
 def play_until(driver, stop, deadline_s: float = 150, on_turn=None) -> dict:
-    """Click moves (the first listed play, else pass) until ``stop(state)``; ``on_turn(state)`` may act first."""
+    """Click moves (the first listed play, else pass) until ``stop(state)``, closing each end-of-manche summary;
+    ``on_turn(state)`` may act first (True: it moved). The page itself waits for each turn (:data:`NEXT_TURN`)."""
+    driver.set_script_timeout(deadline_s)
     deadline = time.monotonic() + deadline_s
+    after = -1
     while True:
         assert time.monotonic() < deadline, "the game did not get there in time"
-        state = wait(
-            driver,
-            lambda d: (
-                (s := game_state(d)) and (s["legal"] or s["over"] or d.execute_script("return ui.summaryOpen")) and s
-            ),
-        )
+        state = driver.execute_async_script(NEXT_TURN, after)
         if stop(state):
             return state
-        if continue_summary(driver):
+        if state["summary"]:
+            driver.find_element(By.ID, "continue").click()
             continue
         if state["over"]:
             return state
+        after = state["version"]
         if on_turn is not None and on_turn(state):
             continue
-        version = state["version"]
         legal = state["legal"]
         plays = [m for m in legal if m["kind"] != "pass"]
-        click_move(driver, plays[0] if plays else legal[0])
-        wait(driver, lambda d, v=version: game_state(d)["version"] > v or game_state(d)["over"])
+        click_move(driver, plays[0] if plays else legal[0], state["hand"])
 
 
 # Hold the flight of a given card halfway; the heights of its centre, of the partner's seat and of your hand.
@@ -287,7 +291,6 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
                 assert len(driver.find_elements(By.CSS_SELECTOR, "#hand .card.selected")) == 1
                 body.send_keys("\ue007")  # Enter
                 tried["keys"] = True
-                wait(driver, lambda d, v=state["version"]: game_state(d)["version"] > v or game_state(d)["over"])
                 return True
             return False
 
@@ -433,21 +436,6 @@ def test_watch_eight_agents_on_the_table(browser):
         shoot(driver, "web-watch.png")
 
 
-# In-page wait for this browser's next turn (or the summary, the end, a refused move): one WebDriver round trip per
-# turn, the page checking every 20 ms; returns the little the test needs.
-NEXT_TURN = """
-const after = arguments[0], done = arguments[arguments.length - 1];
-(function check() {
-  const g = ui.game, error = document.getElementById("move-error").textContent;
-  const ready = g && g.table && g.friends && g.friends.started && !ui.busy;
-  if (ready && (ui.summaryOpen || g.over || error || (g.legal.length && g.version > after))) {
-    done({ version: g.version, legal: g.legal, hand: g.hand, over: g.over, summary: ui.summaryOpen, error,
-           human: g.human, trick: g.table.trick.count });
-  } else setTimeout(check, 20);
-})();
-"""
-
-
 def biggest_play(legal: list[dict]) -> dict:
     """The play of the most cards (the lowest rank of them), else pass: a quick way to the end of a manche."""
     plays = [m for m in legal if m["kind"] != "pass"]
@@ -471,7 +459,7 @@ def play_seat(driver, shot: str | None = None, timeout: float = 120) -> dict:
             roles = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#opponents .seat .role")]
             return {"human": turn["human"], "deal": first, "moves": moves, "names": names, "roles": roles}
         first = first or turn["hand"]
-        if shot and turn["trick"]:
+        if shot and turn["table"]["trick"]["count"]:
             shoot(driver, shot)
             shot = None
         click_move(driver, biggest_play(turn["legal"]), turn["hand"], at_once=True)
