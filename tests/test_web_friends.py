@@ -195,9 +195,10 @@ def test_a_friend_who_joins_while_the_agents_load_keeps_the_seat_and_the_host_st
             lobby = host.view()
             assert lobby["friends"]["started"] is False and lobby["legal"] == []
             assert [s["name"] for s in lobby["friends"]["seats"][:2]] == ["host", "Bob"]
-            assert store.sessions[host.game_id].agents == {}  # the refused start left nothing behind
-            assert host.request("POST", start, json={"agent": "heuristic-1"}).status_code == 200
-            assert store.sessions[host.game_id].lineup == ["human", "human", "heuristic-1", "heuristic-1"]
+            assert lobby["lineup"] == ["human"] * 4  # the refused start left nothing behind
+            started = host.request("POST", start, json={"agent": "heuristic-1"})
+            assert started.status_code == 200, started.text
+            assert started.json()["lineup"] == ["human", "human", "heuristic-1", "heuristic-1"]
             late = friend.post(f"/api/tables/{host.game_id}/join", json={"name": "Carol"})
             assert late.status_code == 409 and "has started" in late.json()["error"]
             bob = Person(friend, host.game_id, joined.json()["key"], joined.json()["human"])
