@@ -3,10 +3,11 @@
 Plays two manches by clicking against ``heuristic-1`` opponents (the second one opens with the exchange,
 told in words, and the card you give is seen on its way to your partner's seat; each ends with its summary),
 asks for a hint, checks a screenshot of the table, then loads the game's replay and steps through it; resumes
-a game from its URL and refuses it to a browser without its secret; shows the rules page and offers only the
-agents that can play the chosen rules; plays 8 players at phone width (seat order, the lit seat, Play and Pass
-on the first screen); watches 8 agents; seats four people in four Chromium profiles at a table for friends of
-8, who play one manche at once. ``PRESIDENT_WEB_SCREENSHOTS=docs`` keeps the screenshots of ``docs/web.md``.
+a game from its URL (a reload, a second tab) and refuses it to a browser without its secret; shows the rules
+page and offers only the agents that can play the chosen rules; plays 8 players at phone width (seat order,
+the lit seat, Play and Pass on the first screen); watches 8 agents; seats four people in four Chromium
+profiles at a table for friends of 8, who play one manche at once. ``PRESIDENT_WEB_SCREENSHOTS=docs`` keeps
+the screenshots of ``docs/web.md``.
 Skipped when Chromium, chromium-driver or Selenium are missing (``.ci/run`` installs them).
 """
 
@@ -358,6 +359,13 @@ def test_game_url_resumes_and_the_rules_page(browser):
         driver.refresh()  # a reload resumes the same game, same hand
         again = wait(driver, lambda d: (s := game_state(d)) and s.get("hand") and s)
         assert again["id"] == state["id"] and again["hand"] == state["hand"]
+        first_tab = driver.current_window_handle
+        driver.switch_to.new_window("tab")  # so does a second tab of the same browser
+        driver.get(game_url)
+        again = wait(driver, lambda d: (s := game_state(d)) and s.get("hand") and s)
+        assert again["id"] == state["id"] and again["hand"] == state["hand"] and again["legal"] == state["legal"]
+        driver.close()
+        driver.switch_to.window(first_tab)
         # The rules page of the table, in sentences.
         driver.find_element(By.ID, "nav-rules").click()
         lines = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#rules-lines li"))
