@@ -445,7 +445,7 @@ def test_watch_eight_agents_on_the_table(browser):
 
 
 def biggest_play(legal: list[dict]) -> dict:
-    """The play of the most cards (the lowest rank of them), else pass: a quick way to the end of a manche."""
+    """The play of the most cards (the first listed of them), else pass: a quick way to the end of a manche."""
     plays = [m for m in legal if m["kind"] != "pass"]
     return max(plays, key=lambda m: m["count"]) if plays else legal[0]
 
@@ -491,19 +491,18 @@ def test_a_table_for_friends_four_browsers_and_four_agents(browser):
     people = ("Alice", "Bob", "Carol", "Dan")
     with live_server() as (url, app), ThreadPoolExecutor(max_workers=4) as pool:
         starting = [pool.submit(chromium) for _ in people[1:]]  # the friends' browsers start while the host sets up
-        host = browser
-        host.set_window_size(1100, 900)
-        fill_setup(host, url, "friends", "big_table")
-        name = host.find_element(By.ID, "my-name")
-        name.clear()
-        name.send_keys(people[0])
-        host.find_element(By.ID, "start").click()
-        link = wait(host, lambda d: d.find_element(By.ID, "share").get_attribute("value"))
-        game_id = game_state(host)["id"]
-        assert link == f"{url}/#table={game_id}"
-        friends = [future.result() for future in starting]
         try:
-            drivers = [host] + [driver for driver, _ in friends]
+            host = browser
+            host.set_window_size(1100, 900)
+            fill_setup(host, url, "friends", "big_table")
+            name = host.find_element(By.ID, "my-name")
+            name.clear()
+            name.send_keys(people[0])
+            host.find_element(By.ID, "start").click()
+            link = wait(host, lambda d: d.find_element(By.ID, "share").get_attribute("value"))
+            game_id = game_state(host)["id"]
+            assert link == f"{url}/#table={game_id}"
+            drivers = [host] + [future.result()[0] for future in starting]
             seated = list(pool.map(join_table, drivers[1:], [link] * 3, people[1:]))
             assert sorted(seated) == [1, 2, 3]
             lobby = wait(
@@ -525,9 +524,11 @@ def test_a_table_for_friends_four_browsers_and_four_agents(browser):
             seats = list(pool.map(play_seat, drivers, shots))
             print(f"\n4 browsers and 4 agents played a manche of 8 in {time.perf_counter() - started:.1f} s")
         finally:
-            for driver, profile in friends:
-                driver.quit()
-                shutil.rmtree(profile, ignore_errors=True)
+            for future in starting:  # every friend's browser that started is closed, whatever happened
+                if future.exception() is None:
+                    driver, profile = future.result()
+                    driver.quit()
+                    shutil.rmtree(profile, ignore_errors=True)
         key = host.execute_script("return ui.key")
         replay = loads(httpx.get(f"{url}/api/games/{game_id}/replay", headers={"X-Player-Key": key}).text)
     assert [replay.players[p] for p in [0] + seated] == list(people) and replay.players[4:] == ["heuristic-1"] * 4
