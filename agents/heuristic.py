@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from president_env import compiled
 from president_env.actions import KIND_PASS, KIND_PLAY, action_tables
 from president_env.cards import JOKER, N_NATURAL_RANKS, TWO
 from president_env.engine import tables as engine_tables
@@ -336,7 +337,15 @@ class HeuristicAgent(Agent):
 
 
 def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights) -> np.ndarray:
-    """``(B,) int64`` the cheapest legal action at ``level`` or under ``Weights`` (lowest index on ties)."""
+    """``(B,) int64`` the cheapest legal action at ``level`` or under ``Weights`` (lowest index on ties).
+
+    Where Numba runs (:func:`president_env.compiled.available`) a compiled kernel scores the rows one by one
+    (:func:`_choose_kernel`, the same terms as :func:`pair_costs` in the same order, so the same choices:
+    ``tests/test_heuristic_golden.py`` and ``tests/test_heuristic.py`` check both paths); otherwise NumPy does.
+    """
+    kernel = _compiled_choose() if compiled.available() else None
+    if kernel is not None:
+        return _choose_compiled(kernel, rules, view, masks, level)
     rows, actions = np.nonzero(masks)  # sorted by row, then by action
     cost = pair_costs(rules, view, rows, actions, level)
     starts = np.searchsorted(rows, np.arange(view.batch_size))
@@ -344,3 +353,238 @@ def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights)
     # The first pair of each row whose cost is its row's minimum.
     candidates = np.flatnonzero(cost == best[rows])
     return actions[candidates[np.searchsorted(rows[candidates], np.arange(view.batch_size))]]
+
+
+# ---- the compiled path of choose (Numba; each term follows pair_costs, _level3, beaten, in their order) ----------
+@lru_cache(maxsize=1)
+def _compiled_choose():
+    """:func:`_choose_kernel` compiled, or ``None`` without Numba."""
+    return compiled.jit(_choose_kernel)
+
+
+_WEIGHT_ORDER = (
+    "step", "group", "pass_", "break_", "break_pairs", "match", "wild", "keep_top", "bad_end", "go_out",
+    "control", "control_groups", "block", "revolt",
+)  # fmt: skip
+
+
+@lru_cache(maxsize=256)
+def _kernel_args(rules: Rules, w: Weights) -> tuple:
+    """The rules' tables and the weights as the kernel's arguments."""
+    tab = _tables(rules)
+    weights = np.array([float(getattr(w, name)) for name in _WEIGHT_ORDER])
+    flags = np.array(
+        [
+            int(w.card_counting),
+            int(w.block_following),
+            int(rules.finish_on_two == "penalty"),
+            int(rules.revolution),
+            int(rules.equal_rank != "none"),
+            rules.max_count,
+            int(w.match != 0),
+        ],
+        np.int64,
+    )
+    copies = np.asarray(rules.copies, np.int64)
+    strength = np.ascontiguousarray(tab.strength, dtype=np.int64)
+    return (
+        tab.kind,
+        tab.rank,
+        tab.count,
+        strength,
+        np.ascontiguousarray(tab.top),
+        tab.bad_end,
+        tab.wild,
+        copies,
+        weights,
+        flags,
+    )
+
+
+def _as(array: np.ndarray, dtype: type) -> np.ndarray:
+    return np.ascontiguousarray(array, dtype=dtype)
+
+
+def _choose_compiled(kernel, rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights) -> np.ndarray:
+    w = level if isinstance(level, Weights) else weights_for(rules, level)
+    hand = _as(view.hand, np.int64)
+    n = hand.shape[0]
+    if w.card_counting:  # the segments only card counting reads
+        played, held = _as(view.played, np.int64), _as(view.held, np.int64)
+        passed, out_order = _as(view.passed, np.bool_), _as(view.out_order, np.int64)
+        trick_count = _as(view.trick_count, np.int64).reshape(n)
+    else:
+        played, held = np.zeros((n, 0, 0), np.int64), np.zeros((n, 0), np.int64)
+        passed, out_order, trick_count = np.zeros((n, 0), np.bool_), held, np.zeros(n, np.int64)
+    out = np.empty(n, np.int64)
+    kernel(
+        hand, played, _as(view.revolution, np.bool_).reshape(n), _as(view.trick_rank, np.int64).reshape(n),
+        trick_count, held, passed, out_order, _as(masks, np.bool_), *_kernel_args(rules, w), out,
+    )  # fmt: skip
+    return out
+
+
+def _choose_kernel(
+    hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks,
+    kind, rank, count, strength, top, bad_end, wild, copies, w, flags, out,
+):  # fmt: skip
+    """``out[i]``: the cheapest legal action of row ``i`` (lowest index on ties), every cost as pair_costs's."""
+    n, n_ranks = hand.shape
+    n_actions = masks.shape[1]
+    card_counting, block_following, penalty, revolution_rule = (
+        flags[0] != 0,
+        flags[1] != 0,
+        flags[2] != 0,
+        flags[3] != 0,
+    )
+    equal, max_count, has_match = flags[4] != 0, flags[5], flags[6] != 0
+    step, group, pass_w, break_w, break_pairs, match_w, wild_w = w[0], w[1], w[2], w[3], w[4], w[5], w[6]
+    keep_top, bad_end_w, go_out_w, control, control_groups, block, revolt_w = (
+        w[7], w[8], w[9], w[10], w[11], w[12], w[13]
+    )  # fmt: skip
+    n_seats = held.shape[1]
+    hidden = np.zeros(n_ranks, np.int64)
+    enough = np.zeros((n_ranks, max_count), np.bool_)
+    beat = np.zeros((n_ranks, max_count), np.bool_)
+    master_group = np.zeros(n_ranks, np.bool_)
+    for i in range(n):
+        rev = 1 if revolution[i] else 0
+        leading = trick_rank[i] < 0
+        n_cards = 0
+        groups = 0
+        good_held = 0
+        for r in range(n_ranks):
+            h = hand[i, r]
+            n_cards += h
+            if h > 0:
+                groups += 1
+            if not bad_end[r]:
+                good_held += h
+        threat = False
+        not_master = 0
+        no_choice = False
+        weak = False
+        one = False
+        two = False
+        if card_counting:
+            # beaten(): could the hidden cards beat k+1 cards of rank r?
+            for r in range(n_ranks):
+                seen = hand[i, r]
+                for s in range(played.shape[1]):
+                    seen += played[i, s, r]
+                hidden[r] = copies[r] - seen
+            for r in range(n_ranks):
+                usable = hidden[r] + (hidden[TWO] if wild[r] else 0)
+                for k in range(max_count):
+                    enough[r, k] = usable >= k + 1
+            for k in range(max_count):
+                if rev and revolution_rule:
+                    joker_any = False
+                    for r in range(JOKER, n_ranks):
+                        joker_any = joker_any or enough[r, k]
+                    below = False
+                    for r in range(N_NATURAL_RANKS):
+                        if equal:
+                            below = below or enough[r, k]
+                            beat[r, k] = below or joker_any
+                        else:
+                            beat[r, k] = below or joker_any
+                            below = below or enough[r, k]
+                    for r in range(N_NATURAL_RANKS, n_ranks):
+                        beat[r, k] = r == JOKER and equal and enough[r, k]
+                else:
+                    above = False
+                    for r in range(n_ranks - 1, -1, -1):
+                        if equal:
+                            above = above or enough[r, k]
+                            beat[r, k] = above
+                        else:
+                            beat[r, k] = above
+                            above = above or enough[r, k]
+            for r in range(n_ranks):
+                h = hand[i, r]
+                master_group[r] = h > 0 and not beat[r, max(h - 1, 0)]
+                if h > 0 and not master_group[r]:
+                    not_master += 1
+            # Blocking the next player (following) and opponents holding one or two cards (leading).
+            if block_following and trick_rank[i] >= 0:
+                first = -1
+                for s in range(1, n_seats):
+                    if not passed[i, s] and held[i, s] > 0 and out_order[i, s] < 0:
+                        first = s
+                        break
+                if first >= 0 and held[i, first] == trick_count[i]:
+                    for a in range(n_actions):
+                        if masks[i, a] and kind[a] == KIND_PLAY and not beat[rank[a], max(count[a] - 1, 0)]:
+                            threat = True
+                            break
+            for s in range(1, n_seats):
+                one = one or held[i, s] == 1
+                two = two or held[i, s] == 2
+            n_lead = 0
+            n_risky = 0
+            for a in range(n_actions):
+                if masks[i, a] and leading and count[a] > 0:
+                    n_lead += 1
+                    if (count[a] == 1 and one) or (count[a] == 2 and two):
+                        n_risky += 1
+            no_choice = n_risky == n_lead
+            if revolution_rule:
+                total = 0
+                for r in range(n_ranks):
+                    total += hand[i, r] * strength[rev, r]
+                weak = total / max(n_cards, 1) < (N_NATURAL_RANKS - 1) / 2
+        best = -1
+        best_cost = 0.0
+        for a in range(n_actions):
+            if not masks[i, a]:
+                continue
+            rk, c = rank[a], count[a]
+            natural = hand[i, rk]
+            if kind[a] == KIND_PLAY:
+                wild_used = max(c - natural, 0)
+                leftover = natural - min(natural, c)
+                st = float(strength[rev, rk])
+                goes_out = c == n_cards
+                habits = (
+                    break_w * (1.0 if leftover > 0 and not goes_out else 0.0) * (break_pairs if natural == 2 else 1.0)
+                )
+                habits += wild_w * (1.0 if wild_used > 0 else 0.0)
+                habits += keep_top * (1.0 if top[rev, rk] and not goes_out and groups > 2 else 0.0)
+                cost = step * st - group * (c if leading else 0)
+                if has_match:
+                    cost -= match_w * (1.0 if rk == trick_rank[i] else 0.0)
+                clean_out = goes_out and wild_used == 0
+                if penalty:
+                    bad = bad_end[rk]
+                    good_left = good_held - (0 if bad else c - wild_used)
+                    cost += bad_end_w * (1.0 if n_cards > c and good_left <= 0 else 0.0)
+                    cost += bad_end_w * (1.0 if goes_out and (bad or wild_used > 0) else 0.0)
+                    clean_out = clean_out and not bad
+                cost += go_out_w * (1.0 if clean_out else 0.0)
+                if card_counting:
+                    master_play = not beat[rk, max(c - 1, 0)]
+                    empties_rank = leftover == 0 and natural > 0
+                    not_master_after = not_master - (1 if empties_rank and not master_group[rk] else 0)
+                    extra = control if master_play and not_master_after <= control_groups and not goes_out else 0.0
+                    risky = leading and c > 0 and ((c == 1 and one) or (c == 2 and two))
+                    if risky and not no_choice:
+                        extra += block * (0.0 if master_play else 1.0)
+                    if risky and no_choice:
+                        extra -= 2 * step * st
+                    if revolution_rule:
+                        extra += (-revolt_w if weak else revolt_w) * (1.0 if c >= 4 and not goes_out else 0.0)
+                    cost += extra
+                    if threat:
+                        cost -= 2 * step * st
+                if not threat:
+                    cost += habits
+            elif kind[a] == KIND_PASS:
+                cost = pass_w + (1e6 if threat else 0.0)
+            else:
+                cost = (
+                    4.0 * strength[0, rk] + 60.0 * (1.0 if natural >= 2 else 0.0) + 120.0 * (1.0 if top[0, rk] else 0.0)
+                )
+            if best < 0 or cost < best_cost:
+                best, best_cost = a, cost
+        out[i] = best
