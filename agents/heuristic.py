@@ -157,34 +157,32 @@ def beaten(rules: Rules, view: ObsView) -> np.ndarray:
     tab = _tables(rules)
     copies = np.asarray(rules.copies)
     hidden = copies - view.hand - view.played.sum(axis=1)  # (B,R) cards in the other hands
-    usable = hidden + np.where(tab.wild, hidden[:, TWO : TWO + 1], 0)
-    enough = usable[:, :, None] >= np.arange(1, rules.max_count + 1)  # (B,R,C): k cards of s out there
-    # Ranks in index order are in strength order (jokers last), so "some stronger rank has enough"
-    # is a suffix sum; in a revolution the naturals reverse (a prefix sum) and jokers stay on top.
+    usable = hidden + np.where(tab.wild, hidden[:, TWO : TWO + 1], 0)  # k+1 of rank s are out there: usable >= k+1
+    # Ranks in index order are in strength order (jokers last), so "some stronger rank has enough" reads the
+    # most usable cards of the ranks above (a suffix maximum); in a revolution the naturals reverse (a prefix
+    # maximum) and jokers stay on top. 0 where no rank is stronger: never enough.
     equal = rules.equal_rank != "none"
-    from_above = np.cumsum(enough[:, ::-1], axis=1, dtype=np.int8)[:, ::-1]  # ranks >= r
-    result = _shift(from_above, 1, equal)
+    most = _shift(np.maximum.accumulate(usable[:, ::-1], axis=1)[:, ::-1], 1, equal)  # ranks > r (>= r)
     if rules.revolution and view.revolution.any():
         n = N_NATURAL_RANKS
-        from_below = np.cumsum(enough[:, :n], axis=1, dtype=np.int8)  # naturals <= r
-        inverted = np.zeros_like(result)
-        inverted[:, :n] = _shift(from_below, -1, equal)
+        inverted = np.zeros_like(most)
+        inverted[:, :n] = _shift(np.maximum.accumulate(usable[:, :n], axis=1), -1, equal)  # naturals < r (<= r)
         if rules.n_ranks > n:
-            inverted[:, :n] |= enough[:, JOKER:, :].any(axis=1, keepdims=True)
-            inverted[:, JOKER] = enough[:, JOKER] & equal
-        result = np.where(view.revolution[:, None, None], inverted, result)
-    return result
+            inverted[:, :n] = np.maximum(inverted[:, :n], usable[:, JOKER:].max(axis=1, keepdims=True))
+            inverted[:, JOKER] = usable[:, JOKER] if equal else 0
+        most = np.where(view.revolution[:, None], inverted, most)
+    return most[:, :, None] >= np.arange(1, rules.max_count + 1)
 
 
 def _shift(cumulative: np.ndarray, direction: int, inclusive: bool) -> np.ndarray:
-    """``(B,R,C) bool`` from cumulative counts along ranks: inclusive, or the neighbour's (exclusive)."""
+    """``(B,R)`` running maxima along ranks: as they are (inclusive), or the neighbour's (exclusive; 0 past the end)."""
     if inclusive:
-        return cumulative > 0
-    out = np.zeros(cumulative.shape, bool)
+        return cumulative
+    out = np.zeros_like(cumulative)
     if direction > 0:
-        out[:, :-1] = cumulative[:, 1:] > 0
+        out[:, :-1] = cumulative[:, 1:]
     else:
-        out[:, 1:] = cumulative[:, :-1] > 0
+        out[:, 1:] = cumulative[:, :-1]
     return out
 
 
@@ -205,57 +203,68 @@ def pair_costs(rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarra
     w = level if isinstance(level, Weights) else weights_for(rules, level)
     tab = _tables(rules)
     hand = view.hand
-    rev = view.revolution.astype(np.int64)[rows]
-    n_cards = hand.sum(axis=1)[rows]
-    leading = view.trick_rank[rows] < 0
+    n_ranks = hand.shape[1]
     kind = tab.kind[actions]
     rank, count = tab.rank[actions], tab.count[actions]
+    rev_rank = view.revolution.astype(np.int64)[rows] * n_ranks + rank  # flat index into the (2, R) tables
+    row_cards = hand.sum(axis=1)
+    n_cards = row_cards[rows]
+    trick_rank = view.trick_rank[rows]
+    leading = trick_rank < 0
 
     # Features of each (row, action) pair; for passes and gives they are computed but unused.
-    natural = hand[rows, rank]
+    natural = np.ascontiguousarray(hand).ravel().take(rows * n_ranks + rank)
     wild_used = np.maximum(count - natural, 0)
     leftover = natural - np.minimum(natural, count)
-    strength = tab.strength[rev, rank].astype(np.float64)
+    strength = tab.strength.ravel().take(rev_rank).astype(np.float64)
     goes_out = count == n_cards
-    group_bonus = w.group * np.where(leading, count, 0)
-    groups = (hand > 0).sum(axis=1)[rows]
-    habits = w.break_ * ((leftover > 0) & ~goes_out) * np.where(natural == 2, w.break_pairs, 1.0)
+    group_bonus = w.group * (count * leading)
+    groups = np.count_nonzero(hand, axis=1)[rows]
+    habits = w.break_ * ((leftover > 0) & ~goes_out)
+    if w.break_pairs != 1.0:
+        habits *= np.where(natural == 2, w.break_pairs, 1.0)
     habits += w.wild * (wild_used > 0)
-    habits += w.keep_top * (tab.top[rev, rank] & ~goes_out & (groups > 2))
+    habits += w.keep_top * (tab.top.ravel().take(rev_rank) & ~goes_out & (groups > 2))
     play = w.step * strength - group_bonus
     if w.match:
         # Matching skips the next player ("skip") or binds him to the rank ("or_nothing").
-        play -= w.match * (rank == view.trick_rank[rows])
+        play -= w.match * (rank == trick_rank)
     clean_out = goes_out & (wild_used == 0)
     if rules.finish_on_two == "penalty":
         bad = tab.bad_end[rank]
-        good_held = (hand * ~tab.bad_end).sum(axis=1)[rows]
+        good_held = (row_cards - hand[:, tab.bad_end].sum(axis=1))[rows]
         good_left = good_held - np.where(bad, 0, count - wild_used)
         play += w.bad_end * ((n_cards > count) & (good_left <= 0))
         play += w.bad_end * (goes_out & (bad | (wild_used > 0)))
         clean_out &= ~bad
     play += w.go_out * clean_out
-    threat = np.zeros(rows.size, bool)
+    threat = None
     if w.card_counting:
         beat = beaten(rules, view)
-        master_play = ~beat[rows, rank, np.maximum(count - 1, 0)]
+        c = beat.shape[2]
+        master_play = ~beat.ravel().take((rows * n_ranks + rank) * c + np.maximum(count - 1, 0))
         if w.block_following:
             # The next player could go out on this trick and a master can stop him: play the
             # strongest (it is a master), breaking groups and spending top cards if need be.
             stoppable = np.zeros(view.batch_size, bool)
             stoppable[rows[(kind == KIND_PLAY) & master_play]] = True
-            threat = (_threat_following(view) & stoppable)[rows]
+            row_threat = _threat_following(view) & stoppable
+            threat = row_threat[rows] if row_threat.any() else None
         play += _level3(
             rules, view, tab, w, beat, rows, rank, count, natural, leftover, strength, master_play, goes_out
         )
-        play -= np.where(threat, 2 * w.step * strength, 0.0)
-    play += np.where(threat, 0.0, habits)
-
-    # Passing: when forced, or when no play is worth its cost; never when blocking.
-    passing = w.pass_ + np.where(threat, 1e6, 0.0)
+        if threat is not None:
+            play -= np.where(threat, 2 * w.step * strength, 0.0)
+    if threat is None:
+        play += habits
+        passing = w.pass_
+    else:
+        play += np.where(threat, 0.0, habits)
+        # Passing: when forced, or when no play is worth its cost; never when blocking.
+        passing = w.pass_ + np.where(threat, 1e6, 0.0)
     # Exchange (every level): give back the weakest unmatched card, never a top card if avoidable.
     giving = 4.0 * tab.strength[0, rank] + 60.0 * (natural >= 2) + 120.0 * tab.top[0, rank]
-    return np.select([kind == KIND_PLAY, kind == KIND_PASS], [play, passing], giving)
+    return np.where(kind == KIND_PLAY, play, np.where(kind == KIND_PASS, passing, giving))
 
 
 def _threat_following(view: ObsView) -> np.ndarray:
@@ -275,28 +284,31 @@ def _level3(
     """Extra cost terms of level 3 for each (row, action) pair: control to go out, blocking a lead, revolutions."""
     hand = view.hand
     b, n_ranks = hand.shape
-    rev = view.revolution.astype(np.int64)
-    all_rows = np.arange(b)[:, None]
-    master_group = (hand > 0) & ~beat[all_rows, np.arange(n_ranks), np.maximum(hand - 1, 0)]  # (B,R)
-    not_master = ((hand > 0) & ~master_group).sum(axis=1)[rows]
+    held_some = hand > 0
+    master_group = held_some & ~np.take_along_axis(beat, np.maximum(hand - 1, 0)[:, :, None], axis=2)[:, :, 0]  # (B,R)
+    not_master = np.count_nonzero(held_some & ~master_group, axis=1)[rows]
     empties_rank = (leftover == 0) & (natural > 0)
-    not_master_after = not_master - (empties_rank & ~master_group[rows, rank])
+    not_master_after = not_master - (empties_rank & ~master_group.ravel().take(rows * n_ranks + rank))
     # Take (or keep) the lead with masters when the rest of the hand is at most one group.
     extra = np.where(master_play & (not_master_after <= w.control_groups) & ~goes_out, float(w.control), 0.0)
 
     # Leading when an opponent holds one or two cards: if every play has a count he could match,
     # the strongest; otherwise (with block > 0) no such play unless it is a master.
-    held = view.held[rows, 1:]
-    count_matches = ((held > 0) & (held <= 2) & (held == count[:, None])).any(axis=1)
+    opponents = view.held[:, 1:]
+    count_matches = ((count == 1) & (opponents == 1).any(axis=1)[rows]) | (
+        (count == 2) & (opponents == 2).any(axis=1)[rows]
+    )
     leading = view.trick_rank[rows] < 0
-    risky = leading & count_matches & (count > 0)
-    no_choice = (np.bincount(rows, risky, b) == np.bincount(rows, leading & (count > 0), b))[rows]
-    extra += np.where(risky & ~no_choice, w.block * ~master_play, 0.0)
-    extra -= np.where(risky & no_choice, 2 * w.step * strength, 0.0)
+    risky = leading & count_matches  # count_matches implies count > 0
+    if risky.any():
+        no_choice = (np.bincount(rows, risky, b) == np.bincount(rows, leading & (count > 0), b))[rows]
+        if w.block:
+            extra += np.where(risky & ~no_choice, w.block * ~master_play, 0.0)
+        extra -= np.where(risky & no_choice, 2 * w.step * strength, 0.0)
 
     # Revolution: four or more cards invert the order; worth it with a weak hand, not a strong one.
     if rules.revolution:
-        own_strength = tab.strength[rev]  # (B,R)
+        own_strength = tab.strength[view.revolution.astype(np.int64)]  # (B,R)
         mean = (hand * own_strength).sum(axis=1) / np.maximum(hand.sum(axis=1), 1)
         weak = (mean < (N_NATURAL_RANKS - 1) / 2)[rows]
         revolt = (count >= 4) & ~goes_out

@@ -2,7 +2,8 @@
 
 ``tests/data/heuristic_golden.json`` holds, per preset and table size (3 to 8 players, the preset's matches of
 several manches, so exchanges and roles show), one SHA-256 per agent of every choice it made in seeded batched
-games. It was recorded before the heuristic was made faster. At every step each pinned agent chooses for every
+games. It was recorded before the heuristic was made faster; both paths of ``choose`` (the Numba kernel, NumPy)
+must give it. At every step each pinned agent chooses for every
 slot (leading, following, giving back in the exchange); the games go on with a mix of them and random play, so
 the positions are varied. A single different choice fails here.
 
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from president_env import VecGame, agents, load_preset
+from president_env import VecGame, agents, compiled, load_preset
 from president_env.actions import KIND_GIVE, action_tables
 from president_env.engine import sample_legal
 from president_env.presets import PRESETS
@@ -61,14 +62,25 @@ def _golden() -> dict:
     return json.loads(GOLDEN_PATH.read_text(encoding="utf-8"))
 
 
+@pytest.fixture(params=["numba", "numpy"])
+def path(request, monkeypatch):
+    """Both paths of ``heuristic.choose`` (and of the engine): the compiled kernel and NumPy."""
+    monkeypatch.setenv(compiled.ENV_SWITCH, "1" if request.param == "numba" else "0")
+    compiled.available.cache_clear()
+    if compiled.path_name() != request.param:
+        pytest.skip("the compiled path needs Numba")
+    yield request.param
+    compiled.available.cache_clear()
+
+
 @pytest.mark.parametrize("n_players", PLAYERS)
 @pytest.mark.parametrize("preset", PRESETS)
-def test_heuristic_choices_are_the_recorded_ones(preset: str, n_players: int) -> None:
+def test_heuristic_choices_are_the_recorded_ones(preset: str, n_players: int, path: str) -> None:
     digests, gives = choice_digests(preset, n_players)
     assert gives > 0, "the pinned games must reach an exchange"
     expected = _golden()[f"{preset}/{n_players}"]
     changed = [name for name in AGENTS if digests[name] != expected[name]]
-    assert not changed, f"choices changed for {', '.join(changed)} on {preset} with {n_players} players"
+    assert not changed, f"{path}: choices changed for {', '.join(changed)} on {preset} with {n_players} players"
 
 
 def main() -> None:
