@@ -13,7 +13,8 @@ random legal actions:
   the vector env ``vector_env(num_envs=1024)`` with random and ``heuristic-3`` opponents, in interleaved
   rounds with ``VecGame``'s (b) step + mask + obs at B = 1024 (:func:`vector_rounds`: the three take turns
   within each round, the ratio of each env to VecGame's decisions/s is taken within its round; the table
-  gives the median ratio and its range over ``--rounds`` rounds, against ``VECTOR_TARGETS``), and the single
+  gives the median ratio and its range over ``--rounds`` rounds, against ``VECTOR_TARGETS``; the same ratio in
+  CPU time beside it, which a loaded machine disturbs less), and the single
   env ``gym_env()`` (best of ``--repeat``). Where Numba is installed this part runs twice, on the ``fast``
   extra's kernels (``numba``, the default path) and on the NumPy engine (``numpy``, the path without Numba),
   switched through ``PRESIDENT_ENV_NUMBA``. ``--only vector`` measures just these.
@@ -36,6 +37,7 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,7 +54,26 @@ VECTOR_ENVS = 1024
 VECTOR_TARGETS = {"random": 0.20, "heuristic-3": 0.09}
 
 
-def bench_vec(rules: Rules, batch_size: int, with_obs: bool, seconds: float, seed: int = 0) -> float:
+class Rates(NamedTuple):
+    """Units per second of one measurement, by the wall clock and by this process's CPU time (on a loaded machine
+    the CPU time shows what the code costs, the wall clock what it got)."""
+
+    wall: float
+    cpu: float
+
+
+def _rates(one, units: int, seconds: float) -> Rates:
+    """:class:`Rates` of calling ``one`` (``units`` steps each) until ``seconds`` of wall clock have passed."""
+    steps, start, cpu = 0, time.perf_counter(), time.process_time()
+    while True:
+        one()
+        steps += units
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return Rates(steps / elapsed, steps / max(time.process_time() - cpu, 1e-9))
+
+
+def vec_rates(rules: Rules, batch_size: int, with_obs: bool, seconds: float, seed: int = 0) -> Rates:
     """Steps per second of mask + sample + step (+ observe) at ``batch_size``."""
     game = VecGame(rules, batch_size=batch_size, seed=seed)
     rng = np.random.default_rng(seed + 1)
@@ -63,16 +84,18 @@ def bench_vec(rules: Rules, batch_size: int, with_obs: bool, seconds: float, see
             game.observe()
         game.step(sample_legal(mask, rng))
 
-    for _ in range(10):
-        one()
-    steps, start = 0, time.perf_counter()
-    while True:
+    def twenty() -> None:
         for _ in range(20):
             one()
-        steps += 20 * batch_size
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return steps / elapsed
+
+    for _ in range(10):
+        one()
+    return _rates(twenty, 20 * batch_size, seconds)
+
+
+def bench_vec(rules: Rules, batch_size: int, with_obs: bool, seconds: float, seed: int = 0) -> float:
+    """Wall-clock steps per second of :func:`vec_rates`."""
+    return vec_rates(rules, batch_size, with_obs, seconds, seed).wall
 
 
 def bench_aec(rules: Rules, seconds: float, seed: int = 0, wrapped: bool = False) -> float:
@@ -101,7 +124,7 @@ def bench_aec(rules: Rules, seconds: float, seed: int = 0, wrapped: bool = False
     return steps / (time.perf_counter() - start)
 
 
-def bench_gym_vector(rules: Rules, num_envs: int, opponents: str, seconds: float, seed: int = 0) -> float:
+def gym_vector_rates(rules: Rules, num_envs: int, opponents: str, seconds: float, seed: int = 0) -> Rates:
     """Learner steps per second of ``vector_env(num_envs)``, the learners playing random legal actions."""
     from president_env.gym_vector_env import vector_env
 
@@ -116,13 +139,7 @@ def bench_gym_vector(rules: Rules, num_envs: int, opponents: str, seconds: float
 
     for _ in range(3):
         one()
-    steps, start = 0, time.perf_counter()
-    while True:
-        one()
-        steps += num_envs
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return steps / elapsed
+    return _rates(one, num_envs, seconds)
 
 
 def bench_gym_single(rules: Rules, opponents: str, seconds: float, seed: int = 0) -> float:
@@ -247,11 +264,15 @@ def vector_rounds(rules: Rules, seconds: float, rounds: int, path: str) -> list[
             rates = {}
             for system in systems[r % len(systems) :] + systems[: r % len(systems)]:
                 if system == "vecgame":
-                    rates[system] = bench_vec(rules, VECTOR_ENVS, True, seconds, seed=r)
+                    rates[system] = vec_rates(rules, VECTOR_ENVS, True, seconds, seed=r)
                 else:
-                    rates[system] = bench_gym_vector(rules, VECTOR_ENVS, system, seconds, seed=r)
-            rates["ratios"] = {o: rates[o] / rates["vecgame"] for o in VECTOR_TARGETS}
-            out.append(rates)
+                    rates[system] = gym_vector_rates(rules, VECTOR_ENVS, system, seconds, seed=r)
+            wall = {system: rate.wall for system, rate in rates.items()}
+            cpu = {system: rate.cpu for system, rate in rates.items()}
+            wall["ratios"] = {o: wall[o] / wall["vecgame"] for o in VECTOR_TARGETS}
+            wall["cpu_ratios"] = {o: cpu[o] / cpu["vecgame"] for o in VECTOR_TARGETS}
+            wall["cpu"] = cpu
+            out.append(wall)
     return out
 
 
@@ -259,6 +280,7 @@ def summarize(path: str, opponents: str, rounds: list[dict], single: float) -> d
     """One row of the Gymnasium table: medians over ``rounds`` (of :func:`vector_rounds`), the ratios' range."""
     ratios = [r["ratios"][opponents] for r in rounds]
     median = statistics.median(ratios)
+    cpu_ratios = [r["cpu_ratios"][opponents] for r in rounds]
     return {
         "path": path,
         "opponents": opponents,
@@ -270,6 +292,9 @@ def summarize(path: str, opponents: str, rounds: list[dict], single: float) -> d
         "ratio_to_vecgame": median,
         "ratio_min": min(ratios),
         "ratio_max": max(ratios),
+        "cpu_ratio": statistics.median(cpu_ratios),
+        "cpu_ratio_min": min(cpu_ratios),
+        "cpu_ratio_max": max(cpu_ratios),
         "target_ratio": VECTOR_TARGETS[opponents],
         "met": median >= VECTOR_TARGETS[opponents],
     }
@@ -304,11 +329,13 @@ def format_table(results: dict) -> str:
                 f"{single:,.0f}",
                 f"{vector / single:,.0f}",
                 f"**{row['ratio_to_vecgame']:.3f}** ({row['ratio_min']:.3f}–{row['ratio_max']:.3f})",
+                f"{row['cpu_ratio']:.3f} ({row['cpu_ratio_min']:.3f}–{row['cpu_ratio_max']:.3f})",
                 f"≥ {row['target_ratio']:.2f} ({'met' if row['met'] else 'NOT met'})",
             ]
         )
     header = ["path", "env, opponents", f"VecGame (b) B = {VECTOR_ENVS} decisions/s", "learner steps/s"]
-    header += ["`gym_env()` learner steps/s", "× single env", "× VecGame (b): median (range) of rounds", "target"]
+    header += ["`gym_env()` learner steps/s", "× single env", "× VecGame (b): median (range) of rounds"]
+    header += ["the same in CPU time", "target (on the wall-clock ratio)"]
     parts.append(markdown_table(header, rows))
     return "\n\n".join(parts)
 
