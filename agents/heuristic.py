@@ -255,12 +255,12 @@ def pair_costs(rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarra
         )
         if threat is not None:
             play -= np.where(threat, 2 * w.step * strength, 0.0)
+    # Passing: when forced, or when no play is worth its cost; never when blocking.
     if threat is None:
         play += habits
         passing = w.pass_
     else:
         play += np.where(threat, 0.0, habits)
-        # Passing: when forced, or when no play is worth its cost; never when blocking.
         passing = w.pass_ + np.where(threat, 1e6, 0.0)
     # Exchange (every level): give back the weakest unmatched card, never a top card if avoidable.
     giving = 4.0 * tab.strength[0, rank] + 60.0 * (natural >= 2) + 120.0 * tab.top[0, rank]
@@ -354,6 +354,7 @@ def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights)
     Where Numba runs (:func:`president_env.compiled.available`) a compiled kernel scores the rows one by one
     (:func:`_choose_kernel`, the same terms as :func:`pair_costs` in the same order, so the same choices:
     ``tests/test_heuristic_golden.py`` and ``tests/test_heuristic.py`` check both paths); otherwise NumPy does.
+    The kernel is compiled at its first use in a fresh install (seconds) and cached on disk.
     """
     kernel = _compiled_choose() if compiled.available() else None
     if kernel is not None:
