@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from president_env import compiled
 from president_env.actions import KIND_PASS, KIND_PLAY, action_tables
 from president_env.cards import JOKER, N_NATURAL_RANKS, TWO
 from president_env.engine import tables as engine_tables
@@ -156,34 +157,32 @@ def beaten(rules: Rules, view: ObsView) -> np.ndarray:
     tab = _tables(rules)
     copies = np.asarray(rules.copies)
     hidden = copies - view.hand - view.played.sum(axis=1)  # (B,R) cards in the other hands
-    usable = hidden + np.where(tab.wild, hidden[:, TWO : TWO + 1], 0)
-    enough = usable[:, :, None] >= np.arange(1, rules.max_count + 1)  # (B,R,C): k cards of s out there
-    # Ranks in index order are in strength order (jokers last), so "some stronger rank has enough"
-    # is a suffix sum; in a revolution the naturals reverse (a prefix sum) and jokers stay on top.
+    usable = hidden + np.where(tab.wild, hidden[:, TWO : TWO + 1], 0)  # k+1 of rank s are out there: usable >= k+1
+    # Ranks in index order are in strength order (jokers last), so "some stronger rank has enough" reads the
+    # most usable cards of the ranks above (a suffix maximum); in a revolution the naturals reverse (a prefix
+    # maximum) and jokers stay on top. 0 where no rank is stronger: never enough.
     equal = rules.equal_rank != "none"
-    from_above = np.cumsum(enough[:, ::-1], axis=1, dtype=np.int8)[:, ::-1]  # ranks >= r
-    result = _shift(from_above, 1, equal)
+    most = _shift(np.maximum.accumulate(usable[:, ::-1], axis=1)[:, ::-1], 1, equal)  # ranks > r (>= r)
     if rules.revolution and view.revolution.any():
         n = N_NATURAL_RANKS
-        from_below = np.cumsum(enough[:, :n], axis=1, dtype=np.int8)  # naturals <= r
-        inverted = np.zeros_like(result)
-        inverted[:, :n] = _shift(from_below, -1, equal)
+        inverted = np.zeros_like(most)
+        inverted[:, :n] = _shift(np.maximum.accumulate(usable[:, :n], axis=1), -1, equal)  # naturals < r (<= r)
         if rules.n_ranks > n:
-            inverted[:, :n] |= enough[:, JOKER:, :].any(axis=1, keepdims=True)
-            inverted[:, JOKER] = enough[:, JOKER] & equal
-        result = np.where(view.revolution[:, None, None], inverted, result)
-    return result
+            inverted[:, :n] = np.maximum(inverted[:, :n], usable[:, JOKER:].max(axis=1, keepdims=True))
+            inverted[:, JOKER] = usable[:, JOKER] if equal else 0
+        most = np.where(view.revolution[:, None], inverted, most)
+    return most[:, :, None] >= np.arange(1, rules.max_count + 1)
 
 
 def _shift(cumulative: np.ndarray, direction: int, inclusive: bool) -> np.ndarray:
-    """``(B,R,C) bool`` from cumulative counts along ranks: inclusive, or the neighbour's (exclusive)."""
+    """``(B,R)`` running maxima along ranks: as they are (inclusive), or the neighbour's (exclusive; 0 past the end)."""
     if inclusive:
-        return cumulative > 0
-    out = np.zeros(cumulative.shape, bool)
+        return cumulative
+    out = np.zeros_like(cumulative)
     if direction > 0:
-        out[:, :-1] = cumulative[:, 1:] > 0
+        out[:, :-1] = cumulative[:, 1:]
     else:
-        out[:, 1:] = cumulative[:, :-1] > 0
+        out[:, 1:] = cumulative[:, :-1]
     return out
 
 
@@ -204,57 +203,68 @@ def pair_costs(rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarra
     w = level if isinstance(level, Weights) else weights_for(rules, level)
     tab = _tables(rules)
     hand = view.hand
-    rev = view.revolution.astype(np.int64)[rows]
-    n_cards = hand.sum(axis=1)[rows]
-    leading = view.trick_rank[rows] < 0
+    n_ranks = hand.shape[1]
     kind = tab.kind[actions]
     rank, count = tab.rank[actions], tab.count[actions]
+    rev_rank = view.revolution.astype(np.int64)[rows] * n_ranks + rank  # flat index into the (2, R) tables
+    row_cards = hand.sum(axis=1)
+    n_cards = row_cards[rows]
+    trick_rank = view.trick_rank[rows]
+    leading = trick_rank < 0
 
     # Features of each (row, action) pair; for passes and gives they are computed but unused.
-    natural = hand[rows, rank]
+    natural = np.ascontiguousarray(hand).ravel().take(rows * n_ranks + rank)
     wild_used = np.maximum(count - natural, 0)
     leftover = natural - np.minimum(natural, count)
-    strength = tab.strength[rev, rank].astype(np.float64)
+    strength = tab.strength.ravel().take(rev_rank).astype(np.float64)
     goes_out = count == n_cards
-    group_bonus = w.group * np.where(leading, count, 0)
-    groups = (hand > 0).sum(axis=1)[rows]
-    habits = w.break_ * ((leftover > 0) & ~goes_out) * np.where(natural == 2, w.break_pairs, 1.0)
+    group_bonus = w.group * (count * leading)
+    groups = np.count_nonzero(hand, axis=1)[rows]
+    habits = w.break_ * ((leftover > 0) & ~goes_out)
+    if w.break_pairs != 1.0:
+        habits *= np.where(natural == 2, w.break_pairs, 1.0)
     habits += w.wild * (wild_used > 0)
-    habits += w.keep_top * (tab.top[rev, rank] & ~goes_out & (groups > 2))
+    habits += w.keep_top * (tab.top.ravel().take(rev_rank) & ~goes_out & (groups > 2))
     play = w.step * strength - group_bonus
     if w.match:
         # Matching skips the next player ("skip") or binds him to the rank ("or_nothing").
-        play -= w.match * (rank == view.trick_rank[rows])
+        play -= w.match * (rank == trick_rank)
     clean_out = goes_out & (wild_used == 0)
     if rules.finish_on_two == "penalty":
         bad = tab.bad_end[rank]
-        good_held = (hand * ~tab.bad_end).sum(axis=1)[rows]
+        good_held = (row_cards - hand[:, tab.bad_end].sum(axis=1))[rows]
         good_left = good_held - np.where(bad, 0, count - wild_used)
         play += w.bad_end * ((n_cards > count) & (good_left <= 0))
         play += w.bad_end * (goes_out & (bad | (wild_used > 0)))
         clean_out &= ~bad
     play += w.go_out * clean_out
-    threat = np.zeros(rows.size, bool)
+    threat = None
     if w.card_counting:
         beat = beaten(rules, view)
-        master_play = ~beat[rows, rank, np.maximum(count - 1, 0)]
+        c = beat.shape[2]
+        master_play = ~beat.ravel().take((rows * n_ranks + rank) * c + np.maximum(count - 1, 0))
         if w.block_following:
             # The next player could go out on this trick and a master can stop him: play the
             # strongest (it is a master), breaking groups and spending top cards if need be.
             stoppable = np.zeros(view.batch_size, bool)
             stoppable[rows[(kind == KIND_PLAY) & master_play]] = True
-            threat = (_threat_following(view) & stoppable)[rows]
+            row_threat = _threat_following(view) & stoppable
+            threat = row_threat[rows] if row_threat.any() else None
         play += _level3(
             rules, view, tab, w, beat, rows, rank, count, natural, leftover, strength, master_play, goes_out
         )
-        play -= np.where(threat, 2 * w.step * strength, 0.0)
-    play += np.where(threat, 0.0, habits)
-
+        if threat is not None:
+            play -= np.where(threat, 2 * w.step * strength, 0.0)
     # Passing: when forced, or when no play is worth its cost; never when blocking.
-    passing = w.pass_ + np.where(threat, 1e6, 0.0)
+    if threat is None:
+        play += habits
+        passing = w.pass_
+    else:
+        play += np.where(threat, 0.0, habits)
+        passing = w.pass_ + np.where(threat, 1e6, 0.0)
     # Exchange (every level): give back the weakest unmatched card, never a top card if avoidable.
     giving = 4.0 * tab.strength[0, rank] + 60.0 * (natural >= 2) + 120.0 * tab.top[0, rank]
-    return np.select([kind == KIND_PLAY, kind == KIND_PASS], [play, passing], giving)
+    return np.where(kind == KIND_PLAY, play, np.where(kind == KIND_PASS, passing, giving))
 
 
 def _threat_following(view: ObsView) -> np.ndarray:
@@ -274,28 +284,31 @@ def _level3(
     """Extra cost terms of level 3 for each (row, action) pair: control to go out, blocking a lead, revolutions."""
     hand = view.hand
     b, n_ranks = hand.shape
-    rev = view.revolution.astype(np.int64)
-    all_rows = np.arange(b)[:, None]
-    master_group = (hand > 0) & ~beat[all_rows, np.arange(n_ranks), np.maximum(hand - 1, 0)]  # (B,R)
-    not_master = ((hand > 0) & ~master_group).sum(axis=1)[rows]
+    held_some = hand > 0
+    master_group = held_some & ~np.take_along_axis(beat, np.maximum(hand - 1, 0)[:, :, None], axis=2)[:, :, 0]  # (B,R)
+    not_master = np.count_nonzero(held_some & ~master_group, axis=1)[rows]
     empties_rank = (leftover == 0) & (natural > 0)
-    not_master_after = not_master - (empties_rank & ~master_group[rows, rank])
+    not_master_after = not_master - (empties_rank & ~master_group.ravel().take(rows * n_ranks + rank))
     # Take (or keep) the lead with masters when the rest of the hand is at most one group.
     extra = np.where(master_play & (not_master_after <= w.control_groups) & ~goes_out, float(w.control), 0.0)
 
     # Leading when an opponent holds one or two cards: if every play has a count he could match,
     # the strongest; otherwise (with block > 0) no such play unless it is a master.
-    held = view.held[rows, 1:]
-    count_matches = ((held > 0) & (held <= 2) & (held == count[:, None])).any(axis=1)
+    opponents = view.held[:, 1:]
+    count_matches = ((count == 1) & (opponents == 1).any(axis=1)[rows]) | (
+        (count == 2) & (opponents == 2).any(axis=1)[rows]
+    )
     leading = view.trick_rank[rows] < 0
-    risky = leading & count_matches & (count > 0)
-    no_choice = (np.bincount(rows, risky, b) == np.bincount(rows, leading & (count > 0), b))[rows]
-    extra += np.where(risky & ~no_choice, w.block * ~master_play, 0.0)
-    extra -= np.where(risky & no_choice, 2 * w.step * strength, 0.0)
+    risky = leading & count_matches  # count_matches implies count > 0
+    if risky.any():
+        no_choice = (np.bincount(rows, risky, b) == np.bincount(rows, leading & (count > 0), b))[rows]
+        if w.block:
+            extra += np.where(risky & ~no_choice, w.block * ~master_play, 0.0)
+        extra -= np.where(risky & no_choice, 2 * w.step * strength, 0.0)
 
     # Revolution: four or more cards invert the order; worth it with a weak hand, not a strong one.
     if rules.revolution:
-        own_strength = tab.strength[rev]  # (B,R)
+        own_strength = tab.strength[view.revolution.astype(np.int64)]  # (B,R)
         mean = (hand * own_strength).sum(axis=1) / np.maximum(hand.sum(axis=1), 1)
         weak = (mean < (N_NATURAL_RANKS - 1) / 2)[rows]
         revolt = (count >= 4) & ~goes_out
@@ -336,7 +349,16 @@ class HeuristicAgent(Agent):
 
 
 def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights) -> np.ndarray:
-    """``(B,) int64`` the cheapest legal action at ``level`` or under ``Weights`` (lowest index on ties)."""
+    """``(B,) int64`` the cheapest legal action at ``level`` or under ``Weights`` (lowest index on ties).
+
+    Where Numba runs (:func:`president_env.compiled.available`) a compiled kernel scores the rows one by one
+    (:func:`_choose_kernel`, the same terms as :func:`pair_costs` in the same order, so the same choices:
+    ``tests/test_heuristic_golden.py`` and ``tests/test_heuristic.py`` check both paths); otherwise NumPy does.
+    The kernel is compiled at its first use in a fresh install (seconds) and cached on disk.
+    """
+    kernel = _compiled_choose() if compiled.available() else None
+    if kernel is not None:
+        return _choose_compiled(kernel, rules, view, masks, level)
     rows, actions = np.nonzero(masks)  # sorted by row, then by action
     cost = pair_costs(rules, view, rows, actions, level)
     starts = np.searchsorted(rows, np.arange(view.batch_size))
@@ -344,3 +366,238 @@ def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights)
     # The first pair of each row whose cost is its row's minimum.
     candidates = np.flatnonzero(cost == best[rows])
     return actions[candidates[np.searchsorted(rows[candidates], np.arange(view.batch_size))]]
+
+
+# ---- the compiled path of choose (Numba; each term follows pair_costs, _level3, beaten, in their order) ----------
+@lru_cache(maxsize=1)
+def _compiled_choose():
+    """:func:`_choose_kernel` compiled, or ``None`` without Numba."""
+    return compiled.jit(_choose_kernel)
+
+
+_WEIGHT_ORDER = (
+    "step", "group", "pass_", "break_", "break_pairs", "match", "wild", "keep_top", "bad_end", "go_out",
+    "control", "control_groups", "block", "revolt",
+)  # fmt: skip
+
+
+@lru_cache(maxsize=256)
+def _kernel_args(rules: Rules, w: Weights) -> tuple:
+    """The rules' tables and the weights as the kernel's arguments."""
+    tab = _tables(rules)
+    weights = np.array([float(getattr(w, name)) for name in _WEIGHT_ORDER])
+    flags = np.array(
+        [
+            int(w.card_counting),
+            int(w.block_following),
+            int(rules.finish_on_two == "penalty"),
+            int(rules.revolution),
+            int(rules.equal_rank != "none"),
+            rules.max_count,
+            int(w.match != 0),
+        ],
+        np.int64,
+    )
+    copies = np.asarray(rules.copies, np.int64)
+    strength = np.ascontiguousarray(tab.strength, dtype=np.int64)
+    return (
+        tab.kind,
+        tab.rank,
+        tab.count,
+        strength,
+        np.ascontiguousarray(tab.top),
+        tab.bad_end,
+        tab.wild,
+        copies,
+        weights,
+        flags,
+    )
+
+
+def _as(array: np.ndarray, dtype: type) -> np.ndarray:
+    return np.ascontiguousarray(array, dtype=dtype)
+
+
+def _choose_compiled(kernel, rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights) -> np.ndarray:
+    w = level if isinstance(level, Weights) else weights_for(rules, level)
+    hand = _as(view.hand, np.int64)
+    n = hand.shape[0]
+    if w.card_counting:  # the segments only card counting reads
+        played, held = _as(view.played, np.int64), _as(view.held, np.int64)
+        passed, out_order = _as(view.passed, np.bool_), _as(view.out_order, np.int64)
+        trick_count = _as(view.trick_count, np.int64).reshape(n)
+    else:
+        played, held = np.zeros((n, 0, 0), np.int64), np.zeros((n, 0), np.int64)
+        passed, out_order, trick_count = np.zeros((n, 0), np.bool_), held, np.zeros(n, np.int64)
+    out = np.empty(n, np.int64)
+    kernel(
+        hand, played, _as(view.revolution, np.bool_).reshape(n), _as(view.trick_rank, np.int64).reshape(n),
+        trick_count, held, passed, out_order, _as(masks, np.bool_), *_kernel_args(rules, w), out,
+    )  # fmt: skip
+    return out
+
+
+def _choose_kernel(
+    hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks,
+    kind, rank, count, strength, top, bad_end, wild, copies, w, flags, out,
+):  # fmt: skip
+    """``out[i]``: the cheapest legal action of row ``i`` (lowest index on ties), every cost as pair_costs's."""
+    n, n_ranks = hand.shape
+    n_actions = masks.shape[1]
+    card_counting, block_following, penalty, revolution_rule = (
+        flags[0] != 0,
+        flags[1] != 0,
+        flags[2] != 0,
+        flags[3] != 0,
+    )
+    equal, max_count, has_match = flags[4] != 0, flags[5], flags[6] != 0
+    step, group, pass_w, break_w, break_pairs, match_w, wild_w = w[0], w[1], w[2], w[3], w[4], w[5], w[6]
+    keep_top, bad_end_w, go_out_w, control, control_groups, block, revolt_w = (
+        w[7], w[8], w[9], w[10], w[11], w[12], w[13]
+    )  # fmt: skip
+    n_seats = held.shape[1]
+    hidden = np.zeros(n_ranks, np.int64)
+    enough = np.zeros((n_ranks, max_count), np.bool_)
+    beat = np.zeros((n_ranks, max_count), np.bool_)
+    master_group = np.zeros(n_ranks, np.bool_)
+    for i in range(n):
+        rev = 1 if revolution[i] else 0
+        leading = trick_rank[i] < 0
+        n_cards = 0
+        groups = 0
+        good_held = 0
+        for r in range(n_ranks):
+            h = hand[i, r]
+            n_cards += h
+            if h > 0:
+                groups += 1
+            if not bad_end[r]:
+                good_held += h
+        threat = False
+        not_master = 0
+        no_choice = False
+        weak = False
+        one = False
+        two = False
+        if card_counting:
+            # beaten(): could the hidden cards beat k+1 cards of rank r?
+            for r in range(n_ranks):
+                seen = hand[i, r]
+                for s in range(played.shape[1]):
+                    seen += played[i, s, r]
+                hidden[r] = copies[r] - seen
+            for r in range(n_ranks):
+                usable = hidden[r] + (hidden[TWO] if wild[r] else 0)
+                for k in range(max_count):
+                    enough[r, k] = usable >= k + 1
+            for k in range(max_count):
+                if rev and revolution_rule:
+                    joker_any = False
+                    for r in range(JOKER, n_ranks):
+                        joker_any = joker_any or enough[r, k]
+                    below = False
+                    for r in range(N_NATURAL_RANKS):
+                        if equal:
+                            below = below or enough[r, k]
+                            beat[r, k] = below or joker_any
+                        else:
+                            beat[r, k] = below or joker_any
+                            below = below or enough[r, k]
+                    for r in range(N_NATURAL_RANKS, n_ranks):
+                        beat[r, k] = r == JOKER and equal and enough[r, k]
+                else:
+                    above = False
+                    for r in range(n_ranks - 1, -1, -1):
+                        if equal:
+                            above = above or enough[r, k]
+                            beat[r, k] = above
+                        else:
+                            beat[r, k] = above
+                            above = above or enough[r, k]
+            for r in range(n_ranks):
+                h = hand[i, r]
+                master_group[r] = h > 0 and not beat[r, max(h - 1, 0)]
+                if h > 0 and not master_group[r]:
+                    not_master += 1
+            # Blocking the next player (following) and opponents holding one or two cards (leading).
+            if block_following and trick_rank[i] >= 0:
+                first = -1
+                for s in range(1, n_seats):
+                    if not passed[i, s] and held[i, s] > 0 and out_order[i, s] < 0:
+                        first = s
+                        break
+                if first >= 0 and held[i, first] == trick_count[i]:
+                    for a in range(n_actions):
+                        if masks[i, a] and kind[a] == KIND_PLAY and not beat[rank[a], max(count[a] - 1, 0)]:
+                            threat = True
+                            break
+            for s in range(1, n_seats):
+                one = one or held[i, s] == 1
+                two = two or held[i, s] == 2
+            n_lead = 0
+            n_risky = 0
+            for a in range(n_actions):
+                if masks[i, a] and leading and count[a] > 0:
+                    n_lead += 1
+                    if (count[a] == 1 and one) or (count[a] == 2 and two):
+                        n_risky += 1
+            no_choice = n_risky == n_lead
+            if revolution_rule:
+                total = 0
+                for r in range(n_ranks):
+                    total += hand[i, r] * strength[rev, r]
+                weak = total / max(n_cards, 1) < (N_NATURAL_RANKS - 1) / 2
+        best = -1
+        best_cost = 0.0
+        for a in range(n_actions):
+            if not masks[i, a]:
+                continue
+            rk, c = rank[a], count[a]
+            natural = hand[i, rk]
+            if kind[a] == KIND_PLAY:
+                wild_used = max(c - natural, 0)
+                leftover = natural - min(natural, c)
+                st = float(strength[rev, rk])
+                goes_out = c == n_cards
+                habits = (
+                    break_w * (1.0 if leftover > 0 and not goes_out else 0.0) * (break_pairs if natural == 2 else 1.0)
+                )
+                habits += wild_w * (1.0 if wild_used > 0 else 0.0)
+                habits += keep_top * (1.0 if top[rev, rk] and not goes_out and groups > 2 else 0.0)
+                cost = step * st - group * (c if leading else 0)
+                if has_match:
+                    cost -= match_w * (1.0 if rk == trick_rank[i] else 0.0)
+                clean_out = goes_out and wild_used == 0
+                if penalty:
+                    bad = bad_end[rk]
+                    good_left = good_held - (0 if bad else c - wild_used)
+                    cost += bad_end_w * (1.0 if n_cards > c and good_left <= 0 else 0.0)
+                    cost += bad_end_w * (1.0 if goes_out and (bad or wild_used > 0) else 0.0)
+                    clean_out = clean_out and not bad
+                cost += go_out_w * (1.0 if clean_out else 0.0)
+                if card_counting:
+                    master_play = not beat[rk, max(c - 1, 0)]
+                    empties_rank = leftover == 0 and natural > 0
+                    not_master_after = not_master - (1 if empties_rank and not master_group[rk] else 0)
+                    extra = control if master_play and not_master_after <= control_groups and not goes_out else 0.0
+                    risky = leading and c > 0 and ((c == 1 and one) or (c == 2 and two))
+                    if risky and not no_choice:
+                        extra += block * (0.0 if master_play else 1.0)
+                    if risky and no_choice:
+                        extra -= 2 * step * st
+                    if revolution_rule:
+                        extra += (-revolt_w if weak else revolt_w) * (1.0 if c >= 4 and not goes_out else 0.0)
+                    cost += extra
+                    if threat:
+                        cost -= 2 * step * st
+                if not threat:
+                    cost += habits
+            elif kind[a] == KIND_PASS:
+                cost = pass_w + (1e6 if threat else 0.0)
+            else:
+                cost = (
+                    4.0 * strength[0, rk] + 60.0 * (1.0 if natural >= 2 else 0.0) + 120.0 * (1.0 if top[0, rk] else 0.0)
+                )
+            if best < 0 or cost < best_cost:
+                best, best_cost = a, cost
+        out[i] = best

@@ -1,4 +1,4 @@
-"""Benchmark: ``python benchmarks/bench.py [--quick] [--preset NAME] [--json PATH]``.
+"""Benchmark: ``python benchmarks/bench.py [--quick] [--preset NAME] [--only vector] [--json PATH]``.
 
 Prints two Markdown tables (tabulate, from the ``eval`` extra) and writes JSON. Measured in one run, with
 random legal actions:
@@ -9,28 +9,35 @@ random legal actions:
   with PettingZoo's wrappers (``env()``);
 - the pure-Python reference implementation, the base of every ratio;
 - peak memory of the batched state and of one step's temporaries (tracemalloc);
-- the Gymnasium envs, in learner steps/s (one learner decision plus the opponents' until its
-  next turn): the single env ``gym_env()`` and the vector env ``vector_env(num_envs=1024)``
-  with random and ``heuristic-3`` opponents, and the vector env's ratio to ``VecGame``'s
-  (b) step + mask + obs decisions/s at B = 1024, measured in rounds alternating with it (targets
-  ``VECTOR_TARGETS``: at a four-player table one learner step covers about four decisions). The
-  header says which path the vector env's opponents ran (``numba``: the ``fast`` extra's kernels of
-  ``president_env.compiled``; ``numpy`` without it). ``--only vector`` measures just these.
+- the Gymnasium envs, in learner steps/s (one learner decision plus the opponents' until its next turn):
+  the vector env ``vector_env(num_envs=1024)`` with random and ``heuristic-3`` opponents, in interleaved
+  rounds with ``VecGame``'s (b) step + mask + obs at B = 1024 (:func:`vector_rounds`: the three take turns
+  within each round, the ratio of each env to VecGame's decisions/s is taken within its round; the table
+  gives the median ratio and its range over ``--rounds`` rounds, against ``VECTOR_TARGETS``; the same ratio in
+  CPU time beside it, which a loaded machine disturbs less), and the single
+  env ``gym_env()`` (best of ``--repeat``). Where Numba is installed this part runs twice, on the ``fast``
+  extra's kernels (``numba``, the default path) and on the NumPy engine (``numpy``, the path without Numba),
+  switched through ``PRESIDENT_ENV_NUMBA``. ``--only vector`` measures just these.
 
 A "step" is one decision of one game. Numbers are wall-clock throughput on
-this machine, the best of ``--repeat`` measurements; run it alone for stable figures.
+this machine, the best of ``--repeat`` measurements (the vector env's: medians of rounds); run it alone for
+stable figures, and on a shared machine read the ratios.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import platform
 import resource
+import statistics
 import sys
 import time
 import tracemalloc
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -47,7 +54,26 @@ VECTOR_ENVS = 1024
 VECTOR_TARGETS = {"random": 0.20, "heuristic-3": 0.09}
 
 
-def bench_vec(rules: Rules, batch_size: int, with_obs: bool, seconds: float, seed: int = 0) -> float:
+class Rates(NamedTuple):
+    """Units per second of one measurement, by the wall clock and by this process's CPU time (on a loaded machine
+    the CPU time shows what the code costs, the wall clock what it got)."""
+
+    wall: float
+    cpu: float
+
+
+def _rates(one, units: int, seconds: float) -> Rates:
+    """:class:`Rates` of calling ``one`` (``units`` steps each) until ``seconds`` of wall clock have passed."""
+    steps, start, cpu = 0, time.perf_counter(), time.process_time()
+    while True:
+        one()
+        steps += units
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return Rates(steps / elapsed, steps / max(time.process_time() - cpu, 1e-9))
+
+
+def vec_rates(rules: Rules, batch_size: int, with_obs: bool, seconds: float, seed: int = 0) -> Rates:
     """Steps per second of mask + sample + step (+ observe) at ``batch_size``."""
     game = VecGame(rules, batch_size=batch_size, seed=seed)
     rng = np.random.default_rng(seed + 1)
@@ -58,16 +84,18 @@ def bench_vec(rules: Rules, batch_size: int, with_obs: bool, seconds: float, see
             game.observe()
         game.step(sample_legal(mask, rng))
 
-    for _ in range(10):
-        one()
-    steps, start = 0, time.perf_counter()
-    while True:
+    def twenty() -> None:
         for _ in range(20):
             one()
-        steps += 20 * batch_size
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return steps / elapsed
+
+    for _ in range(10):
+        one()
+    return _rates(twenty, 20 * batch_size, seconds)
+
+
+def bench_vec(rules: Rules, batch_size: int, with_obs: bool, seconds: float, seed: int = 0) -> float:
+    """Wall-clock steps per second of :func:`vec_rates`."""
+    return vec_rates(rules, batch_size, with_obs, seconds, seed).wall
 
 
 def bench_aec(rules: Rules, seconds: float, seed: int = 0, wrapped: bool = False) -> float:
@@ -96,7 +124,7 @@ def bench_aec(rules: Rules, seconds: float, seed: int = 0, wrapped: bool = False
     return steps / (time.perf_counter() - start)
 
 
-def bench_gym_vector(rules: Rules, num_envs: int, opponents: str, seconds: float, seed: int = 0) -> float:
+def gym_vector_rates(rules: Rules, num_envs: int, opponents: str, seconds: float, seed: int = 0) -> Rates:
     """Learner steps per second of ``vector_env(num_envs)``, the learners playing random legal actions."""
     from president_env.gym_vector_env import vector_env
 
@@ -111,38 +139,7 @@ def bench_gym_vector(rules: Rules, num_envs: int, opponents: str, seconds: float
 
     for _ in range(3):
         one()
-    steps, start = 0, time.perf_counter()
-    while True:
-        one()
-        steps += num_envs
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return steps / elapsed
-
-
-def bench_plain_loop(rules: Rules, batch_size: int, opponents: str, seconds: float, seed: int = 0) -> float:
-    """Learner steps per second of a plain loop over ``VecGame`` (the bound of the vector env's bookkeeping).
-
-    Every slot steps at every engine step: a random learner seat per slot plays random legal actions, the
-    other seats ``opponents`` through one ``act_batch``; nobody waits for anybody, so the loop shows what
-    the same decisions cost without the Gymnasium contract (each game back at its learner's turn per step).
-    """
-    from president_env.registry import resolve
-
-    game = VecGame(rules, batch_size=batch_size, seed=seed)
-    rng = np.random.default_rng(seed + 1)
-    learner = rng.integers(rules.n_players, size=batch_size)
-    opponent = resolve(opponents, rules, seed)
-    actions = np.empty(batch_size, np.int64)
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        mask, obs = game.legal_mask(), game.observe()
-        is_learner = game.current_player == learner
-        actions[is_learner] = sample_legal(mask[is_learner], rng)
-        actions[~is_learner] = opponent.act_batch(obs[~is_learner], mask[~is_learner])
-        game.step(actions)
-        steps += int(is_learner.sum())
-    return steps / (time.perf_counter() - start)
+    return _rates(one, num_envs, seconds)
 
 
 def bench_gym_single(rules: Rules, opponents: str, seconds: float, seed: int = 0) -> float:
@@ -200,11 +197,13 @@ def best_of(repeat: int, measure, *args, **kwargs) -> float:
     return max(measure(*args, **kwargs) for _ in range(repeat))
 
 
-def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int = 3, only: str = "all") -> dict:
+def run(
+    rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int = 3, only: str = "all", rounds: int = 5
+) -> dict:
     """Every measurement, or with ``only="vector"`` just the Gymnasium envs and their ``VecGame`` base."""
     results: dict = {"rules": rules.to_dict(), "seconds_per_measure": seconds, "repeat": repeat}
     results["python"], results["numpy"] = platform.python_version(), np.__version__
-    results["vector_env_path"] = compiled.path_name()
+    results["default_path"] = compiled.path_name()
     if only == "vector":
         batch_sizes = ()
     else:
@@ -222,40 +221,83 @@ def run(rules: Rules, seconds: float, batch_sizes: tuple[int, ...], repeat: int 
             }
         )
     results["vec"] = rows
-    reference = next((row for row in rows if row["batch_size"] == VECTOR_ENVS), None)
-    if reference is None:  # the vector env's ratio needs VecGame at its batch size, in this run
-        reference = {"step_mask_obs_steps_per_s": best_of(repeat, bench_vec, rules, VECTOR_ENVS, True, seconds)}
-    results["vecgame_b_steps_per_s"] = reference["step_mask_obs_steps_per_s"]
-    gym = []
-    for opponents in VECTOR_TARGETS:
-        # The ratios' base is measured again in rounds alternating with the vector env and the plain loop:
-        # on a shared machine the load drifts between measurements taken minutes apart.
-        rounds = [
-            (
-                bench_vec(rules, VECTOR_ENVS, True, seconds),
-                bench_gym_vector(rules, VECTOR_ENVS, opponents, seconds),
-                bench_plain_loop(rules, VECTOR_ENVS, opponents, seconds),
-            )
-            for _ in range(repeat)
-        ]
-        base, vector, plain = (max(column) for column in zip(*rounds))
-        single = best_of(repeat, bench_gym_single, rules, opponents, seconds)
-        gym.append(
-            {
-                "opponents": opponents,
-                "num_envs": VECTOR_ENVS,
-                "vecgame_b_steps_per_s": base,
-                "vector_learner_steps_per_s": vector,
-                "single_learner_steps_per_s": single,
-                "plain_loop_learner_steps_per_s": plain,
-                "plain_loop_ratio_to_vecgame": plain / base,
-                "ratio_to_vecgame": vector / base,
-                "target_ratio": VECTOR_TARGETS[opponents],
-            }
-        )
-    results["gym"] = gym
+    paths = ("numba", "numpy") if compiled.available() else ("numpy",)
+    results["vector_rounds"] = {path: vector_rounds(rules, seconds, rounds, path) for path in paths}
+    results["gym"] = []
+    for path in paths:
+        with engine_path(path):
+            single = {o: best_of(repeat, bench_gym_single, rules, o, seconds) for o in VECTOR_TARGETS}
+        for opponents in VECTOR_TARGETS:
+            results["gym"].append(summarize(path, opponents, results["vector_rounds"][path], single[opponents]))
     results["process_max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return results
+
+
+@contextlib.contextmanager
+def engine_path(path: str):
+    """Run the block on ``path``: ``"numba"`` (the ``fast`` extra's kernels, the default where installed) or
+    ``"numpy"`` (what runs without Numba), switched through ``PRESIDENT_ENV_NUMBA``."""
+    saved = os.environ.get(compiled.ENV_SWITCH)
+    os.environ[compiled.ENV_SWITCH] = "1" if path == "numba" else "0"
+    compiled.available.cache_clear()
+    try:
+        if compiled.path_name() != path:
+            raise RuntimeError(f"the {path} path does not run here (is Numba installed?)")
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(compiled.ENV_SWITCH, None)
+        else:
+            os.environ[compiled.ENV_SWITCH] = saved
+        compiled.available.cache_clear()
+
+
+def vector_rounds(rules: Rules, seconds: float, rounds: int, path: str) -> list[dict]:
+    """Interleaved rounds on ``path``: in each, ``VecGame`` (b) at B = VECTOR_ENVS, then the vector env with each
+    opponent of ``VECTOR_TARGETS`` take turns (the order rotates from round to round), ``seconds`` each; the
+    ratio of each env to VecGame is taken within its round, so the load of a shared machine, which drifts from
+    minute to minute, weighs on both sides of a ratio alike."""
+    systems = ("vecgame", *VECTOR_TARGETS)
+    out = []
+    with engine_path(path):
+        for r in range(rounds):
+            rates = {}
+            for system in systems[r % len(systems) :] + systems[: r % len(systems)]:
+                if system == "vecgame":
+                    rates[system] = vec_rates(rules, VECTOR_ENVS, True, seconds, seed=r)
+                else:
+                    rates[system] = gym_vector_rates(rules, VECTOR_ENVS, system, seconds, seed=r)
+            wall = {system: rate.wall for system, rate in rates.items()}
+            cpu = {system: rate.cpu for system, rate in rates.items()}
+            wall["ratios"] = {o: wall[o] / wall["vecgame"] for o in VECTOR_TARGETS}
+            wall["cpu_ratios"] = {o: cpu[o] / cpu["vecgame"] for o in VECTOR_TARGETS}
+            wall["cpu"] = cpu
+            out.append(wall)
+    return out
+
+
+def summarize(path: str, opponents: str, rounds: list[dict], single: float) -> dict:
+    """One row of the Gymnasium table: medians over ``rounds`` (of :func:`vector_rounds`), the ratios' range."""
+    ratios = [r["ratios"][opponents] for r in rounds]
+    median = statistics.median(ratios)
+    cpu_ratios = [r["cpu_ratios"][opponents] for r in rounds]
+    return {
+        "path": path,
+        "opponents": opponents,
+        "num_envs": VECTOR_ENVS,
+        "rounds": len(rounds),
+        "vecgame_b_steps_per_s": statistics.median(r["vecgame"] for r in rounds),
+        "vector_learner_steps_per_s": statistics.median(r[opponents] for r in rounds),
+        "single_learner_steps_per_s": single,
+        "ratio_to_vecgame": median,
+        "ratio_min": min(ratios),
+        "ratio_max": max(ratios),
+        "cpu_ratio": statistics.median(cpu_ratios),
+        "cpu_ratio_min": min(cpu_ratios),
+        "cpu_ratio_max": max(cpu_ratios),
+        "target_ratio": VECTOR_TARGETS[opponents],
+        "met": median >= VECTOR_TARGETS[opponents],
+    }
 
 
 def format_table(results: dict) -> str:
@@ -275,44 +317,25 @@ def format_table(results: dict) -> str:
             rows.append(["VecGame (a) step + mask", str(b), f"{a:,.0f}", f"{a / ref:.1f}", f"{row['peak_mb']:.1f}"])
             rows.append(["VecGame (b) step + mask + obs", str(b), f"{o:,.0f}", f"{o / ref:.1f}", ""])
         parts.append(markdown_table(["what", "B", "steps/s", "× reference", "peak MB"], rows))
-    else:
-        base = results["vecgame_b_steps_per_s"]
-        parts.append(f"VecGame (b) step + mask + obs at B = {VECTOR_ENVS}: {base:,.0f} steps/s (alone)")
     rows = []
     for row in results["gym"]:
         vector, single = row["vector_learner_steps_per_s"], row["single_learner_steps_per_s"]
-        met = "met" if row["ratio_to_vecgame"] >= row["target_ratio"] else "NOT met"
-        plain = row["plain_loop_learner_steps_per_s"]
         rows.append(
             [
-                f"VecGame (b), B = {row['num_envs']}, in the rounds with {row['opponents']} (decisions/s)",
-                f"{row['vecgame_b_steps_per_s']:,.0f}",
-                "",
-                "",
-                "",
-            ]
-        )
-        rows.append([f"`gym_env()`, {row['opponents']}", f"{single:,.0f}", "1.0", "", ""])
-        rows.append(
-            [
-                f"plain loop over `VecGame({row['num_envs']})` (no env), {row['opponents']}",
-                f"{plain:,.0f}",
-                f"{plain / single:,.0f}",
-                f"{row['plain_loop_ratio_to_vecgame']:.3f}",
-                "",
-            ]
-        )
-        rows.append(
-            [
+                row["path"],
                 f"`vector_env({row['num_envs']})`, {row['opponents']}",
+                f"{row['vecgame_b_steps_per_s']:,.0f}",
                 f"{vector:,.0f}",
+                f"{single:,.0f}",
                 f"{vector / single:,.0f}",
-                f"{row['ratio_to_vecgame']:.3f}",
-                f"≥ {row['target_ratio']:.2f} ({met})",
+                f"**{row['ratio_to_vecgame']:.3f}** ({row['ratio_min']:.3f}–{row['ratio_max']:.3f})",
+                f"{row['cpu_ratio']:.3f} ({row['cpu_ratio_min']:.3f}–{row['cpu_ratio_max']:.3f})",
+                f"≥ {row['target_ratio']:.2f} ({'met' if row['met'] else 'NOT met'})",
             ]
         )
-    header = ["Gymnasium env, opponents", "learner steps/s", "× single env"]
-    header += [f"× VecGame (b) decisions/s at B = {VECTOR_ENVS} (alternating rounds)", "target"]
+    header = ["path", "env, opponents", f"VecGame (b) B = {VECTOR_ENVS} decisions/s", "learner steps/s"]
+    header += ["`gym_env()` learner steps/s", "× single env", "× VecGame (b): median (range) of rounds"]
+    header += ["the same in CPU time", "target (on the wall-clock ratio)"]
     parts.append(markdown_table(header, rows))
     return "\n\n".join(parts)
 
@@ -322,7 +345,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--preset", default="standard", help="rules preset (configs/rules/NAME.yaml)")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
     parser.add_argument("--repeat", type=int, default=3, help="report the best of this many measurements")
-    parser.add_argument("--quick", action="store_true", help="short measurements (0.5 s each, best of 1)")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of the vector env and VecGame")
+    parser.add_argument("--quick", action="store_true", help="short measurements (0.5 s each, best of 1, 2 rounds)")
     parser.add_argument("--json", default="bench_results.json", help="where to write the JSON results")
     parser.add_argument(
         "--only",
@@ -331,11 +355,14 @@ def main(argv: list[str] | None = None) -> None:
         help=f"vector: only the Gymnasium envs and VecGame (b) at B = {VECTOR_ENVS}, the base of their ratios",
     )
     args = parser.parse_args(argv)
-    seconds, repeat = (0.5, 1) if args.quick else (args.seconds, args.repeat)
-    results = run(load_preset(args.preset), seconds, BATCH_SIZES, repeat, only=args.only)
+    seconds, repeat, rounds = (0.5, 1, 2) if args.quick else (args.seconds, args.repeat, args.rounds)
+    if min(seconds, repeat, rounds) <= 0:
+        parser.error("--seconds, --repeat and --rounds must be positive")
+    results = run(load_preset(args.preset), seconds, BATCH_SIZES, repeat, only=args.only, rounds=rounds)
     results["preset"] = args.preset
     print(f"president-env benchmark, preset {args.preset}, best of {repeat} × {seconds} s per measurement")
-    print(f"vector env opponents' engine path: {results['vector_env_path']} (president_env.compiled)")
+    print(f"vector envs: {rounds} interleaved rounds of {seconds} s per system and path")
+    print(f"default engine path: {results['default_path']} (president_env.compiled)")
     print(format_table(results))
     with open(args.json, "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)

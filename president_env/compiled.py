@@ -60,6 +60,16 @@ def available() -> bool:
     return os.environ.get(ENV_SWITCH, "1") != "0" and _kernels() is not None
 
 
+def jit(function: Any) -> Any:
+    """``function`` compiled by Numba as the engine's kernels are (nopython, cached on disk), or ``None`` where
+    Numba is not importable: for kernels above the engine (the heuristics' choices), each with a NumPy twin."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.njit(cache=True, nogil=True)(function)
+
+
 def path_name() -> str:
     """``"numba"`` or ``"numpy"``: the path ``compiled=True`` takes in this process (benchmarks print it)."""
     return "numba" if available() else "numpy"

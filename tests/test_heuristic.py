@@ -248,3 +248,44 @@ def test_act_views_chooses_what_act_batch_chooses(rules, seed):
                 got = agent.act_views(StateViews(layout(rules), game.state, slots=slots), mask[slots])
                 np.testing.assert_array_equal(got, expected)
         game.step(engine.sample_legal(mask, rng))
+
+
+weights_strategy = st.builds(
+    Weights,
+    step=st.sampled_from([4.0, -4.0, 2.5]),
+    group=st.sampled_from([0.0, 1.0, 6.0, 10.0]),
+    pass_=st.sampled_from([20.0, 200.0, 1000.0, 1e6]),
+    break_=st.sampled_from([0.0, 60.0, 150.0]),
+    break_pairs=st.sampled_from([0.0, 1.0]),
+    match=st.sampled_from([0.0, 200.0]),
+    wild=st.sampled_from([0.0, 25.0]),
+    keep_top=st.sampled_from([0.0, 60.0, 300.0]),
+    bad_end=st.sampled_from([0.0, 150.0]),
+    go_out=st.sampled_from([0.0, -1000.0]),
+    card_counting=st.booleans(),
+    control=st.sampled_from([0.0, -100.0]),
+    control_groups=st.sampled_from([0, 1, 2]),
+    block=st.sampled_from([0.0, 50.0]),
+    block_following=st.booleans(),
+    revolt=st.sampled_from([0.0, 60.0]),
+)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rules_strategy(), weights=weights_strategy, seed=st.integers(0, 2**32 - 1))
+def test_the_compiled_choice_is_the_cheapest_of_the_numpy_costs(rules, weights, seed):
+    """Where Numba runs, ``choose`` scores on a compiled kernel: it picks what the NumPy costs rank first."""
+    from president_env import compiled
+
+    if not compiled.available():
+        pytest.skip("the compiled path needs Numba")
+    game = pe.VecGame(rules, batch_size=16, seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(100):
+        mask = game.legal_mask()
+        view = agents.decode(rules, game.observe())
+        for level in (*LEVELS, weights):
+            np.testing.assert_array_equal(
+                choose(rules, view, mask, level), np.argmin(costs(rules, view, mask, level), 1)
+            )
+        game.step(engine.sample_legal(mask, rng))
