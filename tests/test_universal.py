@@ -158,6 +158,15 @@ def test_a_tiny_run_resumes_bit_for_bit_from_its_compact_checkpoint(tmp_path):
         UniversalTrainer.resume(checkpoint, progress=False, overrides=["ppo.learning_rate=1e-2"])
 
 
+def test_a_stop_file_ends_the_sitting_with_a_checkpoint_and_is_removed(tmp_path):
+    trainer = UniversalTrainer(tiny_config(tmp_path), progress=False)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "STOP").touch()
+    trainer.train()
+    assert trainer.update == 0 and not (tmp_path / "run" / "STOP").exists()
+    assert UniversalTrainer.resume(tmp_path / "run" / "checkpoint.pt", progress=False).segment == 0
+
+
 def test_the_saved_policy_plays_matches_through_the_exchange_at_3_5_and_8_players(tmp_path):
     trainer = UniversalTrainer(tiny_config(tmp_path, budget={"total_steps": 96}), progress=False)
     trainer.train()

@@ -48,7 +48,8 @@ from .ppo import ppo_update
 from .rollout import merge_shards, start_shards
 
 STOP_FILE = "STOP"
-"""A file of this name in the run's folder ends the sitting after the update in progress (and checkpoints it)."""
+"""A file of this name in the run's folder ends the sitting after the update in progress (and checkpoints it); the
+run removes it as it ends."""
 
 
 class Run:
@@ -161,6 +162,7 @@ class Run:
                 log.record_final(self.progress_record(), self.last_eval)
         self.checkpoint()
         export_policy(self.out_dir / "checkpoint.pt", self.out_dir / "policy.pt")
+        (self.out_dir / STOP_FILE).unlink(missing_ok=True)  # honoured: a resume in this folder trains again
         if budget.eval_every:
             plot_curve(self.out_dir, budget.eval_opponent)
         return self.last_eval
