@@ -158,6 +158,17 @@ def test_a_tiny_run_resumes_bit_for_bit_from_its_compact_checkpoint(tmp_path):
         UniversalTrainer.resume(checkpoint, progress=False, overrides=["ppo.learning_rate=1e-2"])
 
 
+def test_president_train_runs_and_resumes_a_universal_config(tmp_path, capsys):
+    config = tiny_config(tmp_path, budget={"total_steps": 96, "checkpoint_every": 1})
+    path = config.save(tmp_path / "universal.yaml")
+    assert main(["--config", str(path), "--no-progress"]) == 0
+    checkpoint = tmp_path / "run" / "checkpoint.pt"
+    assert main(["--resume", str(checkpoint), "--set", "budget.total_steps=192", "--no-progress"]) == 0
+    assert UniversalTrainer.resume(checkpoint, progress=False).update == 2
+    assert main(["--resume", str(checkpoint), "--set", "seed=4", "--no-progress"]) == 2
+    assert "accepts budget.* overrides only" in capsys.readouterr().err
+
+
 def test_a_stop_file_ends_the_sitting_with_a_checkpoint_and_is_removed(tmp_path):
     trainer = UniversalTrainer(tiny_config(tmp_path), progress=False)
     (tmp_path / "run").mkdir()
