@@ -4,6 +4,8 @@
     config.ppo.num_envs          # typed fields, defaults below
     config.save("runs/x/config.yaml")
 
+The file's ``kind`` picks the run: ``ppo`` (the default) is a :class:`TrainConfig`, one table;
+``universal`` a :class:`UniversalConfig`, one network on a mixture of tables. Both share :class:`RunConfig`.
 A file sets any subset of the fields. Overrides are ``section.field=value`` strings whose value is
 parsed as YAML (``ppo.update_epochs=4``, ``opponents.baselines={heuristic-3: 1.0}``) and merged into
 the file's mapping. YAML is read by ``president_env.user_input.load_yaml`` (``safe_load`` semantics,
