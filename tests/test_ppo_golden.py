@@ -1,8 +1,9 @@
 """Golden runs of ``president-train``: fixed seeds give the metrics and weights recorded in ``data/ppo_golden.json``.
 
 The values were recorded from the trainer before it was split into modules (``ppo``, ``ppo_selfplay``,
-``opponents``, ``rollout``, ``run_state``, ``bookkeeping``); any change of what a seed trains fails here. Integer
-metrics (counts, steps) must match exactly; float metrics and weight sums to a relative 1e-4 (absolute 1e-7
+``opponents``, ``rollout``, ``run_state``, ``bookkeeping``), and still hold now that one loop (``ppo_selfplay.Run``)
+serves the universal trainer too and ``run_state`` is folded into it; any change of what a seed trains fails here.
+Integer metrics (counts, steps) must match exactly; float metrics and weight sums to a relative 1e-4 (absolute 1e-7
 near zero), the slack that another CPU's torch kernels need: on a machine with other vector instructions the
 summation order changes and losses near zero moved by up to 1.4e-4 relative (1.4e-8 absolute) after five
 updates. On one machine the runs are bit for bit the same.

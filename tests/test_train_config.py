@@ -11,7 +11,7 @@ from president_env.training.config import TrainConfig, from_dict, load_config  #
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# universal.yaml configures training/universal.py (tested in tests/test_universal.py)
+# universal.yaml is a kind: universal config of training/universal.py (tested in tests/test_universal.py)
 CONFIGS = sorted(p for p in (ROOT / "configs" / "train").glob("*.yaml") if p.stem != "universal")
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 torch = pytest.importorskip("torch")
 from helpers import swap_hidden_cards  # noqa: E402
@@ -33,7 +32,9 @@ from president_env.agents.universal import (  # noqa: E402
 from president_env.cards import RANK_NAMES  # noqa: E402
 from president_env.observation import layout, observe  # noqa: E402
 from president_env.rules import Rules  # noqa: E402
-from president_env.training.universal import UniversalTrainer, load_universal_config, main, universal_config  # noqa: E402
+from president_env.training.cli import main  # noqa: E402
+from president_env.training.config import UniversalConfig, from_dict, load_config  # noqa: E402
+from president_env.training.universal import UniversalTrainer  # noqa: E402
 from president_env.vec_game import VecGame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,7 +136,7 @@ def tiny_config(tmp_path, **extra):
     }
     for key, value in extra.items():
         data[key] = {**data[key], **value} if isinstance(value, dict) else value
-    return universal_config(data)
+    return from_dict({"kind": "universal", **data})
 
 
 def test_a_tiny_run_resumes_bit_for_bit_from_its_compact_checkpoint(tmp_path):
@@ -153,8 +154,28 @@ def test_a_tiny_run_resumes_bit_for_bit_from_its_compact_checkpoint(tmp_path):
         assert torch.equal(tensor, resumed.net.state_dict()[name]), name
     with pytest.raises(ValueError, match="an exported policy, not a training checkpoint"):
         UniversalTrainer.resume(tmp_path / "b" / "run" / "policy.pt", progress=False)
-    with pytest.raises(ValueError, match="only budget"):
+    with pytest.raises(ValueError, match="accepts budget"):
         UniversalTrainer.resume(checkpoint, progress=False, overrides=["ppo.learning_rate=1e-2"])
+
+
+def test_president_train_runs_and_resumes_a_universal_config(tmp_path, capsys):
+    config = tiny_config(tmp_path, budget={"total_steps": 96, "checkpoint_every": 1})
+    path = config.save(tmp_path / "universal.yaml")
+    assert main(["--config", str(path), "--no-progress"]) == 0
+    checkpoint = tmp_path / "run" / "checkpoint.pt"
+    assert main(["--resume", str(checkpoint), "--set", "budget.total_steps=192", "--no-progress"]) == 0
+    assert UniversalTrainer.resume(checkpoint, progress=False).update == 2
+    assert main(["--resume", str(checkpoint), "--set", "seed=4", "--no-progress"]) == 2
+    assert "accepts budget.* overrides only" in capsys.readouterr().err
+
+
+def test_a_stop_file_ends_the_sitting_with_a_checkpoint_and_is_removed(tmp_path):
+    trainer = UniversalTrainer(tiny_config(tmp_path), progress=False)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "STOP").touch()
+    trainer.train()
+    assert trainer.update == 0 and not (tmp_path / "run" / "STOP").exists()
+    assert UniversalTrainer.resume(tmp_path / "run" / "checkpoint.pt", progress=False).segment == 0
 
 
 def test_the_saved_policy_plays_matches_through_the_exchange_at_3_5_and_8_players(tmp_path):
@@ -179,22 +200,22 @@ def test_the_saved_policy_plays_matches_through_the_exchange_at_3_5_and_8_player
 
 
 def test_the_shipped_config_loads_and_round_trips(tmp_path):
-    config = load_universal_config(ROOT / "configs" / "train" / "universal.yaml")
+    config = load_config(ROOT / "configs" / "train" / "universal.yaml")
+    assert isinstance(config, UniversalConfig)
     assert "style-patient" not in config.opponents.baselines  # kept out of training, to measure against
     saved = tmp_path / "config.yaml"
-    saved.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
-    assert load_universal_config(saved) == config
+    assert load_config(config.save(saved)) == config
     assert len({(r.n_players, r.decks) for r in config.table_rules()}) >= 4
 
 
 def test_the_command_line_refuses_bad_configs_in_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("tables: [{rules: nowhere}]\n")
+    bad.write_text("kind: universal\ntables: [{rules: nowhere}]\n")
     assert main(["--config", str(bad), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("universal: error:") and "nowhere" in err and "\n" not in err
-    bad.write_text("ppo: {num_envz: 3}\n")
+    assert err.startswith("president-train: error: tables[0].rules") and "nowhere" in err and "\n" not in err
+    bad.write_text("kind: universal\nppo: {num_envz: 3}\n")
     assert main(["--config", str(bad), "--no-progress"]) == 2
     assert "num_envz" in capsys.readouterr().err
     assert main(["--resume", str(tmp_path / "none.pt"), "--no-progress"]) == 2
-    assert "no such file" in capsys.readouterr().err
+    assert "no such checkpoint file" in capsys.readouterr().err

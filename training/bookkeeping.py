@@ -26,16 +26,6 @@ TIMING = ("elapsed_s", "charts/steps_per_s", "charts/rollout_steps_per_s", "char
 """The fields of a ``metrics.jsonl`` record that measure time (the others are the same for the same seed)."""
 
 
-def eval_due(budget: BudgetConfig, update: int) -> bool:
-    """Whether the learner is evaluated after update number ``update``."""
-    return bool(budget.eval_every) and update % budget.eval_every == 0
-
-
-def final_eval_due(budget: BudgetConfig, update: int, evaluated: bool) -> bool:
-    """Whether a run that stops after ``update`` evaluates once more (the learning curve's last point)."""
-    return bool(budget.eval_every) and (not evaluated or update % budget.eval_every != 0)
-
-
 def evaluate_learner(
     agent: TorchPolicyAgent, rules: Rules, budget: BudgetConfig, seed: int, n_deals: int | None = None
 ) -> dict[str, float]:

@@ -1,9 +1,13 @@
-"""``president-train``: the command line of the PPO self-play trainer (:mod:`.ppo_selfplay`).
+"""``president-train``: the command line of the PPO self-play trainers (:mod:`.ppo_selfplay`, :mod:`.universal`).
 
     president-train --config configs/train/standard_4p.yaml
     president-train --config configs/train/quick.yaml --set ppo.learning_rate=3e-4 --set seed=2
     president-train --resume runs/standard_4p/checkpoint.pt
     president-train --config configs/train/standard_4p.yaml --set rollout.shards=8 --ray auto
+    president-train --config configs/train/universal.yaml
+
+A config of ``kind: universal`` trains one network on a mixture of tables (:class:`.universal.UniversalTrainer`);
+``--resume`` finds the kind in the checkpoint.
 
 The arguments are read before torch and the trainer are imported, so ``--help`` and usage errors answer at
 once. Bad input (a config, an override, an output folder, a checkpoint) is one line and exit code 2; Ctrl-C
@@ -53,8 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         from president_env.agents.checkpoint import CheckpointError
 
         from .bookkeeping import json_line
-        from .config import load_config
+        from .config import UniversalConfig, load_config
         from .ppo_selfplay import Trainer
+        from .universal import UniversalTrainer
     except ImportError as err:
         print(
             f'president-train: error: {err} (training needs the train extra: pip install "president-env[train]")',
@@ -66,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.resume:
             if not os.path.isfile(args.resume):
                 raise ValueError(f"--resume {short_repr(args.resume, 200)}: no such checkpoint file")
-            trainer = Trainer.resume(args.resume, progress=not args.no_progress, overrides=args.set)
+            run = UniversalTrainer if _universal_checkpoint(args.resume) else Trainer
+            trainer = run.resume(args.resume, progress=not args.no_progress, overrides=args.set)
             try:
                 trainer.out_dir = check_writable_dir(args.out_dir or Path(args.resume).parent, "--out-dir")
             except ValueError:
@@ -81,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
             overrides = list(args.set) + ([f"out_dir={args.out_dir}"] if args.out_dir else [])
             config = load_config(args.config, overrides)
             check_writable_dir(config.out_dir, "--out-dir" if args.out_dir else "out_dir")
-            trainer = Trainer(config, progress=not args.no_progress)
+            run = UniversalTrainer if isinstance(config, UniversalConfig) else Trainer
+            trainer = run(config, progress=not args.no_progress)
     except (ValueError, CheckpointError, ImportError) as err:
         print(f"president-train: error: {err}", file=sys.stderr)
         return 2
@@ -94,6 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     print(json_line({"update": trainer.update, "global_step": trainer.global_step, **result}, indent=2))
     print(f"checkpoint: {trainer.out_dir / 'checkpoint.pt'}\npolicy: {trainer.out_dir / 'policy.pt'}")
     return 0
+
+
+def _universal_checkpoint(path: str) -> bool:
+    """Whether the checkpoint at ``path`` is a universal run's (its network's kind)."""
+    from president_env.agents.checkpoint import load_checkpoint
+
+    network = load_checkpoint(path).get("network")
+    return isinstance(network, dict) and network.get("kind") == "universal"
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
     config.ppo.num_envs          # typed fields, defaults below
     config.save("runs/x/config.yaml")
 
+The file's ``kind`` picks the run: ``ppo`` (the default) is a :class:`TrainConfig`, one table;
+``universal`` a :class:`UniversalConfig`, one network on a mixture of tables. Both share :class:`RunConfig`.
 A file sets any subset of the fields. Overrides are ``section.field=value`` strings whose value is
 parsed as YAML (``ppo.update_epochs=4``, ``opponents.baselines={heuristic-3: 1.0}``) and merged into
 the file's mapping. YAML is read by ``president_env.user_input.load_yaml`` (``safe_load`` semantics,
@@ -21,9 +23,11 @@ from __future__ import annotations
 import os
 import types
 import typing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import numpy as np
 import yaml
 from pydantic import (
     BaseModel,
@@ -174,11 +178,9 @@ class RolloutConfig(_Section):
     ray_cpus_per_shard: Number = Field(1.0, gt=0, le=1024)  # CPUs per shard's actor (fractional: more shards than CPUs)
 
 
-class TrainConfig(_Section):
-    """A whole run: rules, algorithm, network, opponents and budget."""
+class RunConfig(_Section):
+    """What every run has: its seed, folder and threads, the algorithm, network, opponents and budget."""
 
-    rules: str = "standard"  # a preset name, a rules YAML path or YAML text (president_env.presets.resolve_rules)
-    manches: int | None = Field(None, ge=1, le=100)  # null: the rules' own match length; 1: single-manche episodes
     seed: int = Field(1, ge=0)  # root seed: games, sampling, network initialisation, opponents
     out_dir: str = "runs/ppo"  # checkpoints, config.yaml, metrics.jsonl, TensorBoard events
     threads: int = Field(0, ge=0, le=MAX_THREADS)  # torch CPU threads, at most the process's CPUs (0: all of them)
@@ -186,13 +188,6 @@ class TrainConfig(_Section):
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     opponents: OpponentConfig = Field(default_factory=OpponentConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
-    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
-
-    @field_validator("rules")
-    @classmethod
-    def _rules_load(cls, rules: str) -> str:
-        resolve_rules(rules)
-        return rules
 
     @field_validator("out_dir")
     @classmethod
@@ -200,6 +195,32 @@ class TrainConfig(_Section):
         if not out_dir.strip():
             raise ValueError("must not be empty")
         return out_dir
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as plain nested data (what :func:`from_dict` reads back, and checkpoints store)."""
+        return self.model_dump()
+
+    def save(self, path: str | Path) -> Path:
+        """Write the resolved config as YAML (loadable with :func:`load_config`)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+        return path
+
+
+class TrainConfig(RunConfig):
+    """A run at one table (:class:`~.ppo_selfplay.Trainer`): its rules, and where its games are played."""
+
+    kind: Literal["ppo"] = "ppo"
+    rules: str = "standard"  # a preset name, a rules YAML path or YAML text (president_env.presets.resolve_rules)
+    manches: int | None = Field(None, ge=1, le=100)  # null: the rules' own match length; 1: single-manche episodes
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+
+    @field_validator("rules")
+    @classmethod
+    def _rules_load(cls, rules: str) -> str:
+        resolve_rules(rules)
+        return rules
 
     @model_validator(mode="after")
     def _shards_divide_the_games(self) -> TrainConfig:
@@ -215,30 +236,95 @@ class TrainConfig(_Section):
         rules = resolve_rules(self.rules)
         return rules if self.manches is None else rules.replace(manches=self.manches)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The config as plain nested data (what :func:`from_dict` reads back, and checkpoints store)."""
-        return self.model_dump()
 
-    def save(self, path: str | Path) -> Path:
-        """Write the resolved config as YAML (loadable with :func:`load_config`)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
-        return path
+class TableConfig(_Section):
+    """One table of a universal run: a preset (or rules YAML) at a table size."""
+
+    rules: str = "standard"
+    n_players: int | None = Field(None, ge=3, le=8)  # null: the preset's
+
+    @field_validator("rules")
+    @classmethod
+    def _rules_load(cls, rules: str) -> str:
+        resolve_rules(rules)
+        return rules
 
 
-def from_dict(data: dict[str, Any] | None) -> TrainConfig:
-    """A validated ``TrainConfig`` from a nested mapping (None: the defaults); ``ValueError`` naming the key."""
+class UniversalNetworkConfig(NetworkConfig):
+    """:class:`president_env.agents.universal.UniversalNet`: actor and critic trunks of these widths."""
+
+    critic: Literal["plain", "perfect"] = "plain"  # "perfect": the critic also sees every hand in training (PerfectDou)
+
+
+class UniversalConfig(RunConfig):
+    """One learner for a mixture of tables (:class:`~.universal.UniversalTrainer`); ``ppo.num_envs`` and
+    ``ppo.num_steps`` are per table."""
+
+    kind: Literal["universal"] = "universal"
+    tables: list[TableConfig] = Field(default_factory=lambda: [TableConfig()], min_length=1)
+    manches: int | None = Field(3, ge=1, le=100)  # every table plays matches of this many manches (null: the preset's)
+    eval_tables: list[int] = Field(default_factory=lambda: [0])  # indices of ``tables`` evaluated every eval_every
+    out_dir: str = "runs/universal"
+    threads: int = Field(1, ge=0, le=MAX_THREADS)
+    ppo: PPOConfig = Field(default_factory=lambda: PPOConfig(num_envs=64, num_steps=32))
+    network: UniversalNetworkConfig = Field(default_factory=UniversalNetworkConfig)
+
+    @model_validator(mode="after")
+    def _eval_tables_exist(self) -> UniversalConfig:
+        for index in self.eval_tables:
+            if not 0 <= index < len(self.tables):
+                raise ValueError(f"eval_tables: {index} is not the index of a table (0..{len(self.tables) - 1})")
+        return self
+
+    def table_rules(self) -> list[Rules]:
+        """The ``Rules`` of every table."""
+        out = []
+        for table in self.tables:
+            changes = {"n_players": table.n_players, "manches": self.manches}
+            out.append(resolve_rules(table.rules).replace(**{k: v for k, v in changes.items() if v is not None}))
+        return out
+
+
+KINDS: dict[str, type[RunConfig]] = {"ppo": TrainConfig, "universal": UniversalConfig}
+"""The runs by their config's ``kind`` (absent: ``ppo``)."""
+
+
+@dataclass
+class RunSeeds:
+    """The run's random streams, all children of ``SeedSequence(config.seed)``."""
+
+    network: int  # the network's initial weights
+    learn: int  # minibatch order of the updates
+    eval: int  # the evaluation tournaments
+    games: np.random.SeedSequence  # the games: rollout shards' or tables' deals, tables and sampling
+
+    @classmethod
+    def of(cls, config: RunConfig) -> RunSeeds:
+        network, learn, evaluation, games = np.random.SeedSequence(config.seed).spawn(4)
+        first = (int(s.generate_state(1)[0]) for s in (network, learn, evaluation))
+        return cls(*first, games=games)
+
+
+def from_dict(data: dict[str, Any] | None) -> TrainConfig | UniversalConfig:
+    """A validated config from a nested mapping (None: the defaults), a ``TrainConfig`` or, with ``kind:
+    universal``, a ``UniversalConfig``; ``ValueError`` naming the key."""
+    data = {} if data is None else data
+    kind = data.get("kind", "ppo")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {short_repr(kind)}")
+    model = KINDS[kind]
     try:
-        return TrainConfig.model_validate({} if data is None else data)
+        return model.model_validate(data)
     except ValidationError as err:
         errors = err.errors(include_url=False)
         # An unknown key first: a typo explains the errors it causes.
         first = min(errors, key=lambda e: e["type"] not in ("extra_forbidden", "invalid_key"))
-        raise ValueError(_message(first)) from None
+        raise ValueError(_message(first, model)) from None
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
+def load_config(
+    path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
+) -> TrainConfig | UniversalConfig:
     """Load a YAML config (or the defaults when ``path`` is None) and apply ``section.field=value`` overrides.
 
     ``path`` may also name a shipped config (``"quick"``, ``"standard_4p"``).
@@ -281,10 +367,10 @@ def apply_override(data: dict[str, Any], item: str) -> None:
 
 
 # ---------------------------------------------------------------- pydantic's errors as one line each
-def _message(error: ErrorDetails) -> str:
-    """One of pydantic's errors as a line that names the field: what it allows and what it got (an unknown key:
-    the allowed ones; a validator's refusal: the validator's words)."""
-    name, node, metadata = "", TrainConfig, []
+def _message(error: ErrorDetails, model: type[BaseModel]) -> str:
+    """One of pydantic's errors about ``model`` as a line that names the field: what it allows and what it got (an
+    unknown key: the allowed ones; a validator's refusal: the validator's words)."""
+    name, node, metadata = "", model, []
     loc = list(error["loc"])
     while loc:
         node, metadata, _ = _unwrap(node, metadata)

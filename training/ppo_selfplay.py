@@ -5,20 +5,22 @@
 
 The command line, ``president-train``, is :mod:`.cli`.
 
-One update of :meth:`Trainer.train_step`:
+One update of :meth:`Run.train_step`:
 
-1. **Rollout.** Every shard plays ``ppo.num_steps`` engine steps of its games with the current
-   weights (:func:`.ppo.collect`) and turns the learner's decisions into training rows with GAE along
-   each seat's own chain of decisions (:func:`.ppo.seat_gae`, :func:`.ppo.training_rows`); the shards'
-   rows form one batch. Who sits at each table is the opponent pool's draw (:mod:`.opponents`); where
-   the shards run, in this process or as Ray actors, is :mod:`.rollout`'s business.
+1. **Rollout.** The games play ``ppo.num_steps`` engine steps with the current weights (:func:`.ppo.collect`),
+   and the learner's decisions become training rows with GAE along each seat's own chain of decisions
+   (:func:`.ppo.seat_gae`, :func:`.ppo.training_rows`). Who sits at each table is the opponent pool's draw
+   (:mod:`.opponents`). Which games these are is the run's: :class:`Trainer` plays one table, cut into rollout
+   shards that play in this process or as Ray actors (:mod:`.rollout`); :class:`~.universal.UniversalTrainer`
+   plays a mixture of tables with one network.
 2. **Update.** Clipped PPO over that batch (:func:`.ppo.ppo_update`), the step size annealed over the budget.
 3. **Snapshot.** Every ``opponents.snapshot_every`` updates the learner joins its own opponent pool.
 
-:meth:`Trainer.train` repeats it until the step budget or the time limit, evaluates every
-``budget.eval_every`` updates and logs every update (:mod:`.bookkeeping`), and writes atomic
-checkpoints that continue the run exactly (:mod:`.run_state`), then ``policy.pt``, the small
-weights-only file to share.
+:meth:`Run.train` repeats it until the step budget, the time limit or a ``STOP`` file in the run's folder,
+evaluates every ``budget.eval_every`` updates, logs every update (:mod:`.bookkeeping`), writes an atomic
+checkpoint every ``budget.checkpoint_every`` updates and at the end, then ``policy.pt``, the small
+weights-only file to share. :class:`Trainer`'s checkpoint holds the games in flight, so a run continues exactly
+as if it had never stopped.
 
 Env steps (the throughput unit) count every decision of every seat, learner and opponents alike.
 """
@@ -30,75 +32,82 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any, ClassVar
 
 import torch
 
 from president_env import agents
-from president_env.agents.checkpoint import export_policy, save_checkpoint
+from president_env.agents.checkpoint import CheckpointError, export_policy, load_checkpoint, save_checkpoint
 from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent
 from president_env.observation import obs_dim as observation_size
 from president_env.threads import cap_threads
 
-from .bookkeeping import RunLog, TableRewards, eval_due, evaluate_learner, final_eval_due, plot_curve
-from .config import TrainConfig
+from .bookkeeping import RunLog, TableRewards, evaluate_learner, plot_curve
+from .config import RunConfig, RunSeeds, TrainConfig, apply_override, from_dict
 from .ppo import ppo_update
 from .rollout import merge_shards, start_shards
-from .run_state import RunSeeds, read_checkpoint, restore, run_state
+
+STOP_FILE = "STOP"
+"""A file of this name in the run's folder ends the sitting after the update in progress (and checkpoints it); the
+run removes it as it ends."""
 
 
-class Trainer:
-    """Everything a run holds; :meth:`train` runs it, :meth:`save` and :meth:`resume` make it resumable.
+class Run:
+    """The loop every run shares: rollout, PPO update, snapshot, evaluation, log and checkpoint.
 
-    The games live in ``rollout.shards`` :class:`~.rollout.RolloutShard` s (``self.shards``): in this
-    process, or one Ray actor each when ``rollout.ray_address`` is set. Call :meth:`close` (``train``
-    does) to release the actors.
+    A run says what it plays: :meth:`build_net`, :meth:`rollout` (one batch of training rows),
+    :meth:`add_snapshot`, :meth:`evaluate`, :meth:`save` and :meth:`resume`, and ``steps_per_update``.
     """
 
-    def __init__(self, config: TrainConfig, progress: bool = True) -> None:
-        self.config = config
-        self.rules = config.resolve_rules()
+    RESUME_OVERRIDES: ClassVar[tuple[str, ...]] = ("budget.",)
+    """The overrides ``--resume`` accepts: the run must continue as it was."""
+
+    def __init__(self, config: RunConfig, progress: bool = True) -> None:
+        self.config, self.progress = config, progress
         self.out_dir = Path(config.out_dir)
-        self.progress = progress
-        for name in config.opponents.baselines:
-            if name not in agents.names():
-                raise ValueError(f"opponents.baselines: unknown agent {name!r}; known: {', '.join(agents.names())}")
-        if os.path.isfile(config.budget.eval_opponent):  # a checkpoint that cannot play is refused before training
-            agents.make(config.budget.eval_opponent, self.rules)
         cap_threads(config.threads or None)  # torch: at most the CPUs this process is given
-        seeds = RunSeeds.of(config)
-        self.eval_seed = seeds.eval
-        self.generator = torch.Generator().manual_seed(seeds.learn)
-        obs_dim, num_actions = observation_size(self.rules), self.rules.num_actions
+        self.seeds = RunSeeds.of(config)
+        self.eval_seed = self.seeds.eval
+        self.generator = torch.Generator().manual_seed(self.seeds.learn)
         with torch.random.fork_rng():
-            torch.manual_seed(seeds.network)
-            self.net = PolicyNet(obs_dim, num_actions, config.network.hidden, config.network.activation)
+            torch.manual_seed(self.seeds.network)
+            self.net = self.build_net()
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
-        self.shards = start_shards(config, self.net)
-        if config.opponents.snapshots > 0:
-            self.shards.call("add_snapshot", self.weights())
-        self.update = 0
-        self.global_step = 0
+        self.update = self.global_step = 0
         self.elapsed = 0.0
         self.last_eval: dict[str, float] = {}
-        self.tables = TableRewards(config.opponents)
+        self.rewards = TableRewards(config.opponents)
 
-    def weights(self) -> dict[str, torch.Tensor] | None:
-        """What the shards need to act as the learner now (nothing for shards that share its network)."""
-        # state_dict() tensors are detached; RayGroup.call serializes them at once, before any update.
-        return None if self.shards.local else self.net.state_dict()
+    # ----- what a run plays (its subclass says) ----------------------------------------------------
+    steps_per_update: int
+
+    def build_net(self) -> torch.nn.Module:
+        raise NotImplementedError
+
+    def rollout(self) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+        """One rollout with the current weights: the training batch and statistics (``self.rewards`` fed)."""
+        raise NotImplementedError
+
+    def add_snapshot(self) -> None:
+        raise NotImplementedError
+
+    def evaluate(self) -> dict[str, float]:
+        raise NotImplementedError
+
+    def save(self, path: str | Path) -> Path:
+        raise NotImplementedError
+
+    def checkpoint(self) -> None:
+        """Write ``out_dir/checkpoint.pt`` (every ``budget.checkpoint_every`` updates and at the end)."""
+        self.save(self.out_dir / "checkpoint.pt")
+
+    def write_config(self) -> None:
+        self.config.save(self.out_dir / "config.yaml")
 
     def close(self) -> None:
-        """Release the shards' Ray actors (nothing to do for shards in this process)."""
-        self.shards.close()
+        """Release what the run holds outside this process (nothing by default)."""
 
     # ----- one update: rollout, PPO, snapshot ------------------------------------------------------
-    def rollout(self) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
-        """Every shard plays one rollout with the current weights; one training batch and statistics."""
-        batch, stats = merge_shards(self.shards.call("run", self.weights()))
-        self.tables.add(*stats.pop("tables"))
-        self.global_step += self.config.ppo.num_envs * self.config.ppo.num_steps
-        return batch, stats
-
     def learn(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
         """One PPO update on ``batch``, the step size annealed linearly to 0 over the budget (``budget.anneal_steps``,
         by default ``budget.total_steps``)."""
@@ -112,49 +121,48 @@ class Trainer:
         """One rollout and one update; returns the scalars to log."""
         start = time.perf_counter()
         batch, stats = self.rollout()
+        self.global_step += self.steps_per_update
         collected = time.perf_counter()
         stats.update(self.learn(batch))
         self.update += 1
-        if self.config.opponents.snapshots > 0 and self.update % self.config.opponents.snapshot_every == 0:
-            self.shards.call("add_snapshot", self.weights())
+        if self.update % self.config.opponents.snapshot_every == 0:
+            self.add_snapshot()
         end = time.perf_counter()
-        steps = self.config.ppo.num_envs * self.config.ppo.num_steps
-        stats["charts/steps_per_s"] = steps / (end - start)
-        stats["charts/rollout_steps_per_s"] = steps / (collected - start)
-        stats.update(self.tables.take_means())
+        stats["charts/steps_per_s"] = self.steps_per_update / (end - start)
+        stats["charts/rollout_steps_per_s"] = self.steps_per_update / (collected - start)
+        stats.update(self.rewards.take_means())
         self.elapsed += end - start
         return stats
 
     # ----- the loop --------------------------------------------------------------------------------
     def train(self) -> dict[str, float]:
-        """Run until the step budget or the time limit; returns the last evaluation."""
-        config, budget = self.config, self.config.budget
+        """Run until the step budget, the time limit or a ``STOP`` file; returns the last evaluation."""
+        budget = self.config.budget
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        config.save(self.out_dir / "config.yaml")
-        self.rules.to_yaml(self.out_dir / "rules.yaml")
-        steps = config.ppo.num_envs * config.ppo.num_steps
+        self.write_config()
         with RunLog(self.out_dir, budget, self.global_step, resumed_at=self.update, progress=self.progress) as log:
-            while self.budget_spent() is None:
+            while self.budget_spent() is None and not (self.out_dir / STOP_FILE).exists():
                 try:
                     stats = self.train_step()
                 except KeyboardInterrupt:
                     # A half-done rollout cannot be saved consistently; the last checkpoint stays intact.
                     print(f"\ninterrupted: resume with --resume {self.out_dir / 'checkpoint.pt'}", file=sys.stderr)
                     raise
-                if eval_due(budget, self.update):
+                if budget.eval_every and self.update % budget.eval_every == 0:
                     t0 = time.perf_counter()
                     self.last_eval = self.evaluate()
                     stats.update(self.last_eval)
                     stats["charts/eval_seconds"] = time.perf_counter() - t0
                     self.elapsed += stats["charts/eval_seconds"]
-                log.record(self.progress_record(), stats, steps, self.last_eval)
+                log.record(self.progress_record(), stats, self.steps_per_update, self.last_eval)
                 if budget.checkpoint_every and self.update % budget.checkpoint_every == 0:
-                    self.save(self.out_dir / "checkpoint.pt")
-            if final_eval_due(budget, self.update, bool(self.last_eval)):
-                self.last_eval = self.evaluate()
+                    self.checkpoint()
+            if budget.eval_every and (not self.last_eval or self.update % budget.eval_every):
+                self.last_eval = self.evaluate()  # the learning curve's last point
                 log.record_final(self.progress_record(), self.last_eval)
-        self.save(self.out_dir / "checkpoint.pt")
+        self.checkpoint()
         export_policy(self.out_dir / "checkpoint.pt", self.out_dir / "policy.pt")
+        (self.out_dir / STOP_FILE).unlink(missing_ok=True)  # honoured: a resume in this folder trains again
         if budget.eval_every:
             plot_curve(self.out_dir, budget.eval_opponent)
         return self.last_eval
@@ -162,20 +170,6 @@ class Trainer:
     def progress_record(self) -> dict[str, float]:
         """Where the run stands: the first fields of every ``metrics.jsonl`` record."""
         return {"update": self.update, "global_step": self.global_step, "elapsed_s": self.elapsed}
-
-    # ----- evaluation and checkpoints ---------------------------------------------------------------
-    def agent(self, greedy: bool = True) -> TorchPolicyAgent:
-        """The current policy behind the agent interface (a frozen copy)."""
-        net = copy.deepcopy(self.net).eval()
-        return TorchPolicyAgent(self.rules, net, seed=0, greedy=greedy, name="learner")
-
-    def evaluate(self, n_deals: int | None = None) -> dict[str, float]:
-        """The greedy learner against ``budget.eval_opponent`` in every other seat, over duplicate deals."""
-        return evaluate_learner(self.agent(), self.rules, self.config.budget, self.eval_seed, n_deals)
-
-    def save(self, path: str | Path) -> Path:
-        """The full training checkpoint (:func:`.run_state.run_state`), written atomically."""
-        return save_checkpoint(path, run_state(self))
 
     def budget_spent(self) -> str | None:
         """Why the run has nothing left to train (its step or time budget is spent), or ``None``.
@@ -191,10 +185,141 @@ class Trainer:
             )
         return None
 
+    # ----- checkpoints -----------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """What every checkpoint holds: network, optimizer, config, counters, last evaluation, learning generator."""
+        return {
+            "network": self.net.spec(),
+            "model": self.net.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "config": self.config.to_dict(),
+            "rng": {"learn": self.generator.get_state()},
+            "progress": self.progress_record(),
+            "metrics": dict(self.last_eval),
+            "greedy": True,
+        }
+
+    @classmethod
+    def resume_config(cls, config: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> RunConfig:
+        """A checkpoint's config with ``overrides``, which may only be those of ``RESUME_OVERRIDES``."""
+        data = copy.deepcopy(config)
+        for item in overrides:
+            key = item.partition("=")[0].strip()
+            if not key.startswith(cls.RESUME_OVERRIDES):
+                raise ValueError(
+                    f"--resume accepts {', '.join(k + '*' for k in cls.RESUME_OVERRIDES)} overrides only "
+                    f"(the run must continue as it was); got {key!r}"
+                )
+            apply_override(data, item)
+        return from_dict(data)
+
+    def restore(self, checkpoint: dict[str, Any]) -> None:
+        """Put :meth:`state` back (into a fresh run of the checkpoint's config)."""
+        self.net.load_state_dict(checkpoint["model"])
+        self.optimizer.load_state_dict(checkpoint["optimizer"])
+        self.generator.set_state(checkpoint["rng"]["learn"])
+        progress = checkpoint["progress"]
+        self.update, self.global_step = int(progress["update"]), int(progress["global_step"])
+        self.elapsed = float(progress["elapsed_s"])
+        self.last_eval = dict(checkpoint.get("metrics") or {})
+
+
+class Trainer(Run):
+    """A run at one table. The games live in ``rollout.shards`` :class:`~.rollout.RolloutShard` s
+    (``self.shards``): in this process, or one Ray actor each when ``rollout.ray_address`` is set. Call
+    :meth:`close` (``president-train`` does) to release the actors.
+    """
+
+    RESUME_OVERRIDES = ("budget.", "rollout.ray_", "manches")
+    """The budget, where the shards run, and ``manches`` only to name again the match length the checkpoint trained
+    on (the rules check refuses any other): a run started before the presets played matches resumes with
+    ``--set manches=1``."""
+
+    config: TrainConfig
+
+    def __init__(self, config: TrainConfig, progress: bool = True) -> None:
+        self.rules = config.resolve_rules()
+        if os.path.isfile(config.budget.eval_opponent):  # a checkpoint that cannot play is refused before training
+            agents.make(config.budget.eval_opponent, self.rules)
+        super().__init__(config, progress)
+        self.steps_per_update = config.ppo.num_envs * config.ppo.num_steps
+        self.shards = start_shards(config, self.net)
+        self.add_snapshot()
+
+    def build_net(self) -> PolicyNet:
+        network = self.config.network
+        return PolicyNet(observation_size(self.rules), self.rules.num_actions, network.hidden, network.activation)
+
+    def weights(self) -> dict[str, torch.Tensor] | None:
+        """What the shards need to act as the learner now (nothing for shards that share its network)."""
+        # state_dict() tensors are detached; RayGroup.call serializes them at once, before any update.
+        return None if self.shards.local else self.net.state_dict()
+
+    def close(self) -> None:
+        self.shards.close()
+
+    def rollout(self) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+        """Every shard plays one rollout with the current weights; one training batch and statistics."""
+        batch, stats = merge_shards(self.shards.call("run", self.weights()))
+        self.rewards.add(*stats.pop("tables"))
+        return batch, stats
+
+    def add_snapshot(self) -> None:
+        if self.config.opponents.snapshots > 0:
+            self.shards.call("add_snapshot", self.weights())
+
+    def write_config(self) -> None:
+        super().write_config()
+        self.rules.to_yaml(self.out_dir / "rules.yaml")
+
+    def agent(self, greedy: bool = True) -> TorchPolicyAgent:
+        """The current policy behind the agent interface (a frozen copy)."""
+        net = copy.deepcopy(self.net).eval()
+        return TorchPolicyAgent(self.rules, net, seed=0, greedy=greedy, name="learner")
+
+    def evaluate(self, n_deals: int | None = None) -> dict[str, float]:
+        """The greedy learner against ``budget.eval_opponent`` in every other seat, over duplicate deals."""
+        return evaluate_learner(self.agent(), self.rules, self.config.budget, self.eval_seed, n_deals)
+
+    def save(self, path: str | Path) -> Path:
+        """The full training checkpoint, written atomically: :meth:`Run.state`, the rules, and every shard's games
+        in flight, carried decisions, snapshot pool and generators."""
+        state = self.state()
+        state.update({"rules": self.rules.to_dict(), "trainer": {"shards": self.shards.call("state_dict")}})
+        return save_checkpoint(path, state)
+
     @classmethod
     def resume(cls, path: str | Path, progress: bool = True, overrides: list[str] | tuple[str, ...] = ()) -> Trainer:
         """A trainer restored from a full checkpoint (``overrides`` may extend the budget, not change the run)."""
-        config, checkpoint = read_checkpoint(path, overrides)
+        checkpoint = load_checkpoint(path)
+        if "trainer" not in checkpoint or "optimizer" not in checkpoint:
+            raise CheckpointError(
+                f"{path}: not a full training checkpoint (no trainer state); exported policies cannot resume"
+            )
+        if "shards" not in checkpoint["trainer"]:
+            raise CheckpointError(
+                f"{path}: written by an older trainer (before rollout shards) and cannot resume; "
+                "its policy still loads as an agent"
+            )
+        config = cls.resume_config(checkpoint["config"], overrides)
+        named, trained = config.resolve_rules().to_dict(), checkpoint["rules"]
+        if named != trained:
+            fields = [key for key in named if named[key] != trained.get(key)]
+            hint = f"; resume with --set manches={trained['manches']}" if fields == ["manches"] else ""
+            raise CheckpointError(
+                f"{path}: its rules differ from those its config names ({config.rules!r}) in "
+                f"{', '.join(fields) or 'their fields'}{hint}"
+            )
         trainer = cls(config, progress=progress)
-        restore(trainer, checkpoint, path)
+        try:
+            trainer.restore(checkpoint)
+            shard_states = checkpoint["trainer"]["shards"]
+            if len(shard_states) != config.rollout.shards:
+                raise ValueError(f"{len(shard_states)} shard states for rollout.shards={config.rollout.shards}")
+            trainer.shards.call_each("load_state_dict", shard_states)
+        except (KeyError, RuntimeError, ValueError, TypeError) as err:
+            trainer.close()
+            raise CheckpointError(
+                f"{path}: training state does not match its config ({type(err).__name__}: {err})"
+            ) from None
         return trainer

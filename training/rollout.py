@@ -19,10 +19,9 @@ from president_env.evaluation.distributed import LocalGroup, RayGroup, init_ray
 from president_env.threads import cap_threads
 from president_env.vec_game import VecGame
 
-from .config import TrainConfig, from_dict
+from .config import RunSeeds, TrainConfig, from_dict
 from .opponents import OpponentPool
 from .ppo import Pending, Rollout, collect, training_rows
-from .run_state import RunSeeds
 
 Weights = dict[str, torch.Tensor]
 
@@ -47,7 +46,7 @@ class RolloutShard:
         self.config, self.index = config, index
         self.rules = config.resolve_rules()
         batch = config.ppo.num_envs // config.rollout.shards
-        game_seed, pool_seed, torch_seed = RunSeeds.of(config).shards[index].spawn(3)
+        game_seed, pool_seed, torch_seed = RunSeeds.of(config).games.spawn(config.rollout.shards)[index].spawn(3)
         self.game = VecGame(self.rules, batch_size=batch, seed=game_seed)
         self.generator = torch.Generator().manual_seed(int(torch_seed.generate_state(1)[0]))
         if net is None:
