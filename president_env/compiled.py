@@ -38,6 +38,15 @@ PLAY_STATE = (
 )  # fmt: skip
 """The ``GameState`` fields the play kernel takes, in its order: no other field changes in a play that ends no
 manche."""
+PLAY_CHANGES = tuple(
+    f
+    for f in PLAY_STATE
+    if f not in ("hands", "played", "gives_left", "partner", "gave", "received", "prev_pos")
+    and f not in ("leader", "phase")
+)
+"""Of those, what a play or a pass (not a give) that ends no manche may change, besides the ``hands`` and ``played``
+rows of the seat that acted: the exchange's fields, the leader and the phase stay (``_play_kernel``; the one-game
+holder copies only these, and its lockstep test compares whole states)."""
 ENV_SWITCH = "PRESIDENT_ENV_NUMBA"
 """Set to ``0`` to keep the NumPy path even where Numba is installed."""
 
