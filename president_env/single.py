@@ -251,18 +251,29 @@ class Event:
         """The action in words: ``player_1 played 7C 7D``, ``player_2 passed``, ``player_0 gave back a card``
         (``gave back 3H to player_3`` where ``viewer`` is the giver or the receiver). ``names``: by player
         (default ``player_i``); ``show_cards``: how cards are written (the terminal's suit symbols)."""
-        name = names[self.player] if names is not None else f"player_{self.player}"
+        return f"{_name(names, self.player)} {self.what(names, show_cards, viewer)}"
+
+    def what(
+        self,
+        names: Sequence[str] | None = None,
+        show_cards: Callable[[Sequence[str]], str] = " ".join,
+        viewer: int | None = None,
+    ) -> str:
+        """:meth:`text` without the player's name: ``played 7C 7D``, ``passed``, ``gave back a card``."""
         if self.kind == "pass":
-            return f"{name} passed"
+            return "passed"
         if self.kind == "play":
-            return f"{name} played {show_cards(self.cards)}"
+            return f"played {show_cards(self.cards)}"
         if viewer is not None and viewer in (self.player, self.receiver):
-            receiver = names[self.receiver] if names is not None else f"player_{self.receiver}"
-            return f"{name} gave back {show_cards(self.cards)} to {receiver}"
-        return f"{name} gave back a card"
+            return f"gave back {show_cards(self.cards)} to {_name(names, self.receiver)}"
+        return "gave back a card"
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+def _name(names: Sequence[str] | None, player: int) -> str:
+    return names[player] if names is not None else f"player_{player}"
 
 
 @dataclass
@@ -390,6 +401,16 @@ class SingleGame:
     ) -> SingleGame:
         """A game as the front ends and replays hold it: scored in points, and over at its end (no autoreset)."""
         return cls(rules, seed=seed, reward_mode="points", autoreset=False, players=players, source=source)
+
+    def name_players(self, players: Sequence[str], source: str | None = None) -> None:
+        """Label the players (an agent name, ``"human"``, a person's name) and, given, the program that plays,
+        in this game's record and in those of the games to come."""
+        if len(players) != self.rules.n_players:
+            raise ValueError(f"players must name {self.rules.n_players} players, got {len(players)}")
+        self.players = [str(p) for p in players]
+        self.record.players = list(self.players)
+        if source is not None:
+            self.source = self.record.source = source
 
     def _bind(self) -> None:
         """The observation writer, the action tables as lists, and the compiled kernels bound to the engine
@@ -643,14 +664,14 @@ class SingleGame:
             ended.__dict__.update(self.__dict__)
             ended.ended = ended.final = None  # not a chain of every game played
             ended.done = True
-            self.ended = ended
-            self.final = state.copy()
+            final = state.copy()
             if self.autoreset:  # what VecGame's autoreset does: the next game from the same generator
                 game.reset(slots=np.zeros(1, np.int64))
                 self._new_game(None)
             else:
                 self._load()
                 self.done = True
+            self.ended, self.final = ended, final
             return event
         self._load()
         self.record.deals.append(dealt_cards(self.rules, state))

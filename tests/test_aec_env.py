@@ -14,7 +14,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import president_env as pe
 from president_env.aec_env import raw_env
-from president_env.cards import deck, move_cards
+from president_env.cards import deck
 from president_env.engine import ROLE_NAMES, reward_table, sample_legal
 from president_env.observation import layout
 from president_env.rules import Rules
@@ -359,18 +359,6 @@ def test_cards_follow_the_engine_counts():
         play_random(aec, np.random.default_rng(2), on_step=check)
 
 
-def test_move_cards_moves_and_plays():
-    cards = [["3C", "3D", "KH"], ["4S", "AS"]]
-    before = np.zeros((2, 13), np.int64)
-    before[0, 0], before[0, 10], before[1, 1], before[1, 11] = 2, 1, 1, 1
-    after = before.copy()
-    after[0, 10] -= 1
-    after[1, 10] += 1  # the K moves
-    after[0, 0] -= 1  # a 3 is played
-    new, left = move_cards(cards, before, after)
-    assert new == [["3D"], ["4S", "KH", "AS"]] and left == ["3C"]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(20))
 def test_many_random_rules_play_through(seed):
@@ -391,8 +379,8 @@ def test_many_random_rules_play_through(seed):
                 final.update(copy.deepcopy(raw.infos))  # the infos at the end (agents leave with theirs)
             if raw.manche_over:
                 manches.append(sum(raw.rewards.values()))
-            elif raw.cards is not None and not any(raw.terminations.values()):
-                held = sorted(card for hand in raw.cards for card in hand)
+            elif not any(raw.terminations.values()):
+                held = sorted(card for hand in raw.game.cards for card in hand)
                 assert len(held) == sum(raw.game.n_held) and set(held) <= set(full_deck)
 
         steps = play_random(aec, np.random.default_rng(seed), on_step=check)
@@ -412,8 +400,8 @@ def test_simultaneous_exchanges_of_the_same_rank_keep_their_suits():
     roles = {"player_0": "president", "player_1": "vice_president", "player_2": "vice_trou", "player_3": "trou_du_cul"}
     aec = raw_env(render_mode="ansi")
     aec.reset(seed=0, options={"deal": deal, "roles": roles})
-    assert {"AS", "2S"} <= set(aec.cards[0]) and "2H" not in aec.cards[0]
-    assert "2H" in aec.cards[1] and "2S" not in aec.cards[1]
+    assert {"AS", "2S"} <= set(aec.game.cards[0]) and "2H" not in aec.game.cards[0]
+    assert "2H" in aec.game.cards[1] and "2S" not in aec.game.cards[1]
 
 
 def test_action_space_sample_is_legal_for_the_agent_to_act():

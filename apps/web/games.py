@@ -690,9 +690,9 @@ class Store:
         if set(session.seats) != seated:
             raise RequestError("someone took a seat meanwhile: start again", 409)
         session.lineup[:] = lineup
-        session.game.record.players = [
-            session.seats[p].name if p in session.seats else agent for p in range(rules.n_players)
-        ]
+        session.game.name_players(
+            [session.seats[p].name if p in session.seats else agent for p in range(rules.n_players)]
+        )
         session.agents = agents
         session.standins = {p: standins[p] for p in session.seats}
         session.started = True
