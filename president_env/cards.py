@@ -121,6 +121,7 @@ def format_cards(counts: Sequence[int]) -> str:
     return " ".join(out)
 
 
+@lru_cache(maxsize=256)
 def card_sort_key(card: str) -> tuple[int, int]:
     """Weakest first in the normal order, then suits C D H S."""
     rank, suit = parse_card(card)
