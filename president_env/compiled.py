@@ -38,15 +38,18 @@ PLAY_STATE = (
 )  # fmt: skip
 """The ``GameState`` fields the play kernel takes, in its order: no other field changes in a play that ends no
 manche."""
-PLAY_CHANGES = tuple(
-    f
-    for f in PLAY_STATE
-    if f not in ("hands", "played", "gives_left", "partner", "gave", "received", "prev_pos")
-    and f not in ("leader", "phase")
-)
-"""Of those, what a play or a pass (not a give) that ends no manche may change, besides the ``hands`` and ``played``
-rows of the seat that acted: the exchange's fields, the leader and the phase stay (``_play_kernel``; the one-game
-holder copies only these, and its lockstep test compares whole states)."""
+OUT_CHANGES = ("out_order", "out_rank", "penalized", "holding_bits", "n_out", "n_normal_out", "n_penalized")
+"""What a play changes only where its player goes out (``_play_kernel``'s ``went_out`` branch)."""
+PLAY_CHANGES = (
+    "manche_steps", "n_held", "passed_bits", "current", "trick_rank", "trick_count", "trick_owner", "revolution",
+    "constrained",
+)  # fmt: skip
+"""What a play or a pass (not a give) that ends no manche may change, besides the ``hands`` and ``played`` rows of
+the seat that acted and, where that seat went out, :data:`OUT_CHANGES`: the exchange's fields, the leader, the phase
+and the scores stay (``_play_kernel``). The one-game holder copies only these after such a step; its lockstep test
+(``tests/test_single_game.py``) compares whole states after every step, so a kernel change that writes another
+field fails there."""
+
 ENV_SWITCH = "PRESIDENT_ENV_NUMBA"
 """Set to ``0`` to keep the NumPy path even where Numba is installed."""
 

@@ -449,14 +449,17 @@ class SingleGame:
 
     def _load_play(self, seat: int) -> None:
         """After a play or pass of ``seat`` that ended no manche: copy only what it may change
-        (``compiled.PLAY_CHANGES``, and the seat's rows of ``hands`` and ``played``)."""
+        (``compiled.PLAY_CHANGES``, the seat's rows of ``hands`` and ``played``, and ``compiled.OUT_CHANGES``
+        where the seat went out). The lists are changed in place: ``ended`` never shares them (a game's end
+        loads every field anew)."""
         state, fields = self.engine_game.state, self.__dict__
         for name in _compiled.PLAY_CHANGES:
             fields[name] = getattr(state, name).tolist()[0]
-        for name in ("hands", "played"):
-            rows = list(fields[name])  # a new list: ``ended`` may share the old one
-            rows[seat] = bytearray(getattr(state, name)[0, seat].tobytes())
-            fields[name] = rows
+        self.hands[seat] = bytearray(state.hands[0, seat].tobytes())
+        self.played[seat] = bytearray(state.played[0, seat].tobytes())
+        if not self.n_held[seat]:
+            for name in _compiled.OUT_CHANGES:
+                fields[name] = getattr(state, name).tolist()[0]
         self._mask = None
 
     def _fields(self) -> dict[str, list | int | bool]:
@@ -624,12 +627,12 @@ class SingleGame:
         manche_over = events is not None and bool(events.manche_over[0])
         done = manche_over and bool(events.game_over[0])
         receiver = self.player_at_seat[self.partner[seat]] if kind == KIND_GIVE else None
-        # The cards: the taken ones leave the hand (a give: to the partner).
-        new_cards = list(self.cards)
-        new_cards[player] = _without(hand, taken)
+        # The cards: the taken ones leave the hand (a give: to the partner). In place: ``ended`` never shares
+        # the lists of a game still played (a game's end starts new ones).
+        if taken:
+            self.cards[player] = _without(hand, taken)
         if receiver is not None:
-            new_cards[receiver] = sort_cards([*new_cards[receiver], *taken])
-        self.cards = new_cards
+            self.cards[receiver] = sort_cards([*self.cards[receiver], *taken])
         if kind == KIND_PLAY:
             self.trick_cards, self.trick_player = taken, player
         record = self.record
