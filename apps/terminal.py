@@ -289,21 +289,6 @@ class TerminalGame:
         role = self.raw.infos[self.agent_names[player]].get("role")
         return self.label(player) + (f" ({ROLE_LABELS[ROLE_NAMES.index(role)]})" if role else "")
 
-    def engine_text(self, text: str) -> str:
-        """Text of the env's renderer with the human's ``player_i`` replaced by the human's name."""
-        engine_name = self.agent_names[self.human]
-
-        def rename(match: re.Match) -> str:
-            # In the table rows the name is padded into a column: keep the column where the name fits.
-            if len(match[1]) >= 2:
-                return self.name.ljust(len(match[0]) - 1) + " "
-            return self.name + match[1]
-
-        text = re.sub(rf"\b{engine_name}\b( *)", rename, text)
-        if self.name.lower() == "you":  # the renderer writes "player_2 leads": "You lead"
-            text = re.sub(rf"\b({re.escape(self.name)}(?: \([^)]*\))?) (lead|give)s\b", r"\1 \2", text)
-        return text
-
     @property
     def game(self) -> SingleGame:
         """The one-game holder the env holds: cards with suits, events, record."""
@@ -558,8 +543,13 @@ class TerminalGame:
 
     def show_table(self) -> None:
         game = self.game
-        table = render_table(self.rules, game.state, 0, self.human, game.cards, trick_cards=game.trick_cards)
-        self.say(self.engine_text(table))
+        names = [self.label(player) for player in range(self.rules.n_players)]
+        you = self.human if self.name.lower() == "you" else None  # "You lead", "You give back"
+        self.say(
+            render_table(
+                self.rules, game.state, 0, self.human, game.cards, trick_cards=game.trick_cards, names=names, you=you
+            )
+        )
 
     def move_text(self, action: int) -> str:
         """What to type for ``action``: ``pass``, ``give 3``, ``7 7`` (with wild 2s: ``7 7 2``)."""
