@@ -19,9 +19,13 @@ Vice-Trou, Trou du cul) and a forced card exchange. Every rule variant of
 says how open points are read.
 
 This environment runs one game on `president_env.single.SingleGame`, the
-one-slot fast path of the batched engine: the same rules, masks, observations
-(bit for bit) and rewards as `VecGame(rules, batch_size=1)`, and for a given
-seed the same games.
+one-game holder (`env.unwrapped.game`) over the one-slot fast path of the
+batched engine: the same rules, masks, observations (bit for bit) and rewards
+as `VecGame(rules, batch_size=1)`, and for a given seed the same games. The
+holder also follows the cards with their suits (`game.cards`), says what each
+step did (`env.unwrapped.last_event`, an `Event` with `.text()`) and records
+the game (`president_env.replay.Replay.of(game)`; once the game ended,
+`game.ended`), with or without a render mode; `president-play` reads them.
 
 ### Arguments
 
