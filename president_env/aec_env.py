@@ -318,7 +318,8 @@ class raw_env(AECEnv, EzPickle):
             if action is not None:
                 raise ValueError(f"the game is over: {agent} is terminated and may only step None (to leave)")
             return self._was_dead_step(action)
-        action = as_action(action, self.rules.num_actions)
+        if type(action) is not int:
+            action = as_action(action, self.rules.num_actions)
         game = self.game
         player, seat, manche_before = self.agent_name_mapping[agent], game.current, game.manche
 

@@ -421,14 +421,17 @@ class SingleGame:
         self._moves = [action_name(rules, a) for a in range(rules.num_actions)]
         game = self.engine_game
         self._slot = None
+        self._play_arrays: tuple | None = None  # the state's arrays _load_play reads, where they stay the same
         if game.compiled and _compiled.available():
-            self._slot = _compiled.Slot(rules, engine.tables(rules), game.state)
+            state = game.state
+            self._slot = _compiled.Slot(rules, engine.tables(rules), state)  # the kernels keep the arrays too
+            self._play_arrays = tuple((name, getattr(state, name)) for name in _compiled.PLAY_CHANGES)
 
     def __getstate__(self) -> dict:
         """Pickled without the observation writer (it holds closures), the tables and the bound kernels; rebuilt
         on load."""
         state = self.__dict__.copy()
-        del state["_write"], state["_slot"], state["_tables"], state["_moves"]
+        del state["_write"], state["_slot"], state["_tables"], state["_moves"], state["_play_arrays"]
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -453,8 +456,9 @@ class SingleGame:
         where the seat went out). The lists are changed in place: ``ended`` never shares them (a game's end
         loads every field anew)."""
         state, fields = self.engine_game.state, self.__dict__
-        for name in _compiled.PLAY_CHANGES:
-            fields[name] = getattr(state, name).tolist()[0]
+        arrays = self._play_arrays  # the NumPy step replaces the arrays: read them anew there
+        for name, array in arrays or ((name, getattr(state, name)) for name in _compiled.PLAY_CHANGES):
+            fields[name] = array.tolist()[0]
         self.hands[seat] = bytearray(state.hands[0, seat].tobytes())
         self.played[seat] = bytearray(state.played[0, seat].tobytes())
         if not self.n_held[seat]:
