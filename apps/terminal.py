@@ -61,9 +61,11 @@ input), the two ways to leave; 2 bad arguments (an unknown agent or one that can
 wrong number of opponents, bad rules, a ``--save-replay`` path that exists or cannot be written), in one
 line before any game starts; 130 interrupted (Ctrl-C).
 
-The game runs on the AEC env (``president_env.env(render_mode="ansi", reward_mode="points")``):
-the table is the env's own ``render_text`` (``president_env.render``), the AI seats act through
-``agent.act(observation, info)``, and each manche's points are the env's rewards.
+The game runs on the AEC env (``president_env.env(render_mode="ansi", reward_mode="points")``), whose
+one-game holder (``env.unwrapped.game``, :class:`president_env.single.SingleGame`) follows the cards with
+their suits, says what each step did (its events) and records the replay; the table is drawn from it by
+``president_env.render``, the AI seats act through ``agent.act(observation, info)``, each manche's points are
+the env's rewards, and typed cards become an action by ``actions.typed_action``, as in ``president-web``.
 """
 
 from __future__ import annotations
@@ -82,14 +84,15 @@ import numpy as np
 import president_env as pe
 from president_env import agents as agent_registry
 from president_env import engine
-from president_env.actions import KIND_GIVE, KIND_PLAY, action_tables
+from president_env.actions import KIND_PLAY, action_tables, typed_action
 from president_env.cards import RANK_NAMES, TWO, format_cards, parse_card, rank_index
 from president_env.engine import ROLE_NAMES, IllegalMove, tables
 from president_env.presets import resolve_rules
 from president_env.registry import check_name
-from president_env.render import ROLE_LABELS, ordinal, pretty_cards
-from president_env.replay import ReplayRecorder, check_new_file
+from president_env.render import ROLE_LABELS, ordinal, pretty_cards, render_table
+from president_env.replay import Replay, check_new_file
 from president_env.rules import Rules
+from president_env.single import SingleGame
 from president_env.user_input import short_repr
 
 try:
@@ -161,18 +164,6 @@ def parse_ranks(tokens: list[str]) -> list[int]:
             raise InputError(f"{token}: the number after x counts cards and must be at least 1")
         ranks += [rank_index(match[1])] * count
     return ranks
-
-
-def play_of(ranks: list[int], rules: Rules) -> tuple[int, int]:
-    """``(rank, count)`` of a play typed as ranks; with wild 2s the 2s may complete one other rank."""
-    others = sorted(set(ranks) - {TWO})
-    if not others:
-        return TWO, len(ranks)
-    if len(others) == 1 and (rules.twos_wild or len(set(ranks)) == 1):
-        return others[0], len(ranks)
-    names = " ".join(RANK_NAMES[r] for r in sorted(set(ranks)))
-    why = "" if rules.twos_wild else " (2s are not wild in these rules)"
-    raise InputError(f"a play is cards of one rank, not {names}{why}")
 
 
 def parse_command(line: str) -> tuple:
@@ -279,7 +270,6 @@ class TerminalGame:
         self._kind, _, _ = action_tables(rules)
         self._trick_taker: int | None = None
         self.replay_path: str | None = None
-        self.recorder: ReplayRecorder | None = None
 
     # ---- output -----------------------------------------------------------------
     def say(self, text: str = "", style: str = "") -> None:
@@ -299,23 +289,13 @@ class TerminalGame:
         role = self.raw.infos[self.agent_names[player]].get("role")
         return self.label(player) + (f" ({ROLE_LABELS[ROLE_NAMES.index(role)]})" if role else "")
 
-    def engine_text(self, text: str) -> str:
-        """Text of the env's renderer with the human's ``player_i`` replaced by the human's name."""
-        engine_name = self.agent_names[self.human]
-
-        def rename(match: re.Match) -> str:
-            # In the table rows the name is padded into a column: keep the column where the name fits.
-            if len(match[1]) >= 2:
-                return self.name.ljust(len(match[0]) - 1) + " "
-            return self.name + match[1]
-
-        text = re.sub(rf"\b{engine_name}\b( *)", rename, text)
-        if self.name.lower() == "you":  # the renderer writes "player_2 leads": "You lead"
-            text = re.sub(rf"\b({re.escape(self.name)}(?: \([^)]*\))?) (lead|give)s\b", r"\1 \2", text)
-        return text
+    @property
+    def game(self) -> SingleGame:
+        """The one-game holder the env holds: cards with suits, events, record."""
+        return self.raw.game
 
     def cards(self, player: int) -> str:
-        return pretty_cards(self.raw.cards[player])
+        return pretty_cards(self.game.cards[player])
 
     def verb(self, player: int, third: str, second: str) -> str:
         """``third`` (``leads``) after a player's name, ``second`` (``lead``) after the human's name ``You``."""
@@ -344,8 +324,7 @@ class TerminalGame:
         """Play the game to its end; returns the exit code."""
         try:
             self.env.reset(seed=self.env_seed)
-            players = [agent or "human" for agent in self.lineup]
-            self.recorder = ReplayRecorder(self.raw.game, self.env_seed, players, source="president-play")
+            self.game.name_players([agent or "human" for agent in self.lineup], source="president-play")
             self.introduce()
             self.start_manche()
             for agent in self.env.agent_iter():
@@ -373,9 +352,10 @@ class TerminalGame:
 
     def save_replay(self) -> None:
         """Write the game so far to ``--save-replay``'s path, if one was given."""
-        if self.replay_path and self.recorder is not None:
+        if self.replay_path and self.raw.last_event is not None:
+            game = self.game.ended or self.game  # the env deals the next game in the step that ends one
             try:
-                path = self.recorder.replay().save(self.replay_path, overwrite=False)
+                path = Replay.of(game).save(self.replay_path, overwrite=False)
             except (OSError, ValueError) as err:
                 self.say(f"Could not save the replay: {err}")
                 return
@@ -406,7 +386,7 @@ class TerminalGame:
         """Announce a manche: its number, roles, and the public half of the exchange."""
         info = self.raw.infos[self.agent_names[self.human]]
         if info["decisive"]:
-            tied = [self.label(p) for p in np.flatnonzero(self.raw.game.state.tied[0])]
+            tied = [self.label(p) for p, tied in enumerate(self.game.tied) if tied]
             title = f"Decisive manche (tied: {', '.join(tied)}; its points are not added)"
         else:
             title = f"Manche {info['manche'] + 1} of {self.rules.manches}"
@@ -416,17 +396,15 @@ class TerminalGame:
         if roles:
             self.say("Roles: " + ", ".join(roles) + ".")
         self.announce_exchange()
-        self.say(f"Your hand ({len(self.raw.cards[self.human])}): {self.cards(self.human)}")
+        self.say(f"Your hand ({len(self.game.cards[self.human])}): {self.cards(self.human)}")
         self._trick_taker = None
 
     def announce_exchange(self) -> None:
         """Who exchanges with whom and how many cards (public), and what the human gave or received."""
         # The pairs follow the previous finishing positions (the engine's state, which the table renderer reads
         # too); roles alone cannot tell two Neutres apart when an exchange entry pairs them.
-        state = self.raw.game.state
-        player_with_pos = {
-            int(state.prev_pos[0, seat]): int(state.player_at_seat[0, seat]) for seat in range(len(state.prev_pos[0]))
-        }
+        game = self.game
+        player_with_pos = {position: game.player_at_seat[seat] for seat, position in enumerate(game.prev_pos)}
         if -1 in player_with_pos:
             return  # no roles, no exchange
         view = self.view()
@@ -450,9 +428,9 @@ class TerminalGame:
         manche, decisive = info["manche"], info["decisive"]
         actor = self.who(player)
         self.env.step(action)
-        self.recorder.record(player, action, done=any(self.raw.terminations.values()))
-        what = (self.raw.last_action or "").split("; manche over")[0].split(" ", 1)[-1]
-        if self._kind[action] == KIND_GIVE and player == self.human:
+        event = self.raw.last_event  # the holder's record of the step
+        what = event.what(show_cards=pretty_cards)
+        if event.kind == "give" and player == self.human:
             what = f"gave back a {pe.decode(self.rules, action)[1]}"
         self.say(f"  {actor} {what}")
         if self._kind[action] == KIND_PLAY:
@@ -557,16 +535,21 @@ class TerminalGame:
         if what == "help":
             self.say(HELP)
         elif what == "hand":
-            self.say(f"Your hand ({len(self.raw.cards[self.human])}): {self.cards(self.human)}")
+            self.say(f"Your hand ({len(self.game.cards[self.human])}): {self.cards(self.human)}")
         elif what == "table":
             self.show_table()
         else:
             self.show_moves(legal)
 
     def show_table(self) -> None:
-        table = self.raw.render_text(viewer=self.human)
-        lines = [line for line in table.splitlines() if not line.startswith("Last: ")]
-        self.say(self.engine_text("\n".join(lines)))
+        game = self.game
+        names = [self.label(player) for player in range(self.rules.n_players)]
+        you = self.human if self.name.lower() == "you" else None  # "You lead", "You give back"
+        self.say(
+            render_table(
+                self.rules, game.state, 0, self.human, game.cards, trick_cards=game.trick_cards, names=names, you=you
+            )
+        )
 
     def move_text(self, action: int) -> str:
         """What to type for ``action``: ``pass``, ``give 3``, ``7 7`` (with wild 2s: ``7 7 2``)."""
@@ -599,8 +582,7 @@ class TerminalGame:
             return [self.check(pe.PASS, legal)]
         if kind == "give":
             return self.resolve_give(command[1], legal)
-        rank, count = play_of(command[1], self.rules)
-        return [self.check(self.play_action(rank, count), legal)]
+        return [self.check(self.typed("play", command[1]), legal)]
 
     def resolve_number(self, number: int, legal: list[int]) -> int:
         """A bare number: one card of that rank when it names a rank (``7``, as the list writes a single 7),
@@ -614,21 +596,18 @@ class TerminalGame:
             hint = f" (for move #{number} type #{number})" if number <= len(legal) else ""
             raise InputError(f"{err}{hint}") from None
 
-    def play_action(self, rank: int, count: int) -> int:
-        """The action of a typed play; ``InputError`` for one that is no action of these rules (whether it is
-        legal now is for :meth:`check` to say)."""
-        if rank >= self.rules.n_ranks:
-            raise InputError("there are no jokers in this game")
-        if count > self.rules.max_count:
-            raise InputError(f"a play holds at most {self.rules.max_count} cards of one rank")
-        return pe.encode_play(self.rules, RANK_NAMES[rank], count)
+    def typed(self, kind: str, ranks: list[int]) -> int:
+        """The action of typed cards (``actions.typed_action``, the web app's too); ``InputError`` for cards that are
+        no action of these rules (whether it is legal now is for :meth:`check` to say)."""
+        try:
+            return typed_action(self.rules, kind, ranks)
+        except ValueError as err:
+            raise InputError(str(err)) from None
 
     def resolve_give(self, ranks: list[int], legal: list[int]) -> list[int]:
         """The gives of ``give 3`` or ``give 3 5``: the engine judges the first; several must fit the hand and the
         cards left to give back."""
-        if any(rank >= self.rules.n_ranks for rank in ranks):
-            raise InputError("there are no jokers in this game")
-        actions = [pe.encode_give(self.rules, RANK_NAMES[rank]) for rank in ranks]
+        actions = [self.typed("give", [rank]) for rank in ranks]
         self.check(actions[0], legal)
         view = self.view()
         left = int(view.gives_left[0])
@@ -644,7 +623,7 @@ class TerminalGame:
         """``action`` if it is legal now, else ``InputError`` with the engine's reason in the human's terms."""
         if action in legal:
             return action
-        raise InputError(illegal_text(engine.why_illegal(self.rules, self.raw.game.state, 0, action)))
+        raise InputError(illegal_text(engine.why_illegal(self.rules, self.game.state, 0, action)))
 
 
 def illegal_text(why: IllegalMove) -> str:

@@ -9,7 +9,8 @@ load; the rate of each is the median over its rounds, in agent steps per second 
 game included, as in PettingZoo's own loop). Prints the rates and the ratio (goal: at least 1.25). Where
 Numba is available, the president env is measured twice in the same rounds: on the compiled kernels (its
 default) and on the NumPy engine (its ``SingleGame`` built with ``compiled=False``: the path it takes without
-Numba). Needs the ``bench`` extra (``pettingzoo[classic]``: rlcard, pygame).
+Numba). ``--cpu`` times by the process's CPU time (a busy shared machine); each round's ratio is printed too.
+Needs the ``bench`` extra (``pettingzoo[classic]``: rlcard, pygame).
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ from president_env.presets import PRESETS
 from president_env.single import SingleGame
 
 
-def steps_per_second(env, seconds: float, seed: int) -> float:
-    """Random legal play for about ``seconds``: agent steps (``last()`` + ``step()``) per second."""
+def steps_per_second(env, seconds: float, seed: int, clock=time.perf_counter) -> float:
+    """Random legal play for about ``seconds`` of ``clock``: agent steps (``last()`` + ``step()``) per second."""
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
     steps = 0
-    start = time.perf_counter()
+    start = clock()
     deadline = start + seconds
     while True:
         for _ in range(200):
@@ -47,8 +48,8 @@ def steps_per_second(env, seconds: float, seed: int) -> float:
             if not env.agents:
                 env.reset()
         steps += 200
-        if time.perf_counter() >= deadline:
-            return steps / (time.perf_counter() - start)
+        if clock() >= deadline:
+            return steps / (clock() - start)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,7 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=2.0, help="length of one round (default 2)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds per env, alternating (default 5)")
     parser.add_argument("--rules", default="standard", choices=sorted(PRESETS), help="preset (default standard)")
+    parser.add_argument(
+        "--cpu", action="store_true", help="time by the process's CPU time, not the wall clock (a busy shared machine)"
+    )
     args = parser.parse_args(argv)
+    clock = time.process_time if args.cpu else time.perf_counter
     if args.seconds <= 0 or args.rounds < 1:
         parser.error("--seconds must be positive and --rounds at least 1")
     try:
@@ -79,16 +84,20 @@ def main(argv: list[str] | None = None) -> int:
         steps_per_second(env, 0.3, seed=0)  # warm-up
     for round_index in range(args.rounds):
         for name, env in envs.items():
-            rates[name].append(steps_per_second(env, args.seconds, seed=round_index))
+            rates[name].append(steps_per_second(env, args.seconds, seed=round_index, clock=clock))
     median = {name: statistics.median(values) for name, values in rates.items()}
     peer = median["leduc_holdem_v4.env()"]
-    print(f"AEC random legal play, last() + step(), median of {args.rounds} rounds of {args.seconds:g} s")
+    timed = "CPU" if args.cpu else "wall-clock"
+    print(f"AEC random legal play, last() + step(), median of {args.rounds} rounds of {args.seconds:g} s ({timed})")
     for name, value in median.items():
         spread = ", ".join(f"{v:,.0f}" for v in rates[name])
         print(f"  {name:<34} {value:>10,.0f} steps/s   (rounds: {spread})")
     for name in envs:
         if name.startswith("president"):
+            peer_rounds = rates["leduc_holdem_v4.env()"]
+            by_round = ", ".join(f"{ours / theirs:.2f}" for ours, theirs in zip(rates[name], peer_rounds))
             print(f"  ratio {name} / leduc {median[name] / peer:>6.2f}   (goal >= 1.25; rules: {args.rules})")
+            print(f"    by round: {by_round}")
     return 0
 
 

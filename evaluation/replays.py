@@ -2,7 +2,7 @@
 
 The tournament itself plays thousands of games at once on the batched engine; the replays are
 ``n`` further games of the same lineup (seated as in the tournament's first rotation), played one
-at a time on :class:`~president_env.replay.RecordedGame` with agents made from ``seed``, so that
+at a time on :class:`~president_env.single.SingleGame` (the one-game holder) with agents made from ``seed``, so that
 they can be watched move by move in ``president-web``.
 """
 
@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from president_env import agents as agent_registry
-from president_env.replay import RecordedGame, Replay
+from president_env.replay import Replay
 from president_env.rules import Rules
+from president_env.single import SingleGame
 
 
 def record_games(lineup: Sequence[str], rules: Rules, n_games: int, seed: int = 0, source: str = "") -> list[Replay]:
@@ -30,11 +31,11 @@ def record_games(lineup: Sequence[str], rules: Rules, n_games: int, seed: int = 
             agent_registry.make(name, rules, seed=child)
             for name, child in zip(lineup, agent_seed.spawn(rules.n_players))
         ]
-        game = RecordedGame(rules, seed=int(deal_seed.generate_state(1)[0]), players=list(lineup), source=source)
+        game = SingleGame.table(rules, seed=int(deal_seed.generate_state(1)[0]), players=list(lineup), source=source)
         while not game.done:
             player = game.current_player
-            game.step(int(agents[player].act(game.observe(player), {})))
-        replays.append(game.replay())
+            game.step(int(agents[player].act(game.observe_player(player), {})))
+        replays.append(Replay.of(game))
     return replays
 
 

@@ -16,11 +16,12 @@ illegal at any moment; the legal mask says which.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 
-from .cards import RANK_NAMES, rank_index
+from .cards import RANK_NAMES, TWO, rank_index
 from .rules import Rules
 
 PASS = 0
@@ -60,6 +61,38 @@ def encode_give(rules: Rules, rank: str) -> int:
     """Action index of giving back one card of ``rank`` (a rank name, as for :func:`encode_play`) in the exchange."""
     r = _rank_of_name(rules, rank)
     return 1 + rules.n_ranks * rules.max_count + r
+
+
+def typed_action(rules: Rules, kind: str, ranks: Sequence[int]) -> int:
+    """The action of cards a person typed or picked: ``kind`` ``"play"`` or ``"give"`` and the rank of every card
+    (``cards.rank_index``; ``7 7 2`` is ``[4, 4, 12]``). A play is cards of one rank, where with ``twos_wild`` 2s
+    may complete one other rank (naturals are played first); a give is one card. ``ValueError`` with a sentence
+    for a person when the cards are no action of these rules; whether the action is legal now is the engine's
+    (``engine.why_illegal``). The one place where typed cards become an action (``president-play``,
+    ``president-web``)."""
+    ranks = [int(r) for r in ranks]
+    if not ranks:
+        raise ValueError(f"{kind} what? name one or more cards")
+    if any(r >= rules.n_ranks for r in ranks):
+        raise ValueError("there are no jokers in this game")
+    if kind == "give":
+        if len(ranks) != 1:
+            raise ValueError("give back one card at a time")
+        return encode_give(rules, RANK_NAMES[ranks[0]])
+    if kind != "play":
+        raise ValueError(f'kind must be "play" or "give", got {kind!r}')
+    others = sorted(set(ranks) - {TWO})
+    if not others:
+        rank = TWO
+    elif len(others) == 1 and (rules.twos_wild or TWO not in ranks):
+        rank = others[0]
+    else:
+        names = " ".join(RANK_NAMES[r] for r in sorted(set(ranks)))
+        why = "" if rules.twos_wild else " (2s are not wild in these rules)"
+        raise ValueError(f"a play is cards of one rank, not {names}{why}")
+    if len(ranks) > rules.max_count:
+        raise ValueError(f"a play holds at most {rules.max_count} cards of one rank")
+    return encode_play(rules, RANK_NAMES[rank], len(ranks))
 
 
 def as_action(action, num_actions: int) -> int:

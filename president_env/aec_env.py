@@ -19,9 +19,13 @@ Vice-Trou, Trou du cul) and a forced card exchange. Every rule variant of
 says how open points are read.
 
 This environment runs one game on `president_env.single.SingleGame`, the
-one-slot fast path of the batched engine: the same rules, masks, observations
-(bit for bit) and rewards as `VecGame(rules, batch_size=1)`, and for a given
-seed the same games.
+one-game holder (`env.unwrapped.game`) over the one-slot fast path of the
+batched engine: the same rules, masks, observations (bit for bit) and rewards
+as `VecGame(rules, batch_size=1)`, and for a given seed the same games. The
+holder also follows the cards with their suits (`game.cards`), says what each
+step did (`env.unwrapped.last_event`, an `Event` with `.text()`) and records
+the game (`president_env.replay.Replay.of(game)`; once the game ended,
+`game.ended`), with or without a render mode; `president-play` reads them.
 
 ### Arguments
 
@@ -147,18 +151,10 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
-from .actions import KIND_GIVE, KIND_PLAY, action_tables, as_action
-from .cards import (
-    N_NATURAL_RANKS,
-    RANK_NAMES,
-    card_rank,
-    deck,
-    move_cards,
-)
+from .actions import as_action
 from .presets import RulesSpec, resolve_rules
 from .render import pretty_cards, render_for_mode, render_result, render_table
-from .replay import manche_start_cards
-from .single import INFO_SCHEMAS, SingleGame, Standing, check_reset_options
+from .single import INFO_SCHEMAS, Event, SingleGame, Standing, check_reset_options
 from .spaces import LegalActionSpace, observation_box
 
 _AFTER_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"})
@@ -248,8 +244,6 @@ class raw_env(AECEnv, EzPickle):
             agent: LegalActionSpace(num_actions, functools.partial(self._sampling_mask, agent))
             for agent in self.possible_agents
         }
-        self._kind, _, self._count = action_tables(self.rules)
-        self._deck = deck(self.rules.decks, self.rules.jokers)
 
     # ---- copies ---------------------------------------------------------------
     def __getstate__(self) -> dict:
@@ -288,27 +282,9 @@ class raw_env(AECEnv, EzPickle):
         self._rewarded = False  # rewards hold a manche's result (cleared at the next step)
         self.manche_over = False  # the engine's event: the last step ended a manche
         self.standing.reset()
-        self._trick_cards: list[str] = []
-        self.last_action: str | None = None
-        self.cards: list[list[str]] | None = None
-        self._track_new_manche()
+        self.last_event: Event | None = None  # the holder's record of the last step
         self._refresh_infos()
         self.agent_selection = self.possible_agents[self.game.current_player]
-
-    def _counts(self) -> np.ndarray:
-        """``(P, R) int64`` cards held by each player."""
-        game = self.game
-        return np.array([game.hands[seat] for seat in game.seat_of_player], np.int64)
-
-    def _track_new_manche(self) -> None:
-        """Cards with their real suits, for rendering: the deal of the manche, then the automatic exchange.
-
-        Only with a render mode: plain stepping follows counts alone, which keeps ``step`` fast.
-        """
-        if self.render_mode is None:
-            return
-        self.cards = manche_start_cards(self.rules, self.game.to_state())
-        self._trick_cards = []
 
     # ---- observation ------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -342,65 +318,49 @@ class raw_env(AECEnv, EzPickle):
             if action is not None:
                 raise ValueError(f"the game is over: {agent} is terminated and may only step None (to leave)")
             return self._was_dead_step(action)
-        action = as_action(action, self.rules.num_actions)
+        if type(action) is not int:
+            action = as_action(action, self.rules.num_actions)
         game = self.game
         player, seat, manche_before = self.agent_name_mapping[agent], game.current, game.manche
-        tracking = self.cards is not None
-        before = self._counts() if tracking else None
 
-        rewards, done = game.step(action)  # raises before any change
+        event = self.last_event = game.step(action)  # raises before any change
 
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
             self._clear_rewards()
             self._rewarded = False
-        manche_over = self.manche_over = rewards is not None
-        if tracking:
-            self.last_action = self._describe(player, action, before)
+        manche_over = self.manche_over = event.manche_over
         if manche_over:
-            for name, reward in zip(self.possible_agents, rewards):
+            for name, reward in zip(self.possible_agents, event.rewards):
                 self.rewards[name] = reward
             self._rewarded = True
+        done = event.game_over
         changed = self.standing.record(game, player, seat, manche_before, manche_over, done)
-        if manche_over and tracking:
-            positions = self.standing.positions
-            order = sorted(range(len(positions)), key=positions.__getitem__)
-            self.last_action += "; manche over: " + ", ".join(self.possible_agents[i] for i in order)
         if done:
             self._final = game.ended
             self.terminations = {name: True for name in self.agents}
             self._refresh_infos()
         else:
-            if manche_over:
-                self._track_new_manche()
             if changed:
                 self._refresh_infos()
-            if not manche_over and tracking:
-                self.cards, played = move_cards(self.cards, before, self._counts())
-                if game.trick_rank < 0:
-                    self._trick_cards = []
-                elif played:
-                    self._trick_cards = played
             self.agent_selection = self.possible_agents[game.current_player]
         if manche_over:
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
-    def _describe(self, player: int, action: int, before: np.ndarray) -> str:
-        """One line for the render: what ``player`` just did (a give does not show the card)."""
-        name = self.possible_agents[player]
-        kind = self._kind[action]
-        if kind == KIND_GIVE:
-            return f"{name} gave back a card"
-        if kind != KIND_PLAY:
-            return f"{name} passed"
-        rank, count = (action - 1) // self.rules.max_count, int(self._count[action])
-        naturals = min(int(before[player, rank]), count)
-        cards = [c for c in self.cards[player] if card_rank(c) == rank][:naturals]
-        cards += [c for c in self.cards[player] if card_rank(c) == N_NATURAL_RANKS - 1][: count - naturals]
-        what = pretty_cards(cards) if cards else " ".join([RANK_NAMES[rank]] * count)
-        return f"{name} played {what}"
+    @property
+    def last_action(self) -> str | None:
+        """One line for the render: what the last step did (a give does not show the card), and the order of a
+        manche it ended."""
+        event = self.last_event
+        if event is None:
+            return None
+        text = event.text(self.possible_agents, pretty_cards)
+        if event.manche_over:
+            order = sorted(range(len(event.positions)), key=event.positions.__getitem__)
+            text += "; manche over: " + ", ".join(self.possible_agents[i] for i in order)
+        return text
 
     def _refresh_infos(self) -> None:
         """Infos change only at a reset, when a player's place is final and at the end of a manche."""
@@ -419,13 +379,14 @@ class raw_env(AECEnv, EzPickle):
         if result is not None:
             text = render_result(self.standing.positions, result["scores"], result["winner"], result["manches"])
             return f"Last: {self.last_action}\n{text}"
+        game = self.game
         return render_table(
             self.rules,
-            self.game.to_state(),
+            game.to_state(),
             0,
             viewer,
-            self.cards,
-            trick_cards=self._trick_cards,
+            game.cards,
+            trick_cards=game.trick_cards,
             last_action=self.last_action,
         )
 

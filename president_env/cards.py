@@ -121,6 +121,7 @@ def format_cards(counts: Sequence[int]) -> str:
     return " ".join(out)
 
 
+@lru_cache(maxsize=256)
 def card_sort_key(card: str) -> tuple[int, int]:
     """Weakest first in the normal order, then suits C D H S."""
     rank, suit = parse_card(card)
@@ -136,34 +137,3 @@ def sort_cards(cards: Sequence[str]) -> list[str]:
 def card_rank(card: str) -> int:
     """The rank of a card's text (``"10H"`` -> 7), cached."""
     return parse_card(card)[0]
-
-
-def move_cards(cards: list[list[str]], before: np.ndarray, after: np.ndarray) -> tuple[list[list[str]], list[str]]:
-    """Follow the cards (with suits) from per-player counts ``before`` to ``after``, both ``(P, R)``.
-
-    Cards a player lost and another gained moved between them (one give of the
-    exchange); the rest left the table (a play). The lowest suits move first.
-    Returns the new per-player lists and the cards that left the table.
-    ``ValueError`` when two players lost a rank that someone gained: who gave
-    to whom is then unknown, so the gives must be followed one pair at a time.
-    """
-    diff = after.astype(np.int64) - before
-    if not diff.any():
-        return cards, []
-    ambiguous = ((diff < 0).sum(axis=0) > 1) & (diff > 0).any(axis=0)
-    if ambiguous.any():
-        names = " ".join(RANK_NAMES[int(rank)] for rank in np.flatnonzero(ambiguous))
-        raise ValueError(f"several players gave rank(s) {names}: follow the exchange one pair at a time")
-    new = list(cards)
-    pool: dict[int, list[str]] = {}
-    for player, rank in zip(*np.nonzero(diff < 0)):
-        hand = list(new[player])
-        for _ in range(-int(diff[player, rank])):
-            index = next(i for i, c in enumerate(hand) if card_rank(c) == rank)
-            pool.setdefault(int(rank), []).append(hand.pop(index))
-        new[player] = hand
-    for player, rank in zip(*np.nonzero(diff > 0)):
-        taken = [pool[int(rank)].pop(0) for _ in range(int(diff[player, rank]))]
-        new[player] = sort_cards(new[player] + taken)
-    left = [c for rank in sorted(pool) for c in pool[rank]]
-    return new, left

@@ -38,6 +38,18 @@ PLAY_STATE = (
 )  # fmt: skip
 """The ``GameState`` fields the play kernel takes, in its order: no other field changes in a play that ends no
 manche."""
+OUT_CHANGES = ("out_order", "out_rank", "penalized", "holding_bits", "n_out", "n_normal_out", "n_penalized")
+"""What a play changes only where its player goes out (``_play_kernel``'s ``went_out`` branch)."""
+PLAY_CHANGES = (
+    "manche_steps", "n_held", "passed_bits", "current", "trick_rank", "trick_count", "trick_owner", "revolution",
+    "constrained",
+)  # fmt: skip
+"""What a play or a pass (not a give) that ends no manche may change, besides the ``hands`` and ``played`` rows of
+the seat that acted and, where that seat went out, :data:`OUT_CHANGES`: the exchange's fields, the leader, the phase
+and the scores stay (``_play_kernel``). The one-game holder copies only these after such a step; its lockstep test
+(``tests/test_single_game.py``) compares whole states after every step, so a kernel change that writes another
+field fails there."""
+
 ENV_SWITCH = "PRESIDENT_ENV_NUMBA"
 """Set to ``0`` to keep the NumPy path even where Numba is installed."""
 

@@ -115,10 +115,10 @@ class PresidentGymEnv(gymnasium.Env):
         """Play ``action`` for the player to act; the learner's reward from it (0 unless a manche ended)."""
         game = self.game
         player, seat, manche = game.current_player, game.current, game.manche
-        rewards, done = game.step(action)  # raises before any change
-        self.standing.record(game, player, seat, manche, rewards is not None, done)
-        self._over = done
-        return 0.0 if rewards is None else rewards[self.learner]
+        event = game.step(action)  # raises before any change
+        self.standing.record(game, player, seat, manche, event.manche_over, event.game_over)
+        self._over = event.game_over
+        return 0.0 if event.rewards is None else event.rewards[self.learner]
 
     def _play_opponents(self) -> float:
         """Opponents act until it is the learner's turn or the game ends; the learner's rewards meanwhile."""

@@ -96,6 +96,8 @@ def render_table(
     *,
     trick_cards: Sequence[str] | None = None,
     last_action: str | None = None,
+    names: Sequence[str] | None = None,
+    you: int | None = None,
 ) -> str:
     """The table of one slot as text.
 
@@ -108,6 +110,8 @@ def render_table(
             without it suits are assigned canonically by :func:`assign_suits`.
         trick_cards: optional card strings of the play in force (else its rank is repeated).
         last_action: optional line describing what just happened.
+        names: optional name of each player (default ``player_i``).
+        you: optional player addressed in the second person (``You lead``, ``You give back``).
     """
     state: GameState = getattr(game, "state", game)
     p = rules.n_players
@@ -122,10 +126,16 @@ def render_table(
     viewer = int(viewer)
     roles = state.roles[slot]
 
+    def name_of(player: int) -> str:
+        return names[player] if names is not None else _player_name(player)
+
     def who(seat: int) -> str:
         role = int(roles[seat])
-        name = _player_name(int(player_at[seat]))
+        name = name_of(int(player_at[seat]))
         return f"{name} ({ROLE_LABELS[role]})" if role >= 0 else name
+
+    def verb(seat: int, third: str, second: str) -> str:
+        return second if you is not None and int(player_at[seat]) == you else third
 
     manche = int(state.manche[slot])
     header = f"Président · {p} players · manche {manche + 1}/{rules.manches}"
@@ -142,7 +152,7 @@ def render_table(
         player = int(player_at[seat])
         role = int(roles[seat])
         held = int(state.n_held[slot, seat])
-        parts = [f"  seat {seat}  {_player_name(player):<9} {ROLE_LABELS[role] if role >= 0 else '-':<{width}}"]
+        parts = [f"  seat {seat}  {name_of(player):<9} {ROLE_LABELS[role] if role >= 0 else '-':<{width}}"]
         parts.append(f"{held:>3} card{'s' if held != 1 else ' '}")
         order = int(state.out_order[slot, seat])
         if order >= 0:
@@ -162,7 +172,7 @@ def render_table(
             partner = int(state.partner[slot, seat])
             due = int(state.gives_left[slot, seat]) + int(state.gave[slot, seat].sum())
             lines.append(
-                f"Exchange: {who(int(seat))} gives back {due} card(s) to {who(partner)}, "
+                f"Exchange: {who(int(seat))} {verb(int(seat), 'gives', 'give')} back {due} card(s) to {who(partner)}, "
                 f"{int(state.gives_left[slot, seat])} left"
             )
     trick_rank = int(state.trick_rank[slot])
@@ -171,7 +181,7 @@ def render_table(
         shown = pretty_cards(trick_cards) if trick_cards else " ".join([RANK_NAMES[trick_rank]] * count)
         lines.append(f"Trick: {shown} ({count} × {RANK_NAMES[trick_rank]}) by {who(int(state.trick_owner[slot]))}")
     elif not exchanging:
-        lines.append(f"Trick: none, {who(current)} leads")
+        lines.append(f"Trick: none, {who(current)} {verb(current, 'leads', 'lead')}")
     if state.constrained[slot]:
         lines.append(f"Or nothing: {who(current)} must play {RANK_NAMES[trick_rank]} again or pass")
 
@@ -180,7 +190,7 @@ def render_table(
         hand = list(suits[viewer])
     else:
         hand = assign_suits(rules, state.hands[slot, seat_of])[viewer]
-    lines.append(f"Hand of {_player_name(viewer)} ({len(hand)}): {pretty_cards(hand)}")
+    lines.append(f"Hand of {name_of(viewer)} ({len(hand)}): {pretty_cards(hand)}")
     gave, received = state.gave[slot, seat], state.received[slot, seat]
     if gave.any() or received.any():
         lines.append(f"  exchange: gave [{_rank_text(gave)}], received [{_rank_text(received)}]")

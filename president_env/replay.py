@@ -1,83 +1,73 @@
 """Replays: one game as a versioned JSON document, recorded while it is played and played back on the engine.
 
-    from president_env.replay import RecordedGame, Replay, load_replay, replay_steps
-    game = RecordedGame(rules, seed=7, players=["you", "heuristic-3", "mc-4", "random"], source="my-script")
+    from president_env.replay import Replay, load_replay, replay_steps
+    from president_env.single import SingleGame
+    game = SingleGame.table(rules, seed=7, players=["you", "heuristic-3", "mc-4", "random"], source="my-script")
     while not game.done:
-        game.step(choose(game.observe(game.current_player)))   # illegal: ValueError, nothing changes
-    game.replay().save("game.json")
+        game.step(choose(game.observe_player(game.current_player)))   # illegal: ValueError, nothing changes
+    Replay.of(game).save("game.json")
     for game, event in replay_steps(load_replay("game.json")):   # every action re-checked by the engine
-        print(event.move, game.cards)
+        print(event.text(), game.cards)
 
 A replay holds the rules (every field), the seed, the first dealer, the roles the first manche
 starts from (``initial_roles: draw``), the name of the agent of every player, the deal of every
-manche (before its exchange, by player, card strings with suits) and the actions in order. Playing
+manche (before its exchange, by player, card strings with suits) and the actions in order: the
+:class:`~president_env.single.GameRecord` the one-game holder keeps, with the rules. Playing
 it back deals exactly the recorded cards at every manche (``VecGame.redeal``), so it does not depend
 on how the engine draws its random numbers, and checks every action against the legal moves of the
 moment. The format is documented in ``docs/replay.md``.
-
-:class:`RecordedGame` is one game on the engine (``VecGame`` with one slot) that follows the cards
-with their suits (a play takes the lowest suits of the rank, as the AEC env's renderer does) and
-records itself; :class:`ReplayRecorder` records a game that someone else steps (the AEC env of
-``president-play``).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import secrets
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from .actions import KIND_PASS, KIND_PLAY, action_name, action_tables
-from .cards import TWO, card_name, deck, hand_counts, move_cards, parse_card, sort_cards
+from .actions import action_name
 from .engine import ROLE_NAMES
 from .rules import Rules
+from .single import MAX_NAME, MAX_SEED, Event, GameRecord, SingleGame, check_note
 from .user_input import short_repr
-from .vec_game import VecGame
 
 FORMAT = "president-replay"
 VERSION = 1
 MAX_BYTES = 4_000_000
 """Largest replay file accepted by :func:`load_replay` / :func:`loads` (a long game is about 100 kB)."""
 MAX_ACTIONS = 50_000
-MAX_SEED = 2**63 - 1
-MAX_NAME = 100
-"""Longest player name, source or note text a replay may hold."""
 
 
 @dataclass
-class Replay:
-    """One game: everything needed to play it again, move by move (see ``docs/replay.md``)."""
+class Replay(GameRecord):
+    """One game: everything needed to play it again, move by move (see ``docs/replay.md``): the rules and the
+    game's :class:`~president_env.single.GameRecord`."""
 
-    rules: Rules
-    players: list[str]
-    """Who played each player (``player_i``): an agent name, ``"human"``, or any label."""
-    seed: int
-    dealer: int
-    """Seat of the first dealer."""
-    deals: list[list[list[str]]]
-    """The deal of every manche started, by player, before the exchange."""
-    actions: list[int]
-    movers: list[int]
-    """The player who made each action."""
-    cards: list[list[str] | None] | None = None
-    """The cards (suits) each action played or gave, where known (``None``: the lowest suits of the rank)."""
-    roles: list[str] | None = None
-    """Roles by player the first manche starts from (``None``: no roles, as with ``initial_roles: none``)."""
-    result: dict[str, Any] | None = None
-    """``{"scores": [...], "winner": i, "manches": n}`` once the game is over, else ``None``."""
-    source: str = ""
-    notes: list[Any] | None = None
-    """Optional, one per action: ``None`` or what the agent weighed (:func:`check_note`); not played back."""
-    extra: dict[str, Any] = field(default_factory=dict)
+    rules: Rules = field(kw_only=True)
+    extra: dict[str, Any] = field(default_factory=dict, kw_only=True)
     """Other top-level keys, kept as they are."""
+
+    @classmethod
+    def of(cls, game: SingleGame) -> Replay:
+        """The replay of ``game`` so far (a copy of its record; ``game.ended``'s for a game an autoreset ended)."""
+        record = game.record
+        return cls(
+            rules=game.rules,
+            players=list(record.players),
+            seed=record.seed,
+            dealer=record.dealer,
+            deals=[[list(h) for h in deal] for deal in record.deals],
+            actions=list(record.actions),
+            movers=list(record.movers),
+            cards=[None if c is None else list(c) for c in record.cards],
+            roles=None if record.roles is None else list(record.roles),
+            result=None if record.result is None else dict(record.result),
+            source=record.source,
+            notes=list(record.notes) if any(n is not None for n in record.notes) else None,
+        )
 
     # ---- JSON -------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -295,41 +285,6 @@ def check_new_file(path: str | os.PathLike, what: str) -> Path:
     return path
 
 
-def check_note(rules: Rules, note: Any) -> None:
-    """``ValueError`` unless ``note`` is ``None`` or what an agent weighed, as the web app shows it.
-
-    ``{"action": a, "measure": text or null, "moves": [{"action": a, "move": text, "value": number}, ...]}``.
-    """
-    if note is None:
-        return
-    if not isinstance(note, dict):
-        raise ValueError(f'a note is null or an object {{"action", "measure", "moves"}}, got {type(note).__name__}')
-    unknown = sorted(map(str, set(note) - {"action", "measure", "moves"}))
-    if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(map(short_repr, unknown))} (allowed: action, measure, moves)")
-    top = rules.num_actions - 1
-    if not _is_int(note.get("action")) or not 0 <= note["action"] <= top:
-        raise ValueError(f"action must be an index 0..{top}, got {short_repr(note.get('action'))}")
-    measure = note.get("measure")
-    if measure is not None and (not isinstance(measure, str) or len(measure) > MAX_NAME):
-        raise ValueError(f"measure must be null or a text of at most {MAX_NAME} characters, got {short_repr(measure)}")
-    moves = note.get("moves", [])
-    if not isinstance(moves, list) or len(moves) > rules.num_actions:
-        raise ValueError(f"moves must be a list of at most {rules.num_actions} moves, got {short_repr(moves)}")
-    for j, move in enumerate(moves):
-        if not isinstance(move, dict) or set(move) != {"action", "move", "value"}:
-            raise ValueError(
-                f'moves[{j}]: expected {{"action": a, "move": text, "value": number}}, got {short_repr(move)}'
-            )
-        if not _is_int(move["action"]) or not 0 <= move["action"] <= top:
-            raise ValueError(f"moves[{j}]: action must be an index 0..{top}, got {short_repr(move['action'])}")
-        if not isinstance(move["move"], str) or len(move["move"]) > MAX_NAME:
-            raise ValueError(f"moves[{j}]: move must be a text, got {short_repr(move['move'])}")
-        value = move["value"]
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-            raise ValueError(f"moves[{j}]: value must be a finite number, got {short_repr(value)}")
-
-
 def _check_result(result: Any, n: int) -> None:
     """``ValueError`` unless ``result`` is ``{"scores": [n integers], "winner": seat, "manches": count}``."""
     if not isinstance(result, dict):
@@ -363,347 +318,28 @@ def _unencodable(data: Any) -> str | None:
     return None
 
 
-# --------------------------------------------------------------------------------------
-# Recording
-# --------------------------------------------------------------------------------------
-def dealt_cards(game: VecGame, slot: int = 0) -> list[list[str]]:
-    """The deal of the manche ``slot`` is playing, by player, before its exchange (sorted card strings)."""
-    return _dealt(game.rules, game.state, slot)
+def start_replay(replay: Replay) -> SingleGame:
+    """The game ``replay`` starts: its first deal, roles and dealer, on a holder that stays over at the end and
+    scores in points; ``ValueError`` if the first manche cannot be dealt so."""
+    game = SingleGame.table(replay.rules, seed=replay.seed, players=replay.players, source=replay.source)
+    game.reset(
+        seed=replay.seed,
+        deals=[replay.deals[0]],
+        # A manche with roles is dealt by its Trou du cul: the recorded dealer is then implied, not given.
+        dealers=None if replay.roles is not None else [replay.dealer],
+        roles=None if replay.roles is None else [list(replay.roles)],
+    )
+    return game
 
 
-def _dealt(rules: Rules, state: Any, slot: int) -> list[list[str]]:
-    cards = deck(rules.decks, rules.jokers)
-    hands: list[list[str]] = [[] for _ in range(rules.n_players)]
-    player_at_seat = state.player_at_seat[slot]
-    for card_id, seat in enumerate(state.dealt_to[slot]):
-        hands[int(player_at_seat[seat])].append(cards[card_id])
-    return [sort_cards(hand) for hand in hands]
-
-
-def manche_start_cards(rules: Rules, state: Any, slot: int = 0) -> list[list[str]]:
-    """Cards with suits, by player, at the start of the manche ``state`` (engine state) holds in ``slot``.
-
-    The deal, then the automatic half of the exchange: each low player's gives go to their own partner,
-    pair by pair, so that when two pairs give the same rank each receiver gets the very cards its giver gave.
-    """
-    cards = _dealt(rules, state, slot)
-    counts = np.stack([hand_counts(hand, rules.n_ranks) for hand in cards]).astype(np.int64)
-    player_at_seat = state.player_at_seat[slot]
-    for seat in np.flatnonzero(state.gave[slot].sum(axis=1) > 0):
-        partner = state.partner[slot, seat]
-        if state.prev_pos[slot, seat] < state.prev_pos[slot, partner]:
-            continue  # a higher-ranked player's gives happen later, as decisions
-        moved = counts.copy()
-        moved[player_at_seat[seat]] -= state.gave[slot, seat]
-        moved[player_at_seat[partner]] += state.gave[slot, seat]
-        cards, _ = move_cards(cards, counts, moved)
-        counts = moved
-    return cards
-
-
-def starting_roles(game: VecGame, slot: int = 0) -> list[str] | None:
-    """Role names by player that the manche being played started from, or ``None`` without roles."""
-    state = game.state
-    roles = state.roles[slot][state.seat_of_player[slot].astype(np.int64)]
-    return None if roles[0] < 0 else [ROLE_NAMES[int(code)] for code in roles]
-
-
-class ReplayRecorder:
-    """Records a game played on ``game`` (a ``VecGame``, slot 0) by someone else.
-
-    Create it right after the game's reset, call :meth:`record` after every successful step, and
-    :meth:`replay` for the replay so far.
-    """
-
-    def __init__(self, game: VecGame, seed: int, players: Sequence[str], source: str = "") -> None:
-        if len(players) != game.rules.n_players:
-            raise ValueError(f"players must name {game.rules.n_players} players, got {len(players)}")
-        self.game = game
-        self.seed = int(seed)
-        self.players = [str(p) for p in players]
-        self.source = source
-        self.dealer = int(game.state.dealer[0])
-        self.roles = starting_roles(game)
-        self.deals = [dealt_cards(game)]
-        self.actions: list[int] = []
-        self.movers: list[int] = []
-        self.cards: list[list[str] | None] = []
-        self.notes: list[Any] = []
-        self.result: dict[str, Any] | None = None
-
-    def record(
-        self, player: int, action: int, done: bool = False, note: Any = None, cards: Sequence[str] | None = None
-    ) -> None:
-        """Add ``action`` (just played by ``player``; ``cards``: the cards it moved, when known).
-
-        ``done``: the game ended with it (the engine has dealt a new one).
-        """
-        self.actions.append(int(action))
-        self.movers.append(int(player))
-        self.cards.append(None if cards is None else list(cards))
-        self.notes.append(note)
-        if done:
-            state = self.game.state
-            self.result = {
-                "scores": [int(x) for x in state.last_scores[0]],
-                "winner": int(state.last_winner[0]),
-                "manches": len(self.deals),
-            }
-        elif int(self.game.state.manche_steps[0]) == 0:
-            self.deals.append(dealt_cards(self.game))
-
-    def replay(self) -> Replay:
-        return Replay(
-            rules=self.game.rules,
-            players=list(self.players),
-            seed=self.seed,
-            dealer=self.dealer,
-            deals=[[list(h) for h in deal] for deal in self.deals],
-            actions=list(self.actions),
-            movers=list(self.movers),
-            cards=list(self.cards),
-            roles=self.roles,
-            result=None if self.result is None else dict(self.result),
-            source=self.source,
-            notes=list(self.notes) if any(n is not None for n in self.notes) else None,
-        )
-
-
-@dataclass(frozen=True)
-class Event:
-    """What one action did (every field is public once the action is made, except ``cards`` of a give)."""
-
-    index: int
-    """0-based number of the action in the game."""
-    player: int
-    action: int
-    move: str
-    """``"pass"``, ``"play 7 7"``, ``"give 3"``."""
-    kind: str
-    """``"pass"``, ``"play"`` or ``"give"``."""
-    cards: list[str]
-    """The cards that left the hand, with suits (a give: the card given back, known to the two partners)."""
-    manche: int
-    """0-based manche the action was made in."""
-    decisive: bool
-    """The manche is the decisive one (its points are not added)."""
-    manche_over: bool
-    game_over: bool
-    points: list[float] | None
-    """Points of the manche by player when it ended with this action."""
-    positions: list[int] | None
-    """Finishing positions by player (0 = first) when the manche ended."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-class RecordedGame:
-    """One game on the engine, cards followed with their suits, recorded as it is played.
-
-    Args:
-        rules: the rules.
-        seed: seed of the game's generator (deals, first dealer); default a fresh one (kept in the replay).
-        players: a label for each player (agent names); default ``player_i``.
-        deal, dealer, roles: optional first deal (one card list per player), first dealer seat,
-            starting roles (role names by player).
-        source: the program that records (kept in the replay).
-    """
-
-    def __init__(
-        self,
-        rules: Rules,
-        seed: int | None = None,
-        players: Sequence[str] | None = None,
-        deal: Sequence[Sequence[str]] | None = None,
-        dealer: int | None = None,
-        roles: Sequence[str] | None = None,
-        source: str = "",
-    ) -> None:
-        if seed is None:
-            seed = int(np.random.SeedSequence().generate_state(2, np.uint64)[0] >> np.uint64(1))
-        if not _is_int(seed) or not 0 <= seed <= MAX_SEED:
-            raise ValueError(f"seed must be an integer from 0 to 2**63-1, got {seed!r}")
-        self.rules = rules
-        players = [f"player_{i}" for i in range(rules.n_players)] if players is None else list(players)
-        self.game = VecGame(rules, batch_size=1, seed=seed, reward_mode="points")
-        if deal is not None or dealer is not None or roles is not None:
-            self.game.reset(
-                seed=seed,
-                deals=None if deal is None else [deal],
-                dealers=None if dealer is None else [dealer],
-                roles=None if roles is None else [list(roles)],
-            )
-        self.recorder = ReplayRecorder(self.game, seed, players, source)
-        self._kind, _, _ = action_tables(rules)
-        self.events: list[Event] = []
-        self.done = False
-        self._start_manche()
-
-    # ---- state ------------------------------------------------------------------
-    @property
-    def state(self):
-        """The engine state (slot 0): hidden information, for referees and spectators only."""
-        return self.game.state
-
-    @property
-    def manche(self) -> int:
-        return len(self.recorder.deals) - 1
-
-    @property
-    def current_player(self) -> int | None:
-        """The player to act, ``None`` once the game is over."""
-        return None if self.done else int(self.game.current_player[0])
-
-    def legal_mask(self) -> np.ndarray:
-        """``(num_actions,) bool`` legal actions now (all false once the game is over)."""
-        if self.done:
-            return np.zeros(self.rules.num_actions, bool)
-        return self.game.legal_mask()[0].copy()
-
-    def observe(self, player: int) -> dict[str, np.ndarray]:
-        """``{"observation", "action_mask"}`` of ``player``, as the AEC env gives it (mask zero unless to act)."""
-        observation = self.game.observe(players=np.array([player]))[0]
-        mask = np.zeros(self.rules.num_actions, np.int8)
-        if player == self.current_player:
-            mask[:] = self.game.legal_mask()[0]
-        return {"observation": observation, "action_mask": mask}
-
-    def replay(self) -> Replay:
-        return self.recorder.replay()
-
-    def _start_manche(self) -> None:
-        """Cards with suits at the start of a manche: the deal, then the automatic half of the exchange."""
-        self.cards: list[list[str]] = manche_start_cards(self.rules, self.game.state)
-        self.trick_cards: list[str] = []
-        self.trick_player: int | None = None
-
-    def _counts(self) -> np.ndarray:
-        state = self.game.state
-        return state.hands[0][state.seat_of_player[0]].astype(np.int64)
-
-    # ---- play -------------------------------------------------------------------
-    def step(self, action: int, note: Any = None, cards: Sequence[str] | None = None) -> Event:
-        """Play ``action`` for the player to act; ``ValueError`` (nothing changed) if it is illegal or the game over.
-
-        ``note``: optional, what the agent weighed, kept in the replay with the action (see :func:`check_note`).
-        ``cards``: which cards (suits) of the player's hand the action plays or gives; they must be what
-        the action takes (its rank, wild 2s after the naturals). Default: the lowest suits of the rank.
-        """
-        if self.done:
-            raise ValueError("the game is over")
-        check_note(self.rules, note)
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise ValueError(f"action must be an integer in 0..{self.rules.num_actions - 1}, got {action!r}")
-        action = int(action)
-        if not 0 <= action < self.rules.num_actions:
-            raise ValueError(f"action must be an integer in 0..{self.rules.num_actions - 1}, got {action}")
-        player = int(self.game.current_player[0])
-        manche = self.manche
-        decisive = bool(self.game.state.decisive[0])
-        before = self._counts()
-        kind, rank, count = (int(t[action]) for t in action_tables(self.rules))
-        taken = before[player] * 0
-        naturals = min(int(before[player, rank]), count)
-        if kind != KIND_PASS:
-            taken[rank] += naturals
-            taken[TWO] += count - naturals  # wild 2s complete a play
-        hand = self.cards[player]
-        if cards is not None:
-            hand = self._chosen_first(hand, cards, taken)
-        rewards, done = self.game.step(np.array([action]))  # ValueError before any change
-        done = bool(done[0])
-        manche_over = done or int(self.game.state.manche_steps[0]) == 0  # the step dealt a new manche
-        # After the step that ends a manche the engine holds the next one: the last play comes from the action.
-        after = before.copy() if manche_over else self._counts()
-        if manche_over:
-            after[player] -= taken
-        self.cards[player] = hand
-        self.cards, _ = move_cards(self.cards, before, after)
-        cards = _removed(hand, self.cards[player])
-        self.cards[player] = sort_cards(self.cards[player])
-        self.recorder.record(player, action, done, note, cards)
-        event = Event(
-            index=len(self.events),
-            player=player,
-            action=action,
-            move=action_name(self.rules, action),
-            kind=("pass", "play", "give")[kind],
-            cards=cards,
-            manche=manche,
-            decisive=decisive,
-            manche_over=manche_over,
-            game_over=done,
-            points=[float(x) for x in rewards[0]] if manche_over else None,
-            positions=[int(x) for x in self.game.last_positions[0]] if manche_over else None,
-        )
-        self.events.append(event)
-        self.done = done
-        if kind == KIND_PLAY:
-            self.trick_cards, self.trick_player = cards, player
-        if manche_over and not done:
-            self._start_manche()
-        elif not done and int(self.game.state.trick_rank[0]) < 0:
-            self.trick_cards, self.trick_player = [], None
-        return event
-
-    def redeal(self, deal: Sequence[Sequence[str]]) -> None:
-        """Deal ``deal`` (one card list per player) to the manche about to start; ``ValueError`` if it cannot."""
-        wanted = [sort_cards(hand) for hand in deal]
-        if wanted == self.recorder.deals[-1]:
-            return
-        self.game.redeal([wanted])
-        self.recorder.deals[-1] = dealt_cards(self.game)
-        self._start_manche()
-
-    def _chosen_first(self, hand: list[str], cards: Sequence[str], taken: np.ndarray) -> list[str]:
-        """``hand`` with ``cards`` moved to the front (so that they are the ones that leave), after checking them."""
-        if isinstance(cards, (str, bytes)) or not all(isinstance(c, str) for c in cards):
-            raise ValueError(f"cards must be a list of card strings, got {cards!r}")
-        try:
-            wanted = [card_name(*parse_card(c)) for c in cards]
-        except ValueError as err:
-            raise ValueError(f"cards: {err}") from None
-        missing = Counter(wanted) - Counter(hand)
-        if missing:
-            raise ValueError(f"player_{self.current_player} does not hold {' '.join(sorted(missing.elements()))}")
-        if (hand_counts(wanted, self.rules.n_ranks) != taken).any():
-            raise ValueError(f"cards {' '.join(wanted)} are not the cards this action takes")
-        rest = list(hand)
-        for card in wanted:
-            rest.remove(card)
-        return wanted + rest
-
-    @property
-    def scores(self) -> list[int]:
-        """Game totals by player (the decisive manche's points are not added)."""
-        state = self.game.state
-        return [int(x) for x in (state.last_scores[0] if self.done else state.scores[0])]
-
-
-def _removed(before: list[str], after: list[str]) -> list[str]:
-    """The cards of ``before`` that are not in ``after`` (multisets)."""
-    left = Counter(before) - Counter(after)
-    return sort_cards(list(left.elements()))
-
-
-def replay_steps(replay: Replay) -> Iterator[tuple[RecordedGame, Event]]:
+def replay_steps(replay: Replay) -> Iterator[tuple[SingleGame, Event]]:
     """Play ``replay`` back on the engine: yields the game and the event after every action.
 
     Every manche is dealt the recorded cards; ``ValueError`` names the first deal or action that does not fit.
     """
     rules = replay.rules
     try:
-        game = RecordedGame(
-            rules,
-            seed=replay.seed,
-            players=replay.players,
-            deal=replay.deals[0],
-            # A manche with roles is dealt by its Trou du cul: the recorded dealer is then implied, not given.
-            dealer=None if replay.roles is not None else replay.dealer,
-            roles=replay.roles,
-            source=replay.source,
-        )
+        game = start_replay(replay)
     except ValueError as err:
         raise ValueError(f"replay manche 1: {err}") from None
     for index, action in enumerate(replay.actions):
@@ -723,7 +359,7 @@ def replay_steps(replay: Replay) -> Iterator[tuple[RecordedGame, Event]]:
                 f"replay action {index} ({action_name(rules, action)} by player_{player}): {err}"
             ) from None
         if event.manche_over and not event.game_over:
-            number = game.manche
+            number = len(game.record.deals) - 1
             if number >= len(replay.deals):
                 raise ValueError(f"replay has no deal for manche {number + 1}")
             try:
@@ -731,10 +367,12 @@ def replay_steps(replay: Replay) -> Iterator[tuple[RecordedGame, Event]]:
             except ValueError as err:
                 raise ValueError(f"replay manche {number + 1}: {err}") from None
         yield game, event
-    if len(replay.deals) != game.manche + 1:
-        raise ValueError(f"replay has {len(replay.deals)} deals but its actions start {game.manche + 1} manche(s)")
+    if len(replay.deals) != len(game.record.deals):
+        raise ValueError(
+            f"replay has {len(replay.deals)} deals but its actions start {len(game.record.deals)} manche(s)"
+        )
     if replay.result is not None:
-        actual = game.replay().result
+        actual = game.record.result
         if actual is None:
             raise ValueError(f"replay has a result but its {len(replay.actions)} actions do not finish the game")
         if any(replay.result.get(key) != actual[key] for key in ("scores", "winner", "manches")):
@@ -745,16 +383,10 @@ __all__ = [
     "FORMAT",
     "MAX_BYTES",
     "VERSION",
-    "Event",
-    "RecordedGame",
     "Replay",
-    "ReplayRecorder",
     "check_new_file",
-    "check_note",
-    "dealt_cards",
     "load_replay",
     "loads",
-    "manche_start_cards",
     "replay_steps",
-    "starting_roles",
+    "start_replay",
 ]

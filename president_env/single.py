@@ -1,9 +1,12 @@
-"""``SingleGame``: one game of Président, the core of the AEC and Gym envs.
+"""``SingleGame``: the one holder of one game of Président. The AEC and Gymnasium single envs,
+``president-play``, ``president-web`` and replays all hold it.
 
-    game = SingleGame(rules, seed=0)
+    game = SingleGame(rules, seed=0, players=["you", "heuristic-3", "mc-4", "random"], autoreset=False)
     mask = game.legal_mask()                  # (num_actions,) bool, read-only
     obs = game.observe(seat)                  # (obs_dim,) float32, bit-identical to observation.observe
-    rewards, done = game.step(action)         # rewards: list by player where a manche ended, else None
+    event = game.step(action)                 # an Event: who did what, with which cards; rewards where a manche ended
+    print(event.text(), game.cards[0])        # "player_1 played 7C 7D", the hand with its suits
+    Replay.of(game).save("game.json")         # president_env.replay: the record as JSON
 
 The game is a ``VecGame(batch_size=1)`` this object owns: its masks and steps are the engine's, played by
 the compiled per-slot kernels where Numba is available and by the NumPy engine otherwise
@@ -11,28 +14,45 @@ the compiled per-slot kernels where Numba is available and by the NumPy engine o
 ``VecGame(rules, batch_size=1, seed=seed)``. No rule is written here. After every step the slot is copied
 into this object's attributes (the fields of :class:`~president_env.engine.GameState`, same names and
 meanings) as Python ints, lists and per-seat ``bytearray`` rows, which the views read and from which the
-observation is joined as bytes. Like ``VecGame``, a finished game is dealt anew in the same call
-(autoreset); the finished game's table stays readable, before its last play (``ended``, the AEC env's final
-observation) and after it (``final``, a one-slot ``GameState`` in phase over with the final scores: the
-Gymnasium envs' terminal observation).
+observation is joined as bytes.
+
+Beside the engine's counts it keeps, once for every front end:
+
+- ``cards``: each player's cards with their suits, followed from the deal: a play takes the lowest suits of
+  its rank (or the ``cards`` named), wild 2s after the naturals; the exchange moves the very cards given;
+- ``events``: one :class:`Event` per action, read from the engine's events (a manche ends where the engine
+  says so), with :meth:`Event.text` to show it;
+- ``record``: a :class:`GameRecord` (the deals, actions, cards and notes; ``replay.Replay.of`` saves it).
+
+With ``autoreset`` (the envs), like ``VecGame``, a finished game is dealt anew in the same call; the
+finished game stays readable, before its last play (``ended``, the AEC env's final observation, with its
+events and record complete) and after it (``final``, a one-slot ``GameState`` in phase over with the final
+scores: the Gymnasium envs' terminal observation). Without it (front ends, replays) the game stays over
+(``done``).
 
 ``tests/test_single_game.py`` plays this class and a NumPy ``VecGame(batch_size=1)`` in lockstep on random
-rule sets and demands the same masks, observations from every seat, rewards, ends and whole states.
+rule sets (``tests/lockstep.py``) and demands the same masks, observations from every seat, rewards, ends and
+whole states, and cards that agree with the counts.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
+from typing import Any
 
 import numpy as np
 
 from . import compiled as _compiled
 from . import deals, engine, observation
-from .cards import validate_deal
+from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_name, action_tables
+from .cards import TWO, card_name, card_rank, deck, parse_card, sort_cards, validate_deal
 from .engine import GameState
 from .observation import ONE_HOT, OWN, SEATS, TABLE, Segment, layout
 from .presets import RulesSpec, resolve_rules
@@ -43,6 +63,9 @@ from .vec_game import VecGame
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(GameState))
 BYTE_ROWS = ("hands", "played", "gave", "received")  # (P, R) counts kept as one bytearray per seat
 _SLOT = np.zeros(1, np.int64)  # the engine game's one slot
+MAX_SEED = 2**63 - 1
+MAX_NAME = 100
+"""Longest player name, source or note text a record may hold."""
 
 
 @lru_cache(maxsize=4)
@@ -148,9 +171,199 @@ def _writer_kind(seg: Segment) -> str:
     return "table_values"
 
 
+def check_note(rules: Rules, note: Any) -> None:
+    """``ValueError`` unless ``note`` is ``None`` or what an agent weighed, as the web app shows it.
+
+    ``{"action": a, "measure": text or null, "moves": [{"action": a, "move": text, "value": number}, ...]}``.
+    """
+    if note is None:
+        return
+    if not isinstance(note, dict):
+        raise ValueError(f'a note is null or an object {{"action", "measure", "moves"}}, got {type(note).__name__}')
+    unknown = sorted(map(str, set(note) - {"action", "measure", "moves"}))
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(map(short_repr, unknown))} (allowed: action, measure, moves)")
+    top = rules.num_actions - 1
+    if not _is_int(note.get("action")) or not 0 <= note["action"] <= top:
+        raise ValueError(f"action must be an index 0..{top}, got {short_repr(note.get('action'))}")
+    measure = note.get("measure")
+    if measure is not None and (not isinstance(measure, str) or len(measure) > MAX_NAME):
+        raise ValueError(f"measure must be null or a text of at most {MAX_NAME} characters, got {short_repr(measure)}")
+    moves = note.get("moves", [])
+    if not isinstance(moves, list) or len(moves) > rules.num_actions:
+        raise ValueError(f"moves must be a list of at most {rules.num_actions} moves, got {short_repr(moves)}")
+    for j, move in enumerate(moves):
+        if not isinstance(move, dict) or set(move) != {"action", "move", "value"}:
+            raise ValueError(
+                f'moves[{j}]: expected {{"action": a, "move": text, "value": number}}, got {short_repr(move)}'
+            )
+        if not _is_int(move["action"]) or not 0 <= move["action"] <= top:
+            raise ValueError(f"moves[{j}]: action must be an index 0..{top}, got {short_repr(move['action'])}")
+        if not isinstance(move["move"], str) or len(move["move"]) > MAX_NAME:
+            raise ValueError(f"moves[{j}]: move must be a text, got {short_repr(move['move'])}")
+        value = move["value"]
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            raise ValueError(f"moves[{j}]: value must be a finite number, got {short_repr(value)}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# --------------------------------------------------------------------------------------
+# What happened, and the record of a game
+# --------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class Event:
+    """What one action did: every field is public once the action is made, except ``cards`` of a give (known to
+    the giver and its ``receiver`` only: :meth:`text` hides it from the others)."""
+
+    index: int
+    """0-based number of the action in the game."""
+    player: int
+    action: int
+    move: str
+    """``"pass"``, ``"play 7 7"``, ``"give 3"`` (``actions.action_name``)."""
+    kind: str
+    """``"pass"``, ``"play"`` or ``"give"``."""
+    cards: list[str]
+    """The cards that left the hand, with suits."""
+    receiver: int | None
+    """A give: the player who received the card (the giver's exchange partner); else ``None``."""
+    manche: int
+    """0-based manche the action was made in."""
+    decisive: bool
+    """The manche is the decisive one (its points are not added)."""
+    manche_over: bool
+    game_over: bool
+    rewards: list[float] | None
+    """The manche's rewards by player when it ended with this action, in the game's ``reward_mode`` (its points
+    under ``"points"``)."""
+    positions: list[int] | None
+    """Finishing positions by player (0 = first) when the manche ended."""
+
+    def text(
+        self,
+        names: Sequence[str] | None = None,
+        show_cards: Callable[[Sequence[str]], str] = " ".join,
+        viewer: int | None = None,
+    ) -> str:
+        """The action in words: ``player_1 played 7C 7D``, ``player_2 passed``, ``player_0 gave back a card``
+        (``gave back 3H to player_3`` where ``viewer`` is the giver or the receiver). ``names``: by player
+        (default ``player_i``); ``show_cards``: how cards are written (the terminal's suit symbols)."""
+        return f"{_name(names, self.player)} {self.what(names, show_cards, viewer)}"
+
+    def what(
+        self,
+        names: Sequence[str] | None = None,
+        show_cards: Callable[[Sequence[str]], str] = " ".join,
+        viewer: int | None = None,
+    ) -> str:
+        """:meth:`text` without the player's name: ``played 7C 7D``, ``passed``, ``gave back a card``."""
+        if self.kind == "pass":
+            return "passed"
+        if self.kind == "play":
+            return f"played {show_cards(self.cards)}"
+        if viewer is not None and viewer in (self.player, self.receiver):
+            return f"gave back {show_cards(self.cards)} to {_name(names, self.receiver)}"
+        return "gave back a card"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+def _name(names: Sequence[str] | None, player: int) -> str:
+    return names[player] if names is not None else f"player_{player}"
+
+
+@dataclass
+class GameRecord:
+    """Everything needed to play one game again (the fields of a :class:`~president_env.replay.Replay` but its
+    rules): kept by :class:`SingleGame` as it is played, saved as JSON by ``replay.Replay``."""
+
+    players: list[str]
+    """Who played each player (``player_i``): an agent name, ``"human"``, or any label."""
+    seed: int
+    dealer: int
+    """Seat of the first dealer."""
+    deals: list[list[list[str]]]
+    """The deal of every manche started, by player, before the exchange."""
+    actions: list[int]
+    movers: list[int]
+    """The player who made each action."""
+    cards: list[list[str] | None] | None = None
+    """The cards (suits) each action played or gave, where known (``None``: the lowest suits of the rank)."""
+    roles: list[str] | None = None
+    """Roles by player the first manche starts from (``None``: no roles, as with ``initial_roles: none``)."""
+    result: dict[str, Any] | None = None
+    """``{"scores": [...], "winner": i, "manches": n}`` once the game is over, else ``None``."""
+    source: str = ""
+    notes: list[Any] | None = None
+    """Optional, one per action: ``None`` or what the agent weighed (:func:`check_note`); not played back."""
+
+
+def dealt_cards(rules: Rules, state: GameState, slot: int = 0) -> list[list[str]]:
+    """The deal of the manche ``state`` holds in ``slot``, by player, before its exchange (sorted card strings)."""
+    cards = deck(rules.decks, rules.jokers)
+    hands: list[list[str]] = [[] for _ in range(rules.n_players)]
+    player_at_seat = state.player_at_seat[slot]
+    for card_id, seat in enumerate(state.dealt_to[slot]):
+        hands[int(player_at_seat[seat])].append(cards[card_id])
+    return [sort_cards(hand) for hand in hands]
+
+
+def manche_start_cards(rules: Rules, state: GameState, slot: int = 0) -> list[list[str]]:
+    """Cards with suits, by player, at the start of the manche ``state`` holds in ``slot``: the deal, then the
+    automatic half of the exchange, each low player's best cards (the lowest suits of each rank) moved to its own
+    partner: the very cards it gave, whoever else gives the same rank."""
+    cards = dealt_cards(rules, state, slot)
+    player_at_seat = state.player_at_seat[slot]
+    for seat in np.flatnonzero(state.gave[slot].sum(axis=1) > 0):
+        partner = state.partner[slot, seat]
+        if state.prev_pos[slot, seat] < state.prev_pos[slot, partner]:
+            continue  # a higher-ranked player's gives happen later, as decisions
+        giver, receiver = int(player_at_seat[seat]), int(player_at_seat[partner])
+        for rank in np.flatnonzero(state.gave[slot, seat]):
+            for _ in range(int(state.gave[slot, seat, rank])):
+                card = next(c for c in cards[giver] if card_rank(c) == rank)
+                cards[giver] = _without(cards[giver], [card])
+                cards[receiver] = sort_cards([*cards[receiver], card])
+    return cards
+
+
+def starting_roles(rules: Rules, state: GameState, slot: int = 0) -> list[str] | None:
+    """Role names by player that the manche ``state`` holds in ``slot`` started from, or ``None`` without roles."""
+    roles = state.roles[slot][state.seat_of_player[slot].astype(np.int64)]
+    return None if roles[0] < 0 else [deals.ROLE_NAMES[int(code)] for code in roles]
+
+
+def _without(hand: list[str], cards: Sequence[str]) -> list[str]:
+    """``hand`` without ``cards`` (a multiset: each card once), as a new list."""
+    rest = list(hand)
+    for card in cards:
+        rest.remove(card)
+    return rest
+
+
+def _fresh_seed() -> int:
+    return int(np.random.SeedSequence().generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+
 class SingleGame:
-    """One game of ``rules``; see the module docstring. Attributes are the ``GameState`` fields of the one slot.
-    ``compiled=False`` keeps the NumPy engine where Numba is available too (as ``VecGame``'s ``compiled``)."""
+    """One game of ``rules``: the holder every one-game front end holds (the AEC and Gymnasium single envs,
+    ``president-play``, ``president-web``, replays); see the module docstring. The attributes named after the
+    ``GameState`` fields are those of the one slot.
+
+    Args:
+        rules: the rules (any spec ``presets.resolve_rules`` takes).
+        seed: the game's generator (deals, dealers); default a fresh one. An int is kept in the record.
+        reward_mode: of the manches' rewards (``VecGame``'s).
+        compiled: ``False`` keeps the NumPy engine where Numba is available too (as ``VecGame``'s ``compiled``).
+        autoreset: deal the next game in the step that ends one (the envs; the finished game stays readable as
+            ``ended`` and ``final``); ``False`` (front ends, replays): the game stays over (``done``).
+        players: a label for each player, kept in the record (default ``player_i``).
+        source: the program that plays, kept in the record.
+    """
 
     def __init__(
         self,
@@ -158,33 +371,67 @@ class SingleGame:
         seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         reward_mode: str = "zero_sum",
         compiled: bool = True,
+        autoreset: bool = True,
+        players: Sequence[str] | None = None,
+        source: str = "",
     ) -> None:
         self.rules = resolve_rules(rules)
-        # Not autoreset: the finished game's table is kept (``final``) before the next game is dealt, with the
-        # same draws as VecGame's autoreset.
+        if seed is None:
+            seed = _fresh_seed()
+        if _is_int(seed) and not 0 <= seed <= MAX_SEED:
+            raise ValueError(f"seed must be an integer from 0 to 2**63-1, got {seed!r}")
+        n = self.rules.n_players
+        players = [f"player_{i}" for i in range(n)] if players is None else [str(p) for p in players]
+        if len(players) != n:
+            raise ValueError(f"players must name {n} players, got {len(players)}")
+        self.players, self.source, self.autoreset = players, source, autoreset
+        # The engine game is not autoreset: the finished game's table is kept (``final``) before the next game
+        # is dealt here, with the same draws as VecGame's autoreset.
         self.engine_game = VecGame(
             self.rules, batch_size=1, seed=seed, reward_mode=reward_mode, autoreset=False, compiled=compiled
         )
         self.reward_mode = reward_mode
         self._bind()
         self.obs_dim = layout(self.rules).size
-        self.ended: SingleGame | None = None  # after a game ended: that game's table before its last play
-        self.final: GameState | None = None  # after a game ended: that game's table after its last play
-        self._load()
+        self._new_game(seed)
+
+    @classmethod
+    def table(
+        cls, rules: RulesSpec, seed: int | None = None, players: Sequence[str] | None = None, source: str = ""
+    ) -> SingleGame:
+        """A game as the front ends and replays hold it: scored in points, and over at its end (no autoreset)."""
+        return cls(rules, seed=seed, reward_mode="points", autoreset=False, players=players, source=source)
+
+    def name_players(self, players: Sequence[str], source: str | None = None) -> None:
+        """Label the players (an agent name, ``"human"``, a person's name) and, given, the program that plays,
+        in this game's record and in those of the games to come."""
+        if len(players) != self.rules.n_players:
+            raise ValueError(f"players must name {self.rules.n_players} players, got {len(players)}")
+        self.players = [str(p) for p in players]
+        self.record.players = list(self.players)
+        if source is not None:
+            self.source = self.record.source = source
 
     def _bind(self) -> None:
-        """The observation writer, and the compiled kernels bound to the engine game's slot where it plays
-        through them (else ``None``: the engine game's NumPy step)."""
-        self._write = _writer(self.rules)
+        """The observation writer, the action tables as lists, and the compiled kernels bound to the engine
+        game's slot where it plays through them (else ``None``: the engine game's NumPy step)."""
+        rules = self.rules
+        self._write = _writer(rules)
+        self._tables = tuple(t.tolist() for t in action_tables(rules))
+        self._moves = [action_name(rules, a) for a in range(rules.num_actions)]
         game = self.engine_game
         self._slot = None
+        self._play_arrays: tuple | None = None  # the state's arrays _load_play reads, where they stay the same
         if game.compiled and _compiled.available():
-            self._slot = _compiled.Slot(self.rules, engine.tables(self.rules), game.state)
+            state = game.state
+            self._slot = _compiled.Slot(rules, engine.tables(rules), state)  # the kernels keep the arrays too
+            self._play_arrays = tuple((name, getattr(state, name)) for name in _compiled.PLAY_CHANGES)
 
     def __getstate__(self) -> dict:
-        """Pickled without the observation writer (it holds closures) and the bound kernels; rebuilt on load."""
+        """Pickled without the observation writer (it holds closures), the tables and the bound kernels; rebuilt
+        on load."""
         state = self.__dict__.copy()
-        del state["_write"], state["_slot"]
+        del state["_write"], state["_slot"], state["_tables"], state["_moves"], state["_play_arrays"]
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -203,6 +450,22 @@ class SingleGame:
             fields[name] = [bytearray(data[i : i + width]) for i in range(0, len(data), width)]
         self._mask: bytes | None = None
 
+    def _load_play(self, seat: int) -> None:
+        """After a play or pass of ``seat`` that ended no manche: copy only what it may change
+        (``compiled.PLAY_CHANGES``, the seat's rows of ``hands`` and ``played``, and ``compiled.OUT_CHANGES``
+        where the seat went out). The lists are changed in place: ``ended`` never shares them (a game's end
+        loads every field anew)."""
+        state, fields = self.engine_game.state, self.__dict__
+        arrays = self._play_arrays  # the NumPy step replaces the arrays: read them anew there
+        for name, array in arrays or ((name, getattr(state, name)) for name in _compiled.PLAY_CHANGES):
+            fields[name] = array.tolist()[0]
+        self.hands[seat] = bytearray(state.hands[0, seat].tobytes())
+        self.played[seat] = bytearray(state.played[0, seat].tobytes())
+        if not self.n_held[seat]:
+            for name in _compiled.OUT_CHANGES:
+                fields[name] = getattr(state, name).tolist()[0]
+        self._mask = None
+
     def _fields(self) -> dict[str, list | int | bool]:
         """The ``GameState`` fields of this game as plain lists and scalars."""
         fields = {name: getattr(self, name) for name in FIELDS}
@@ -220,7 +483,7 @@ class SingleGame:
     @property
     def state(self) -> GameState:
         """The game as a one-slot :class:`GameState`, like ``VecGame.state`` but a copy: writing to it changes
-        nothing (:meth:`to_state`)."""
+        nothing (:meth:`to_state`). Hidden information: for referees, spectators and the renderer."""
         return self.to_state()
 
     def reset(
@@ -230,18 +493,68 @@ class SingleGame:
         dealers: Sequence[int] | None = None,
         roles: Sequence | None = None,
     ) -> None:
-        """A new game, as ``VecGame.reset`` of one slot (``deals``, ``dealers``, ``roles``: lists of one entry).
+        """A new game, as ``VecGame.reset`` of one slot (``deals``, ``dealers``, ``roles``: lists of one entry);
+        its record starts afresh (an int ``seed`` is kept in it).
 
         Invalid input raises ``ValueError`` and leaves the game as it was.
         """
+        if _is_int(seed) and not 0 <= seed <= MAX_SEED:
+            raise ValueError(f"seed must be an integer from 0 to 2**63-1, got {seed!r}")
         self.engine_game.reset(seed=seed, deals=deals, dealers=dealers, roles=roles)
-        self.ended = self.final = None
+        self._new_game(seed)
+
+    def _new_game(self, seed: Any) -> None:
+        """Start following the game the engine game holds now: fields, cards, events and record."""
+        self.ended: SingleGame | None = None  # after a game ended: that game's table before its last play
+        self.final: GameState | None = None  # after a game ended: that game's table after its last play
+        self.done = False
         self._load()
+        if _is_int(seed):
+            self.seed = int(seed)
+        elif not hasattr(self, "seed"):
+            self.seed = 0  # a generator or SeedSequence given: playing back relies on the recorded deals
+        state = self.engine_game.state
+        self.record = GameRecord(
+            players=list(self.players),
+            seed=self.seed,
+            dealer=self.dealer,
+            deals=[dealt_cards(self.rules, state)],
+            actions=[],
+            movers=[],
+            cards=[],
+            roles=starting_roles(self.rules, state),
+            source=self.source,
+            notes=[],
+        )
+        self.events: list[Event] = []
+        self._start_manche()
+
+    def _start_manche(self) -> None:
+        """Cards with suits at the start of a manche: the deal, then the automatic half of the exchange."""
+        self.cards: list[list[str]] = manche_start_cards(self.rules, self.engine_game.state)
+        self.trick_cards: list[str] = []
+        self.trick_player: int | None = None
+
+    def redeal(self, deal: Sequence[Sequence[str]]) -> None:
+        """Deal ``deal`` (one card list per player) to the manche about to start (before its first decision:
+        ``VecGame.redeal``); ``ValueError`` if it cannot. Replays fix every manche's deal this way."""
+        wanted = [sort_cards(hand) for hand in deal]
+        if wanted == self.record.deals[-1]:
+            return
+        self.engine_game.redeal([wanted])
+        self._load()
+        self.record.deals[-1] = dealt_cards(self.rules, self.engine_game.state)
+        self._start_manche()
 
     @property
-    def current_player(self) -> int:
-        """The player (i of ``player_i``) to act."""
-        return self.player_at_seat[self.current]
+    def current_player(self) -> int | None:
+        """The player (i of ``player_i``) to act; ``None`` once the game is over (``done``)."""
+        return None if self.done else self.player_at_seat[self.current]
+
+    @property
+    def totals(self) -> list[int]:
+        """Game totals by player (the decisive manche's points are not added); the final ones once ``done``."""
+        return list(self.last_scores if self.done else self.scores)
 
     # ---- legal actions -------------------------------------------------------------------------
     def mask_bytes(self) -> bytes:
@@ -252,7 +565,7 @@ class SingleGame:
         return self._mask
 
     def legal_mask(self) -> np.ndarray:
-        """``(num_actions,) bool`` legal actions of the player to act (read-only)."""
+        """``(num_actions,) bool`` legal actions of the player to act (read-only; all false once ``done``)."""
         return np.frombuffer(self.mask_bytes(), dtype=bool)
 
     # ---- observation ---------------------------------------------------------------------------
@@ -268,38 +581,140 @@ class SingleGame:
             return observation.observe(self.rules, self.to_state(), np.array([seat]))[0]
         return np.frombuffer(data, np.uint8).astype(np.float32)
 
-    # ---- step ----------------------------------------------------------------------------------
-    def step(self, action: int) -> tuple[list[float] | None, bool]:
-        """Play ``action`` (an int) for the player to act, by the engine.
+    def observe_player(self, player: int) -> dict[str, np.ndarray]:
+        """``{"observation", "action_mask"}`` of ``player``, as the AEC env gives it (``int8`` mask, zero unless
+        ``player`` is to act): what an agent's ``act`` takes."""
+        observation_ = self.observe(self.seat_of_player[player])
+        mask = np.zeros(self.rules.num_actions, np.int8)
+        if player == self.current_player:
+            mask[:] = self.legal_mask()
+        return {"observation": observation_, "action_mask": mask}
 
-        Returns ``(rewards, done)``: ``rewards`` by player where a manche ended (else ``None``), ``done`` where
-        the game ended (the game is then dealt anew, as ``VecGame`` does). An illegal action raises
-        ``ValueError`` naming the player and the reason, and changes nothing.
+    # ---- step ----------------------------------------------------------------------------------
+    def step(self, action: int, note: Any = None, cards: Sequence[str] | None = None) -> Event:
+        """Play ``action`` (an int) for the player to act, by the engine; returns what it did.
+
+        ``note``: what the agent weighed, kept in the record (:func:`check_note`). ``cards``: which cards (suits)
+        of the player's hand the action plays or gives; they must be what it takes (its rank, wild 2s after the
+        naturals); default the lowest suits of the rank. An illegal action, or bad ``note`` or ``cards``, raises
+        ``ValueError`` naming the player and the reason, and changes nothing. Where the game ends it is over
+        (``done``), or with ``autoreset`` dealt anew, as ``VecGame`` does.
         """
+        if type(action) is not int:
+            if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+                raise ValueError(f"action must be an integer in 0..{self.rules.num_actions - 1}, got {action!r}")
+            action = int(action)
+        if self.done:
+            raise ValueError("the game is over")
         mask = self.mask_bytes()
         game = self.engine_game
+        seat = self.current
+        player = self.player_at_seat[seat]
         if not 0 <= action < len(mask) or not mask[action]:
             reason = engine.describe_illegal(self.rules, game.state, 0, action)
-            raise ValueError(f"illegal action {action} for player_{self.current_player}: {reason}")
+            raise ValueError(f"illegal action {action} for player_{player}: {reason}")
+        kind, rank, count = self._tables[0][action], self._tables[1][action], self._tables[2][action]
+        hand = self.cards[player]
+        if cards is None:
+            taken = self._taken(hand, kind, rank, count, seat)
+        else:
+            taken = self._chosen(hand, cards, kind, rank, count, seat)
+        if note is not None:
+            check_note(self.rules, note)
+        manche, decisive = self.manche, self.decisive
         if self._slot is None:
             events = game.step_events(np.array([action]))
         elif self._slot.play(action):  # the manche ended: scored, and the next one dealt, by the engine
             events = engine.end_manches(self.rules, game.state, _SLOT, game.rng, self.reward_mode)
         else:
-            self._load(_compiled.PLAY_STATE)
-            return None, False
-        done = bool(events.game_over[0])
+            events = None
+        manche_over = events is not None and bool(events.manche_over[0])
+        done = manche_over and bool(events.game_over[0])
+        receiver = self.player_at_seat[self.partner[seat]] if kind == KIND_GIVE else None
+        # The cards: the taken ones leave the hand (a give: to the partner). In place: ``ended`` never shares
+        # the lists of a game still played (a game's end starts new ones).
+        if taken:
+            self.cards[player] = _without(hand, taken)
+        if receiver is not None:
+            self.cards[receiver] = sort_cards([*self.cards[receiver], *taken])
+        if kind == KIND_PLAY:
+            self.trick_cards, self.trick_player = taken, player
+        record = self.record
+        record.actions.append(action)
+        record.movers.append(player)
+        record.cards.append(taken)
+        record.notes.append(note)
+        event = Event(
+            len(self.events), player, action, self._moves[action], _KINDS[kind], taken, receiver, manche, decisive,
+            manche_over, done, events.rewards[0].tolist() if manche_over else None, None,
+        )  # fmt: skip
+        self.events.append(event)
+        if not manche_over:
+            if kind == KIND_GIVE:
+                self._load(_compiled.PLAY_STATE)
+            else:
+                self._load_play(seat)
+            if self.trick_rank < 0:
+                self.trick_cards, self.trick_player = [], None
+            return event
+        state = game.state
+        event.positions = state.last_positions[0].tolist()
         if done:
-            # The table as it stood before the game's last play (this object's fields, not yet reloaded), and
-            # the one after it (phase over, final scores).
+            record.result = {
+                "scores": state.last_scores[0].tolist(),
+                "winner": int(state.last_winner[0]),
+                "manches": len(record.deals),
+            }
+            # The table as it stood before the game's last play (this object's fields, not yet reloaded), with
+            # its events, cards and record complete; and the one after it (phase over, final scores).
             ended = object.__new__(SingleGame)
             ended.__dict__.update(self.__dict__)
             ended.ended = ended.final = None  # not a chain of every game played
-            self.ended = ended
-            self.final = game.state.copy()
-            game.reset(slots=np.zeros(1, np.int64))  # what autoreset does: the next game from the same generator
+            ended.done = True
+            final = state.copy()
+            if self.autoreset:  # what VecGame's autoreset does: the next game from the same generator
+                game.reset(slots=np.zeros(1, np.int64))
+                self._new_game(None)
+            else:
+                self._load()
+                self.done = True
+            self.ended, self.final = ended, final
+            return event
         self._load()
-        return (events.rewards[0].tolist() if events.manche_over[0] else None), done
+        self.record.deals.append(dealt_cards(self.rules, state))
+        self._start_manche()
+        return event
+
+    def _taken(self, hand: list[str], kind: int, rank: int, count: int, seat: int) -> list[str]:
+        """The cards (lowest suits) that ``kind`` of ``rank`` and ``count`` takes from ``hand`` (``seat``'s)."""
+        if kind == KIND_PASS:
+            return []
+        naturals = min(self.hands[seat][rank], count)
+        taken = [c for c in hand if _RANK_OF[c] == rank][:naturals]
+        if naturals < count:  # wild 2s complete a play
+            taken += [c for c in hand if _RANK_OF[c] == TWO][: count - naturals]
+        return taken
+
+    def _chosen(self, hand: list[str], cards: Sequence[str], kind: int, rank: int, count: int, seat: int) -> list[str]:
+        """``cards`` (card strings the player named), checked: held, and what the action takes."""
+        if isinstance(cards, (str, bytes)) or not all(isinstance(c, str) for c in cards):
+            raise ValueError(f"cards must be a list of card strings, got {short_repr(cards)}")
+        try:
+            wanted = [card_name(*parse_card(c)) for c in cards]
+        except ValueError as err:
+            raise ValueError(f"cards: {err}") from None
+        missing = Counter(wanted) - Counter(hand)
+        if missing:
+            raise ValueError(f"player_{self.player_at_seat[seat]} does not hold {' '.join(sorted(missing.elements()))}")
+        expected = Counter(_RANK_OF[c] for c in self._taken(hand, kind, rank, count, seat))
+        if Counter(_RANK_OF[c] for c in wanted) != expected:
+            raise ValueError(f"cards {' '.join(wanted)} are not the cards this action takes")
+        return sort_cards(wanted)
+
+
+_KINDS = ("pass", "play", "give")
+_RANK_OF = {card: card_rank(card) for card in deck(1, 2)}
+"""The rank of every card string (a second deck repeats the same strings)."""
 
 
 # --------------------------------------------------------------------------------------
@@ -406,4 +821,16 @@ class Standing:
         return info
 
 
-__all__ = ["INFO_SCHEMAS", "OPTION_KEYS", "SingleGame", "Standing", "check_reset_options"]
+__all__ = [
+    "INFO_SCHEMAS",
+    "OPTION_KEYS",
+    "Event",
+    "GameRecord",
+    "SingleGame",
+    "Standing",
+    "check_note",
+    "check_reset_options",
+    "dealt_cards",
+    "manche_start_cards",
+    "starting_roles",
+]

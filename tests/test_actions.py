@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import president_env as pe
-from president_env.actions import action_name, action_tables
+from president_env.actions import action_name, action_tables, typed_action
 from president_env.cards import RANK_NAMES
 from president_env.rules import Rules
 
@@ -155,3 +155,28 @@ def test_decode_rejects_out_of_range_actions(rules):
 def test_decode_rejects_non_integer_actions(action):
     with pytest.raises(ValueError, match="integer"):
         pe.decode(Rules(), action)
+
+
+def _ranks(text: str) -> list[int]:
+    return [RANK_NAMES.index(name) for name in text.split()]
+
+
+def test_typed_cards_become_one_action_with_wild_twos_after_the_naturals():
+    """The one door for typed or picked cards (president-play and president-web both call it)."""
+    wild, plain = Rules(twos_wild=True), Rules()
+    assert typed_action(plain, "play", _ranks("7 7")) == pe.encode_play(plain, "7", 2)
+    assert typed_action(plain, "play", _ranks("2 2")) == pe.encode_play(plain, "2", 2)
+    assert typed_action(wild, "play", _ranks("7 2 7")) == pe.encode_play(wild, "7", 3)
+    assert typed_action(wild, "give", _ranks("Q")) == pe.encode_give(wild, "Q")
+    refused = [
+        (plain, "play", "7 2", "a play is cards of one rank, not 7 2 (2s are not wild in these rules)"),
+        (wild, "play", "7 8 2", "a play is cards of one rank, not 7 8 2"),
+        (plain, "play", "JK", "there are no jokers in this game"),
+        (plain, "play", "7 7 7 7 7", "a play holds at most 4 cards of one rank"),
+        (plain, "give", "3 4", "give back one card at a time"),
+        (plain, "play", "", "play what? name one or more cards"),
+    ]
+    for rules, kind, text, message in refused:
+        with pytest.raises(ValueError) as caught:
+            typed_action(rules, kind, _ranks(text))
+        assert str(caught.value) == message

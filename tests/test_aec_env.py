@@ -14,7 +14,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import president_env as pe
 from president_env.aec_env import raw_env
-from president_env.cards import deck, move_cards
+from president_env.cards import deck
 from president_env.engine import ROLE_NAMES, reward_table, sample_legal
 from president_env.observation import layout
 from president_env.rules import Rules
@@ -69,7 +69,7 @@ def snapshot(aec):
         dict(u.rewards),
         dict(u._cumulative_rewards),
         repr(u.infos),
-        None if u.cards is None else [list(h) for h in u.cards],
+        [list(h) for h in u.game.cards],
         u.render_text(),
     )
 
@@ -131,7 +131,7 @@ def test_deal_option_fixes_hands_and_three_of_clubs_leads():
     assert aec.agent_selection == "player_0"  # holds the 3 of clubs
     hand = aec.observe("player_0")["observation"][layout(aec.rules)["hand"]]
     assert hand.tolist() == [2, 2, 2, 2, 2, 2, 1, 0, 0, 0, 0, 0, 0]
-    assert aec.cards == [sorted(h, key=lambda c: pe.cards.card_sort_key(c)) for h in STANDARD_DEAL]
+    assert aec.game.cards == [sorted(h, key=lambda c: pe.cards.card_sort_key(c)) for h in STANDARD_DEAL]
     assert "Hand of player_0 (13): 3♣ 3♦ 4♣ 4♦" in aec.render_text()
 
 
@@ -149,7 +149,7 @@ def test_roles_option_starts_with_the_exchange():
     assert received.sum() == 2 and received[5] == 1 and received[0] == 0  # the Trou du cul's best: 8C and 9C
     gave = aec.observe("player_0")["observation"][lay["gave"]]
     assert gave.tolist() == received.tolist()
-    assert "8C" in aec.cards[3] and "9C" in aec.cards[3] and "8C" not in aec.cards[0]
+    assert "8C" in aec.game.cards[3] and "9C" in aec.game.cards[3] and "8C" not in aec.game.cards[0]
     # Everyone sees that the exchange is under way, not which cards moved.
     other = aec.observe("player_1")["observation"]
     assert other[lay["received"]].sum() == 0 and other[lay["phase"]].tolist() == [1, 0]
@@ -162,7 +162,7 @@ def test_roles_option_starts_with_the_exchange():
     aec.step(pe.encode_give(aec.rules, "3"))
     assert aec.agent_selection == "player_0"  # then the Trou du cul leads
     assert aec.observe("player_0")["observation"][lay["received"]].tolist()[6:8] == [1, 1]
-    assert sorted(aec.cards[0]).count("10C") + sorted(aec.cards[0]).count("10D") == 1
+    assert sorted(aec.game.cards[0]).count("10C") + sorted(aec.game.cards[0]).count("10D") == 1
     assert "Trou du cul" in aec.render()
 
 
@@ -303,7 +303,7 @@ def test_same_seed_same_deal():
     a.reset(seed=42)
     b.reset(seed=123)
     b.reset(seed=42)
-    assert a.cards == b.cards and a.agent_selection == b.agent_selection
+    assert a.game.cards == b.game.cards and a.agent_selection == b.agent_selection
 
 
 def test_observation_ignores_other_players_hidden_cards():
@@ -343,13 +343,14 @@ def test_cards_follow_the_engine_counts():
             u = aec.unwrapped
             if u.terminations.get(agent):
                 return
-            counts = u._counts()
-            for player, hand in enumerate(u.cards):
+            game = u.game
+            counts = [game.hands[seat] for seat in game.seat_of_player]
+            for player, hand in enumerate(game.cards):
                 got = np.zeros(rules.n_ranks, np.int64)
                 for card in hand:
                     got[pe.cards.parse_card(card)[0]] += 1
                 np.testing.assert_array_equal(got, counts[player])
-            held = [c for h in u.cards for c in h]
+            held = [c for h in game.cards for c in h]
             if u.game.state.n_out[0] == 0 and not u.game.state.played[0].any():
                 assert sorted(held) == full
             else:
@@ -357,18 +358,6 @@ def test_cards_follow_the_engine_counts():
             u.render_text()
 
         play_random(aec, np.random.default_rng(2), on_step=check)
-
-
-def test_move_cards_moves_and_plays():
-    cards = [["3C", "3D", "KH"], ["4S", "AS"]]
-    before = np.zeros((2, 13), np.int64)
-    before[0, 0], before[0, 10], before[1, 1], before[1, 11] = 2, 1, 1, 1
-    after = before.copy()
-    after[0, 10] -= 1
-    after[1, 10] += 1  # the K moves
-    after[0, 0] -= 1  # a 3 is played
-    new, left = move_cards(cards, before, after)
-    assert new == [["3D"], ["4S", "KH", "AS"]] and left == ["3C"]
 
 
 @pytest.mark.slow
@@ -391,8 +380,8 @@ def test_many_random_rules_play_through(seed):
                 final.update(copy.deepcopy(raw.infos))  # the infos at the end (agents leave with theirs)
             if raw.manche_over:
                 manches.append(sum(raw.rewards.values()))
-            elif raw.cards is not None and not any(raw.terminations.values()):
-                held = sorted(card for hand in raw.cards for card in hand)
+            elif not any(raw.terminations.values()):
+                held = sorted(card for hand in raw.game.cards for card in hand)
                 assert len(held) == sum(raw.game.n_held) and set(held) <= set(full_deck)
 
         steps = play_random(aec, np.random.default_rng(seed), on_step=check)
@@ -412,8 +401,8 @@ def test_simultaneous_exchanges_of_the_same_rank_keep_their_suits():
     roles = {"player_0": "president", "player_1": "vice_president", "player_2": "vice_trou", "player_3": "trou_du_cul"}
     aec = raw_env(render_mode="ansi")
     aec.reset(seed=0, options={"deal": deal, "roles": roles})
-    assert {"AS", "2S"} <= set(aec.cards[0]) and "2H" not in aec.cards[0]
-    assert "2H" in aec.cards[1] and "2S" not in aec.cards[1]
+    assert {"AS", "2S"} <= set(aec.game.cards[0]) and "2H" not in aec.game.cards[0]
+    assert "2H" in aec.game.cards[1] and "2S" not in aec.game.cards[1]
 
 
 def test_action_space_sample_is_legal_for_the_agent_to_act():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +22,8 @@ def test_bench_prints_both_rates_and_the_ratio():
     result = run("--seconds", "0.1", "--rounds", "1", "--rules", "party")
     assert result.returncode == 0, result.stderr
     assert "president_env.env()" in result.stdout and "leduc_holdem_v4.env()" in result.stdout
-    ratio = next(line for line in result.stdout.splitlines() if "ratio" in line)
-    assert float(ratio.split()[2]) > 0
+    ratios = re.findall(r"^  ratio president_env\.env\(\) \[(\w+)\] / leduc +([0-9.]+) ", result.stdout, re.M)
+    assert ratios and all(float(value) > 0 for _, value in ratios), result.stdout
 
 
 @pytest.mark.parametrize("args", [("--seconds", "0"), ("--rounds", "0"), ("--rules", "poker"), ("--seconds", "x")])

@@ -18,7 +18,8 @@ Cycles are refused among the imports that run when a module is imported, and amo
 those inside functions too: an import inside a function may defer an optional dependency (torch, ray, scipy) or a
 costly module, never dodge a cycle. Imports under ``if TYPE_CHECKING:`` never run (annotations only): they must
 respect the layers but may close a cycle.
-A new module of ``president_env`` is core until it is added to ``VIEWS``. Benchmarks (``benchmarks/``) and
+A new module of ``president_env`` is core until it is added to ``VIEWS``. The front ends (apps) hold the one-game
+holder and read no private attribute of another object and no env's rendered text. Benchmarks (``benchmarks/``) and
 maintenance scripts (``scripts/``) are not installed and not checked.
 """
 
@@ -247,6 +248,39 @@ def test_the_views_do_not_import_one_another():
     ) == [
         "president_env.gym_vector_env:3 imports president_env.aec_env (views stand side by side on the core)",
         "president_env.sb3:6 imports president_env.aec_env (views stand side by side on the core)",
+    ]
+
+
+RENDERED = frozenset({"render_text", "last_action", "render"})
+"""What an env renders as text: a front end shows the one-game holder's facts, never re-reads these."""
+
+
+def front_end_reads(modules: dict[str, Path]) -> list[str]:
+    """Where a front end (the apps layer) reads another object's private attribute (``x._name``, not ``self._name``)
+    or an env's rendered text (:data:`RENDERED`), as ``module:line reads x._name``."""
+    found = []
+    for module, path in modules.items():
+        if layer(module) != "apps":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Attribute):
+                continue
+            private = node.attr.startswith("_") and not node.attr.startswith("__")
+            own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+            if (private and not own) or node.attr in RENDERED:
+                found.append(f"{module}:{node.lineno} reads {ast.unparse(node)}")
+    return found
+
+
+def test_front_ends_read_the_one_game_holder_not_private_state_or_rendered_text(tmp_path):
+    """``president-play`` and ``president-web`` hold ``single.SingleGame`` (``docs/architecture.md``, One holder for
+    one game): they read its public attributes, never another object's private state nor an env's render text."""
+    assert front_end_reads(MODULES) == []
+    demo = tmp_path / "demo.py"
+    demo.write_text("self._ok = 1\ncards = env.unwrapped._cards\ntext = env.render_text()\n")
+    assert front_end_reads({"president_env.apps.demo": demo}) == [
+        "president_env.apps.demo:2 reads env.unwrapped._cards",
+        "president_env.apps.demo:3 reads env.render_text",
     ]
 
 

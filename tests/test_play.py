@@ -38,7 +38,6 @@ from president_env.apps.terminal import (  # noqa: E402
     illegal_text,
     main,
     parse_command,
-    play_of,
 )
 from president_env.cards import RANK_NAMES  # noqa: E402
 from president_env.engine import (  # noqa: E402
@@ -608,7 +607,7 @@ def typed_action(game: TerminalGame, line: str) -> int:
     if command[0] == "give":
         return pe.encode_give(game.rules, RANK_NAMES[command[1][0]])
     ranks = [RANK_NAMES.index(str(command[1]))] if command[0] == "number" else command[1]  # "9": one 9
-    return game.play_action(*play_of(ranks, game.rules))
+    return game.typed("play", ranks)
 
 
 @pytest.mark.parametrize("reason, moves, line, answer", TYPED_ILLEGAL)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,16 +13,17 @@ import pytest
 import president_env as pe
 from president_env import agents
 from president_env.presets import PRESETS
-from president_env.replay import MAX_BYTES, RecordedGame, Replay, load_replay, loads, replay_steps
+from president_env.replay import MAX_BYTES, Replay, load_replay, loads, replay_steps, start_replay
+from president_env.single import SingleGame
 
 
-def play(rules, seed: int, names=("heuristic-2", "random")) -> RecordedGame:
+def play(rules, seed: int, names=("heuristic-2", "random")) -> SingleGame:
     players = [names[i % len(names)] for i in range(rules.n_players)]
     lineup = [agents.make(name, rules, seed=i) for i, name in enumerate(players)]
-    game = RecordedGame(rules, seed=seed, players=players, source="test")
+    game = SingleGame.table(rules, seed=seed, players=players, source="test")
     while not game.done:
         player = game.current_player
-        game.step(lineup[player].act(game.observe(player), {}))
+        game.step(lineup[player].act(game.observe_player(player), {}))
     return game
 
 
@@ -28,8 +31,8 @@ def play(rules, seed: int, names=("heuristic-2", "random")) -> RecordedGame:
 def test_round_trip_and_playback_on_every_preset(preset, tmp_path):
     rules = pe.load_preset(preset).replace(manches=2)
     game = play(rules, seed=3)
-    replay = game.replay()
-    assert replay.result["scores"] == game.scores
+    replay = Replay.of(game)
+    assert replay.result["scores"] == game.totals
     assert len(replay.deals) == replay.result["manches"] >= 2
     path = replay.save(tmp_path / "r.json")
     loaded = load_replay(path)
@@ -43,7 +46,7 @@ def test_round_trip_and_playback_on_every_preset(preset, tmp_path):
 
 def test_playback_uses_the_recorded_deals_not_the_seed():
     rules = pe.Rules(manches=3)
-    replay = play(rules, seed=8).replay()
+    replay = Replay.of(play(rules, seed=8))
     data = replay.to_dict()
     data["seed"] = 12345  # another seed deals other cards, but the recorded ones are dealt
     other = Replay.from_dict(data)
@@ -55,22 +58,22 @@ def test_playback_uses_the_recorded_deals_not_the_seed():
 
 
 def test_cards_follow_the_aec_env():
-    """The suits followed by RecordedGame are the AEC env's (its render mode follows them too)."""
+    """The AEC env holds the same one-game holder: the same cards, players to act and rewards."""
     rules = pe.Rules(manches=2)
     env = pe.env(rules=rules, render_mode="ansi", reward_mode="points")
     env.reset(seed=4)
     raw = env.unwrapped
-    game = RecordedGame(rules, seed=4)
+    game = SingleGame.table(rules, seed=4)
     heuristic = agents.make("heuristic-3", rules)
     steps = 0
     while not game.done:
-        assert raw.cards == game.cards
+        assert raw.game.cards == game.cards
         assert raw.agent_selection == f"player_{game.current_player}"
-        action = heuristic.act(game.observe(game.current_player), {})
+        action = heuristic.act(game.observe_player(game.current_player), {})
         env.step(action)
         event = game.step(action)
         if event.manche_over:
-            assert [raw.rewards[a] for a in raw.possible_agents] == event.points
+            assert [raw.rewards[a] for a in raw.possible_agents] == event.rewards
         steps += 1
     assert raw.infos["player_0"]["scores"] == {f"player_{i}": s for i, s in enumerate(game.scores)}
     assert steps > 60
@@ -78,7 +81,7 @@ def test_cards_follow_the_aec_env():
 
 def test_illegal_step_changes_nothing():
     rules = pe.Rules()
-    game = RecordedGame(rules, seed=1)
+    game = SingleGame.table(rules, seed=1)
     cards, mask = [list(h) for h in game.cards], game.legal_mask()
     illegal = int(np.flatnonzero(~mask)[1])
     with pytest.raises(ValueError):
@@ -90,7 +93,7 @@ def test_illegal_step_changes_nothing():
 
 def test_chosen_suits_are_played_and_kept_in_the_replay():
     rules = pe.Rules()
-    game = RecordedGame(rules, seed=1)
+    game = SingleGame.table(rules, seed=1)
     hand = game.cards[game.current_player]
     ranks = [c[:-1] for c in hand]
     rank = next(r for r in ranks if ranks.count(r) >= 2)
@@ -104,13 +107,13 @@ def test_chosen_suits_are_played_and_kept_in_the_replay():
         assert game.cards[game.current_player] == hand and not game.events
     event = game.step(action, cards=[chosen])
     assert event.cards == [chosen] and chosen not in game.cards[event.player]
-    data = game.replay().to_dict()
+    data = Replay.of(game).to_dict()
     assert data["actions"][0]["cards"] == [chosen]
     assert [e.cards for _, e in replay_steps(Replay.from_dict(data))] == [[chosen]]
 
 
 def _replay_dict() -> dict:
-    return play(pe.Rules(), seed=2).replay().to_dict()
+    return Replay.of(play(pe.Rules(), seed=2)).to_dict()
 
 
 def _note(**move) -> dict:
@@ -241,7 +244,7 @@ def test_president_eval_saves_replays(tmp_path, capsys):
 
 def test_save_is_atomic_and_never_truncates(tmp_path, monkeypatch):
     path = tmp_path / "game.json"
-    good = play(pe.Rules(), seed=2).replay()
+    good = Replay.of(play(pe.Rules(), seed=2))
     good.save(path)
     before = path.read_bytes()
     bad = Replay.from_dict(good.to_dict())
@@ -255,11 +258,11 @@ def test_save_is_atomic_and_never_truncates(tmp_path, monkeypatch):
 
     monkeypatch.setattr("os.fsync", broken_fsync)
     with pytest.raises(OSError, match="disk full"):
-        play(pe.Rules(), seed=5).replay().save(path)
+        Replay.of(play(pe.Rules(), seed=5)).save(path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["game.json"]  # no temporary file left behind
     monkeypatch.undo()
-    other = play(pe.Rules(), seed=5).replay()
+    other = Replay.of(play(pe.Rules(), seed=5))
     other.save(path)
     assert load_replay(path).to_dict() == other.to_dict()
     assert [p.name for p in tmp_path.iterdir()] == ["game.json"]
@@ -290,28 +293,76 @@ def test_the_exchange_moves_the_very_cards_given():
     expected[0].remove("2H")  # Vice-Trou -> Vice-Président
     expected[3].append("2H")
     expected = [pe.cards.sort_cards(hand) for hand in expected]
-    game = RecordedGame(rules, seed=1, deal=deal, roles=roles)
+    game = SingleGame.table(rules, seed=1)
+    game.reset(seed=1, deals=[deal], roles=[roles])
     assert game.cards == expected
     env = pe.env(rules=rules, render_mode="ansi")
     env.reset(seed=1, options={"deal": deal, "roles": roles})
-    assert env.unwrapped.cards == expected
+    assert env.unwrapped.game.cards == expected
     # Played back from the replay's deal, the hands shown are the same.
     heuristic = agents.make("heuristic-3", rules)
-    game.step(heuristic.act(game.observe(game.current_player), {}))
-    game_back, _ = next(replay_steps(Replay.from_dict(game.replay().to_dict())))
+    game.step(heuristic.act(game.observe_player(game.current_player), {}))
+    game_back, _ = next(replay_steps(Replay.from_dict(Replay.of(game).to_dict())))
     assert game_back.cards == game.cards
-
-
-def test_move_cards_refuses_an_ambiguous_exchange():
-    before = np.array([[0, 1], [0, 2], [0, 0], [0, 0]])
-    after = np.array([[0, 0], [0, 0], [0, 2], [0, 1]])
-    with pytest.raises(ValueError, match="one pair at a time"):
-        pe.cards.move_cards([["4H"], ["4C", "4D"], [], []], before, after)
 
 
 def test_save_without_overwrite_leaves_an_existing_file(tmp_path):
     path = tmp_path / "game.json"
     path.write_text("keep me")
     with pytest.raises(FileExistsError):
-        play(pe.Rules(manches=1), seed=2).replay().save(path, overwrite=False)
+        Replay.of(play(pe.Rules(manches=1), seed=2)).save(path, overwrite=False)
     assert path.read_text() == "keep me" and [p.name for p in tmp_path.iterdir()] == ["game.json"]
+
+
+REPLAYS_SAVED_BEFORE = sorted((Path(__file__).parent / "data" / "replays").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", REPLAYS_SAVED_BEFORE, ids=lambda p: p.stem)
+def test_replays_saved_before_the_one_holder_still_load(path):
+    """Replays written by the code before ``SingleGame`` held every game: every move (with its recorded suits)
+    plays back, the result matches, and the document comes back as it was."""
+    replay = load_replay(path)
+    assert replay.to_dict() == json.loads(path.read_text())
+    events = [event for _, event in replay_steps(replay)]
+    assert [e.cards for e in events if e.kind != "pass"] == [c for c in replay.cards if c]
+    assert events[-1].game_over and replay.result["manches"] == len(replay.deals)
+
+
+def _low_pairs_give_the_same_rank(game: SingleGame) -> bool:
+    """At the start of a manche: both low players (Trou du cul and Vice-Trou) gave a card of one same rank."""
+    gave = [row for seat, row in enumerate(game.gave) if any(row) and game.prev_pos[seat] >= game.rules.n_players - 2]
+    return len(gave) == 2 and any(a and b for a, b in zip(*gave))
+
+
+def test_the_exchange_moves_the_real_cards_when_both_low_players_give_a_rank():
+    """Seeded 3-manche games until 3 exchanges where the Trou du cul and the Vice-Trou give the same rank. In
+    each, every high player holds exactly the cards its own partner was dealt and gave; and at every step of
+    every game the hands shown agree with the engine's counts and with the replay played back."""
+    rules = pe.Rules(manches=3)
+    found = 0
+    for seed in range(60):
+        game = play(rules, seed)
+        replay = Replay.of(game)
+        live = SingleGame.table(rules, seed=seed)
+        back = replay_steps(replay)
+        assert start_replay(replay).cards == live.cards
+        for index, action in enumerate(replay.actions):
+            event = live.step(action, cards=replay.cards[index])
+            played_back, back_event = next(back)
+            assert played_back.cards == live.cards and back_event == event, (seed, index)
+            for player, hand in enumerate(live.cards):  # the shown hands are the engine's counts
+                counts = pe.cards.hand_counts(hand, rules.n_ranks).tolist()
+                assert counts == list(live.hands[live.seat_of_player[player]]), (seed, index, player)
+            if event.manche_over and not event.game_over and _low_pairs_give_the_same_rank(live):
+                found += 1
+                dealt = live.record.deals[-1]
+                for seat, row in enumerate(live.gave):
+                    if not any(row) or live.prev_pos[seat] < rules.n_players - 2:
+                        continue
+                    giver, receiver = live.player_at_seat[seat], live.player_at_seat[live.partner[seat]]
+                    received = Counter(live.cards[receiver]) - Counter(dealt[receiver])
+                    given = Counter(dealt[giver]) - Counter(live.cards[giver])
+                    assert received == given and sum(given.values()) == sum(row), (seed, index)
+        if found >= 3:
+            return
+    raise AssertionError(f"only {found} exchanges with same-rank gives from both low players in 60 seeded games")

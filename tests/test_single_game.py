@@ -17,6 +17,7 @@ import pytest
 from helpers import rule_sets
 from lockstep import lockstep
 
+from president_env.cards import hand_counts
 from president_env.engine import sample_legal
 from president_env.observation import observe
 from president_env.rules import Rules
@@ -40,16 +41,22 @@ class SingleSide:
 
     def facts(self) -> dict:
         game, state = self.game, self.game.to_state()
+        for player, hand in enumerate(game.cards):  # the cards with suits are the engine's counts
+            seat = game.seat_of_player[player]
+            assert hand_counts(hand, self.rules.n_ranks).tolist() == list(game.hands[seat]), (player, hand)
         views = {f"view of seat {seat}": game.observe(seat) for seat in range(self.rules.n_players)}
         return {"player": game.current_player, "mask": game.legal_mask().copy(), **views, **_fields(state)}
 
     def step(self, action: int) -> dict:
         before = self.game.to_state()
-        rewards, done = self.game.step(action)
-        if done:  # the ended game's table before its last play stays readable
+        event = self.game.step(action)
+        record = (self.game.ended if event.game_over else self.game).record  # an ended game keeps its record
+        assert (record.actions[-1], record.movers[-1], len(record.actions)) == (action, event.player, event.index + 1)
+        if event.game_over:  # the ended game's table before its last play stays readable
             assert _fields(self.game.ended.to_state()) == _fields(before) and self.game.ended.ended is None
+        rewards = event.rewards
         return {"rewards": np.zeros(self.rules.n_players, np.float32) if rewards is None else np.float32(rewards),
-                "done": done}  # fmt: skip
+                "done": event.game_over}  # fmt: skip
 
 
 class EngineSide:

@@ -114,9 +114,9 @@ def scan(bodies: list[str], replay, human: int) -> None:
     games = replay_steps(replay)
     allowed_at = []
     # Allowed cards before any action: the human's hand after the automatic exchange.
-    from president_env.replay import RecordedGame
+    from president_env.replay import start_replay
 
-    start = RecordedGame(replay.rules, seed=replay.seed, deal=replay.deals[0], dealer=replay.dealer, roles=replay.roles)
+    start = start_replay(replay)
     seen_own |= set(start.cards[human])
     allowed_at.append(set(seen_own))
     for game, event in games:

@@ -25,7 +25,8 @@ from web_helpers import Keyed, live_server  # noqa: E402
 from president_env.apps.web import games  # noqa: E402
 from president_env.apps.web.server import create_app  # noqa: E402
 from president_env.presets import load_preset  # noqa: E402
-from president_env.replay import RecordedGame  # noqa: E402
+from president_env.replay import Replay  # noqa: E402
+from president_env.single import SingleGame  # noqa: E402
 
 
 @pytest.fixture
@@ -42,11 +43,11 @@ def post_replay(http, data) -> httpx.Response:
 def random_replay(preset: str, manches: int, seed: int = 1) -> str:
     """A whole game of random legal moves as a replay file's text."""
     rules = load_preset(preset).replace(manches=manches)
-    game = RecordedGame(rules, seed=seed, players=["random"] * rules.n_players)
+    game = SingleGame.table(rules, seed=seed, players=["random"] * rules.n_players)
     rng = np.random.default_rng(seed)
     while not game.done:
         game.step(int(rng.choice(np.flatnonzero(game.legal_mask()))))
-    return game.replay().dumps()
+    return Replay.of(game).dumps()
 
 
 def wait_loaded(http, game_id: str, timeout: float = 120) -> dict:

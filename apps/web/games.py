@@ -39,13 +39,15 @@ import numpy as np
 
 from president_env import agents as agent_registry
 from president_env import engine
-from president_env.actions import action_name, action_tables, encode_give, encode_play
-from president_env.cards import RANK_NAMES, TWO, parse_card
+from president_env.actions import action_name, action_tables, typed_action
+from president_env.cards import RANK_NAMES, parse_card
 from president_env.engine import ROLE_NAMES
 from president_env.render import ROLE_LABELS, sort_cards
 from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
-from president_env.replay import Event, RecordedGame, Replay, replay_steps
+from president_env.replay import Replay, replay_steps
+from president_env.replay import start_replay as replay_start
 from president_env.rules import Rules
+from president_env.single import Event, SingleGame
 
 HUMAN = "human"
 MODES = ("play", "watch", "replay")
@@ -157,7 +159,7 @@ class Session:
     id: str
     mode: str
     rules: Rules
-    game: RecordedGame
+    game: SingleGame
     lineup: list[str]
     """Agent name by player (``"human"`` at the human's seat)."""
     human: int | None
@@ -167,8 +169,8 @@ class Session:
     touched: float
     frames: FrameLog = field(default_factory=FrameLog)
     """Spectator frames (watch and replay)."""
-    log: list[tuple[Event, int | None]] = field(default_factory=list)
-    """Play mode: the events, each with the giver's partner (a give's card is shown only to the two)."""
+    log: list[Event] = field(default_factory=list)
+    """Play mode: the events (a give's card is shown only to the giver and its receiver)."""
     results: list[dict] = field(default_factory=list)
     """Finished manches: positions, roles earned and points by player."""
     error: str | None = None
@@ -218,9 +220,9 @@ def _role(code: int) -> dict | None:
 def public_table(session: Session, viewer: int) -> dict[str, Any]:
     """The public part of the table, read from ``viewer``'s observation (no hidden card in it)."""
     game, rules = session.game, session.rules
-    view = agent_registry.decode(rules, game.observe(viewer)["observation"])
-    seating = game.state.player_at_seat[0]  # who sits where is public
-    my_seat = int(game.state.seat_of_player[0, viewer])
+    view = agent_registry.decode(rules, game.observe_player(viewer)["observation"])
+    seating = game.player_at_seat  # who sits where is public
+    my_seat = game.seat_of_player[viewer]
     players = []
     for rel in range(rules.n_players):
         player = int(seating[(my_seat + rel) % rules.n_players])
@@ -249,7 +251,7 @@ def public_table(session: Session, viewer: int) -> dict[str, Any]:
                 role=last["roles"][p],
                 out=last["positions"][p],
                 passed=False,
-                score=game.scores[p],
+                score=game.totals[p],
             )
     rank = int(view.trick_rank[0])
     return {
@@ -277,8 +279,8 @@ def game_header(session: Session) -> dict[str, Any]:
         result = session.replay.result if session.replay is not None and session.loaded else None
         winner = None if result is None else result.get("winner")
     else:
-        scores = session.game.scores
-        result = session.game.recorder.result if session.game.done else None
+        scores = session.game.totals
+        result = session.game.record.result if session.game.done else None
         winner = None if result is None else result["winner"]
     return {
         "id": session.id,
@@ -304,7 +306,7 @@ def player_view(session: Session, since: int = 0, me: int | None = None, now: fl
     game, rules = session.game, session.rules
     me = session.human if me is None else me
     assert me is not None
-    view = agent_registry.decode(rules, game.observe(me)["observation"])
+    view = agent_registry.decode(rules, game.observe_player(me)["observation"])
     out = game_header(session)
     out["human"] = me
     out["names"] = {p: seat.name for p, seat in session.seats.items()}
@@ -313,8 +315,8 @@ def player_view(session: Session, since: int = 0, me: int | None = None, now: fl
     out["table"] = public_table(session, me)
     out["hand"] = sort_cards(game.cards[me])
     partner = int(view.partner[0])
-    seating = game.state.player_at_seat[0]
-    my_seat = int(game.state.seat_of_player[0, me])
+    seating = game.player_at_seat
+    my_seat = game.seat_of_player[me]
     out["exchange"] = {
         "partner": None if partner < 0 else int(seating[(my_seat + partner) % rules.n_players]),
         "gives_left": int(view.gives_left[0]),
@@ -336,10 +338,7 @@ def player_view(session: Session, since: int = 0, me: int | None = None, now: fl
                 }
             )
     out["legal"] = legal
-    out["log"] = [
-        _event_dict(session, event, viewer=me, partner=partner)
-        for event, partner in session.log[since : since + PAGE_LOG]
-    ]
+    out["log"] = [_event_dict(session, event, viewer=me) for event in session.log[since : since + PAGE_LOG]]
     out["log_start"] = min(since, len(session.log))
     out["log_count"] = len(session.log)
     return out
@@ -374,13 +373,12 @@ def _note_exchange(session: Session, me: int) -> None:
     game = session.game
     if game.done or (me, game.manche) in session.exchanges:
         return
-    view = agent_registry.decode(session.rules, game.observe(me)["observation"])
+    view = agent_registry.decode(session.rules, game.observe_player(me)["observation"])
     if view.exchange[0]:
         return
-    dealt, hand = Counter(game.recorder.deals[-1][me]), Counter(game.cards[me])
-    seat = int(game.state.seat_of_player[0, me])
-    partner_seat = int(game.state.partner[0, seat])
-    partner = int(game.state.player_at_seat[0, partner_seat]) if partner_seat >= 0 else None
+    dealt, hand = Counter(game.record.deals[-1][me]), Counter(game.cards[me])
+    partner_seat = game.partner[game.seat_of_player[me]]
+    partner = game.player_at_seat[partner_seat] if partner_seat >= 0 else None
     session.exchanges[(me, game.manche)] = {
         "partner": partner,
         "gave": sort_cards(list((dealt - hand).elements())),
@@ -403,13 +401,13 @@ def spectator_frame(session: Session, event: Event | None, weighed: dict | None,
         "table": table,
         "event": None if event is None else _event_dict(session, event),
         "weighed": weighed,
-        "scores": game.scores,
+        "scores": game.totals,
         "results": list(session.results),
         "over": game.done,
     }
 
 
-def _event_dict(session: Session, event: Event, viewer: int | None = None, partner: int | None = None) -> dict:
+def _event_dict(session: Session, event: Event, viewer: int | None = None) -> dict:
     """An event for a client; ``viewer`` set: a give's card shown only to the two partners."""
     data = {
         "index": event.index,
@@ -423,12 +421,12 @@ def _event_dict(session: Session, event: Event, viewer: int | None = None, partn
         "manche_over": event.manche_over,
         "game_over": event.game_over,
     }
-    if event.kind == "give" and viewer is not None and viewer not in (event.player, partner):
+    if event.kind == "give" and viewer is not None and viewer not in (event.player, event.receiver):
         data["cards"] = []
         data["move"] = "give"
         data["action"] = None
     if event.manche_over:
-        data["points"] = event.points
+        data["points"] = event.rewards
         data["positions"] = event.positions
     return data
 
@@ -443,8 +441,8 @@ def _manche_result(session: Session, event: Event) -> dict[str, Any]:
         "order": order,
         "positions": positions,
         "roles": [_role(int(role_by_pos[p])) for p in positions],
-        "points": event.points,
-        "scores": session.game.scores,
+        "points": event.rewards,
+        "scores": session.game.totals,
     }
 
 
@@ -488,31 +486,20 @@ def human_action(session: Session, body: Any, me: int) -> tuple[int, list[str] |
 
 
 def _cards_action(rules: Rules, hand: Sequence[str], kind: str, cards: list[str]) -> int:
+    """The action of the cards a person selected: held, then ``actions.typed_action`` (the one door for typed
+    cards, shared with ``president-play``)."""
     try:
-        parsed = [parse_card(c) for c in cards]
+        ranks = [parse_card(c)[0] for c in cards]
     except ValueError as err:
         raise RequestError(str(err)) from None
     have = Counter(hand)
     for card, n in Counter(c.strip().upper() for c in cards).items():
         if have[card] < n:
             raise RequestError(f"you do not hold {card}" if not have[card] else f"you hold only {have[card]} × {card}")
-    ranks = [r for r, _ in parsed]
-    if kind == "give":
-        if len(cards) != 1:
-            raise RequestError("give back one card at a time")
-        return encode_give(rules, RANK_NAMES[ranks[0]])
-    others = sorted(set(ranks) - {TWO})
-    if not others:
-        rank = TWO
-    elif len(others) == 1 and (rules.twos_wild or TWO not in ranks):
-        rank = others[0]
-    else:
-        names = " ".join(RANK_NAMES[r] for r in sorted(set(ranks)))
-        wild = "" if rules.twos_wild else " (2s are not wild in these rules)"
-        raise RequestError(f"a play is cards of one rank, not {names}{wild}")
-    if len(cards) > rules.max_count:
-        raise RequestError(f"a play holds at most {rules.max_count} cards")
-    return encode_play(rules, RANK_NAMES[rank], len(cards))
+    try:
+        return typed_action(rules, kind, ranks)
+    except ValueError as err:
+        raise RequestError(str(err)) from None
 
 
 def _why_illegal(session: Session, action: int, me: int) -> str:
@@ -644,8 +631,8 @@ class Store:
         event loop (:meth:`make_agents`)."""
         within_limits(rules)
         lineup = make_lineup(rules, seats, human)
-        game = RecordedGame(rules, seed=seed, players=lineup, source="president-web")
-        root = np.random.SeedSequence(game.recorder.seed)
+        game = SingleGame.table(rules, seed=seed, players=lineup, source="president-web")
+        root = np.random.SeedSequence(game.record.seed)
         agents = await self.make_agents(lineup, rules, root.spawn(rules.n_players))
         now = self.clock()
         session = Session(self._new_id(), mode, rules, game, lineup, human, agents, pace, now, now)
@@ -663,7 +650,7 @@ class Store:
         :meth:`start_table`."""
         within_limits(rules)
         lineup = [HUMAN] * rules.n_players
-        game = RecordedGame(rules, seed=seed, players=lineup, source="president-web")
+        game = SingleGame.table(rules, seed=seed, players=lineup, source="president-web")
         now = self.clock()
         session = Session(self._new_id(), "play", rules, game, lineup, 0, {}, pace, now, now)
         session.friends, session.started = True, False
@@ -694,7 +681,7 @@ class Store:
         seated = set(session.seats)
         lineup = [HUMAN if p in seated else agent for p in range(rules.n_players)]
         make_lineup(rules, [agent if name == HUMAN else name for name in lineup], None)
-        root = np.random.SeedSequence(session.game.recorder.seed)
+        root = np.random.SeedSequence(session.game.record.seed)
         seeds = root.spawn(2 * rules.n_players)
         agents = await self.make_agents(lineup, rules, seeds[: rules.n_players])
         standins = await self.make_agents([agent] * rules.n_players, rules, seeds[rules.n_players :])
@@ -703,9 +690,9 @@ class Store:
         if set(session.seats) != seated:
             raise RequestError("someone took a seat meanwhile: start again", 409)
         session.lineup[:] = lineup
-        session.game.recorder.players = [
-            session.seats[p].name if p in session.seats else agent for p in range(rules.n_players)
-        ]
+        session.game.name_players(
+            [session.seats[p].name if p in session.seats else agent for p in range(rules.n_players)]
+        )
         session.agents = agents
         session.standins = {p: standins[p] for p in session.seats}
         session.started = True
@@ -795,7 +782,7 @@ class Store:
             agents = await self.make_agents([name], session.rules, [np.random.SeedSequence(0)])
             session.hinter = (name, agents[0])
         name, agent = session.hinter
-        observation = game.observe(me)
+        observation = game.observe_player(me)
         loop = asyncio.get_running_loop()
         decision = await loop.run_in_executor(self.executor, _decide, agent, observation, True)
         weighed = _json_weighed(session.rules, decision)
@@ -830,9 +817,6 @@ class Store:
         """
         game = session.game
         player = game.current_player
-        seat = int(game.state.seat_of_player[0, player])
-        partner_seat = int(game.state.partner[0, seat])
-        partner = int(game.state.player_at_seat[0, partner_seat]) if partner_seat >= 0 else None
         note = None if weighed is None else _json_weighed(session.rules, weighed)
         try:
             event = game.step(action, note, cards)
@@ -844,7 +828,7 @@ class Store:
         if event.manche_over:
             session.results.append(_manche_result(session, event))
         if session.mode == "play":
-            session.log.append((event, partner))  # shown to each person as they may see it (player_view)
+            session.log.append(event)  # shown to each person as they may see it (player_view)
             note_exchange(session)
         else:
             session.frames.append(spectator_frame(session, event, note, len(session.frames)))
@@ -876,7 +860,7 @@ class Store:
                     continue
                 if player in session.seats and not self.away(session, player):
                     continue  # back in time: their move
-            observation = session.game.observe(player)
+            observation = session.game.observe_player(player)
             explain = session.mode == "watch"
             try:
                 decision = await loop.run_in_executor(self.executor, _decide, agent, observation, explain)
@@ -956,14 +940,7 @@ class ReplayLoader:
             )
         self.replay = replay
         try:
-            # As replay_steps starts it: a manche with roles is dealt by its Trou du cul, the dealer is implied.
-            first = RecordedGame(
-                replay.rules,
-                seed=replay.seed,
-                deal=replay.deals[0],
-                dealer=None if replay.roles is not None else replay.dealer,
-                roles=replay.roles,
-            )
+            first = replay_start(replay)  # as replay_steps starts it
         except ValueError as err:
             raise ValueError(f"replay manche 1: {err}") from None
         self.scratch = Session("", "replay", replay.rules, first, list(replay.players), None, {}, 0.0, 0.0, 0.0)

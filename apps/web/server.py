@@ -43,8 +43,9 @@ from typing import Any
 from president_env import agents as agent_registry
 from president_env.presets import PRESETS, preset_path, resolve_rules
 from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
-from president_env.replay import MAX_SEED
+from president_env.replay import Replay
 from president_env.rules import Rules
+from president_env.single import MAX_SEED
 from president_env.user_input import load_yaml
 
 from .games import (
@@ -365,7 +366,7 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         session, _ = play_session(request)
         if session.mode == "play" and not session.over:
             raise RequestError("the replay of a game you play is available once the game is over", 409)
-        replay = session.replay if session.replay is not None else session.game.replay()
+        replay = session.replay if session.replay is not None else Replay.of(session.game)
         text = await asyncio.get_running_loop().run_in_executor(store.replayer, _replay_text, replay)
         headers = {"Content-Disposition": f'attachment; filename="president-{session.id[:8]}.json"'}
         return Response(text, media_type="application/json", headers=headers)
