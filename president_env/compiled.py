@@ -1,16 +1,18 @@
 """The engine's per-slot work compiled with Numba (the optional ``fast`` extra): legal masks and steps of some slots.
 
 A NumPy call costs about a microsecond whatever its size, so :func:`~president_env.engine.step` and
-:func:`~president_env.engine.legal_mask` pay some 60 and 15 of them per call even for one slot. These two
-kernels do the same work slot by slot in compiled loops; ``VecGame`` (hence ``SingleGame``, one slot, and the
-vector env) plays through them wherever Numba is available, being faster at every batch size measured
-(docs/speed.md). With the NumPy engine they are the package's two implementations of the trick rules:
+:func:`~president_env.engine.legal_mask` pay some 60 and 15 of them per call even for one slot, and the end of a
+manche some 150. These kernels do the same work slot by slot in compiled loops; ``VecGame`` (hence ``SingleGame``,
+one slot, and the vector env) plays through them wherever Numba is available, being faster at every batch size
+measured (docs/speed.md). With the NumPy engine they are the package's two implementations of the rules:
 
 - :func:`legal_mask` is ``engine.legal_mask`` for some slots;
 - :func:`play` is the part of ``engine.step`` that plays the actions (gives, passes, plays, a player going
-  out, the turn order) in place, and says which slots' manches ended. Ending a manche — scoring, roles,
-  the next deal or the game's end, and its random draws — stays with the engine's ``_end_manche``, called
-  by ``engine.step`` for those slots in the same order, so the games and the generator's draws are the same.
+  out, the turn order) in place, and says which slots' manches ended;
+- :func:`score` and :func:`deal_next` are the engine's ``_end_manche`` for those slots: the scoring and the
+  game's end, then the seating by role, the deal and the automatic half of the exchange of the next manche.
+  Its one random draw, the shuffled decks (``engine._shuffled_decks``), stays in NumPy, for the same slots in
+  the same order, so the games and the generator's draws are the same.
 
 ``engine.step(..., compiled=True)`` and ``engine.legal_mask(..., compiled=True)`` use them when
 :func:`available` (Numba importable, and the environment variable ``PRESIDENT_ENV_NUMBA`` is not ``0``),
