@@ -498,9 +498,15 @@ def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -
     _start_manche(rules, state, index, dealt_to, state.dealer[index].copy(), state.prev_pos[index].copy())
 
 
+def _shuffled_decks(rules: Rules, state: GameState, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``(n, N) int64``: a shuffled deck of card ids for each slot of ``index`` about to be dealt, the one random
+    draw of a deal on both paths (``state`` unused here: a test deals each game from its own history through it)."""
+    return rng.permuted(np.broadcast_to(np.arange(rules.n_cards), (index.size, rules.n_cards)), axis=1)
+
+
 def _deal_and_start(rules, state, index, rng, dealer, prev_pos) -> None:
     n, n_cards = index.size, rules.n_cards
-    card_ids = rng.permuted(np.broadcast_to(np.arange(n_cards), (n, n_cards)), axis=1)
+    card_ids = _shuffled_decks(rules, state, index, rng)
     first = dealer + 1 if rules.deal_start == "dealer_left" else dealer
     dealt_to = np.empty((n, n_cards), np.int8)
     # The deck is dealt one card at a time clockwise from the first receiver.
@@ -843,7 +849,7 @@ def step(
     if compiled and _compiled.available():
         over = _compiled.play(rules, tab, state, slot, actions.astype(np.int64, copy=False)).nonzero()[0]
         if over.size:
-            _end_manche(rules, state, slot[over], over, rng, result, reward_mode)
+            _end_manche(rules, state, slot[over], over, rng, result, reward_mode, compiled=True)
         return result
     if full:
         state.manche_steps += 1
@@ -994,10 +1000,18 @@ def end_manches(
     return result
 
 
-def _end_manche(rules, state, index, local, rng, result: StepResult, reward_mode) -> None:
+def _end_manche(rules, state, index, local, rng, result: StepResult, reward_mode, compiled: bool = False) -> None:
     """Score the manche in slots ``index`` (rows ``local`` of ``result``), then deal the next manche, or leave
-    the slot terminal (``PHASE_OVER``) where the game ended."""
+    the slot terminal (``PHASE_OVER``) where the game ended. ``compiled``: by the Numba kernels where they are
+    available (``compiled.score`` and ``compiled.deal_next``: the same scores and deals from the same draws)."""
     tab = tables(rules)
+    if compiled and _compiled.available():
+        positions, over = _compiled.score(rules, tab, state, index, local, result, reward_table(rules, reward_mode))
+        if not over.all():
+            going_on = ~over
+            cont = index[going_on]
+            _compiled.deal_next(rules, tab, state, cont, positions[going_on], _shuffled_decks(rules, state, cont, rng))
+        return
     p = rules.n_players
     sub_rows = np.arange(index.size)[:, None]
     pos_by_seat = final_positions(rules, state, index)

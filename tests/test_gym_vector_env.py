@@ -48,15 +48,17 @@ def pick(mask: np.ndarray, t: int, salt: int) -> int:
 def state_seeded_deals(monkeypatch):
     """Later manches are dealt from the game's history, not from the batch's generator: a game then
     gets the same deals whichever batch (a single env's or the vector env's) it is played in."""
-    original = engine._deal_and_start
+    original = engine._shuffled_decks
 
-    def deal(rules, state, index, rng, dealer, prev_pos):
-        for k, slot in enumerate(np.asarray(index)):
-            seed = zlib.crc32(state.dealt_to[slot].tobytes()) + int(state.manche[slot])
-            one = np.array([slot])
-            original(rules, state, one, np.random.default_rng(seed), dealer[k : k + 1], prev_pos[k : k + 1])
+    def shuffled(rules, state, index, rng):
+        if not index.size:
+            return original(rules, state, index, rng)
+        seeds = [zlib.crc32(state.dealt_to[slot].tobytes()) + int(state.manche[slot]) for slot in index]
+        return np.concatenate(
+            [original(rules, state, index[k : k + 1], np.random.default_rng(seed)) for k, seed in enumerate(seeds)]
+        )
 
-    monkeypatch.setattr(engine, "_deal_and_start", deal)
+    monkeypatch.setattr(engine, "_shuffled_decks", shuffled)
 
 
 def run_single(rules, seat, options, salt, opponents="heuristic-1"):
