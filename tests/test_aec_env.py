@@ -5,11 +5,13 @@ from __future__ import annotations
 import copy
 import random
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 from helpers import random_rules
+from lockstep import lockstep
 from pettingzoo.test import api_test, render_test, seed_test
 
 import president_env as pe
@@ -364,12 +366,13 @@ def test_cards_follow_the_engine_counts():
 @pytest.mark.parametrize("seed", range(20))
 def test_many_random_rules_play_through(seed):
     """Random rules, random legal play, with the render on: every game ends within its manches (plus a decisive
-    one), each manche's zero-sum rewards sum to 0, the cards of the deck are all in the hands shown (suits
-    tracked), and the end names a winner with the best total and every player's final place."""
+    one), each manche's zero-sum rewards sum to 0, the hands shown (suits tracked) hold as many cards as the
+    engine counts and no card more often than the deck has it, and the end names a winner with the best total and
+    every player's final place."""
     rules = random_rules(np.random.default_rng(1000 + seed))
     aec = pe.env(rules=rules, render_mode="ansi")
     raw = aec.unwrapped
-    full_deck = sorted(deck(rules.decks, rules.jokers))
+    full_deck = Counter(deck(rules.decks, rules.jokers))
     for game in range(3):
         aec.reset(seed=seed * 10 + game)
         manches, texts, final = [], [], {}
@@ -381,8 +384,8 @@ def test_many_random_rules_play_through(seed):
             if raw.manche_over:
                 manches.append(sum(raw.rewards.values()))
             elif not any(raw.terminations.values()):
-                held = sorted(card for hand in raw.game.cards for card in hand)
-                assert len(held) == sum(raw.game.n_held) and set(held) <= set(full_deck)
+                held = Counter(card for hand in raw.game.cards for card in hand)
+                assert held.total() == sum(raw.game.n_held) and held <= full_deck
 
         steps = play_random(aec, np.random.default_rng(seed), on_step=check)
         assert 0 < steps < 100_000 and all(text for text in texts)
@@ -632,30 +635,71 @@ def test_finish_position_appears_when_final_and_is_never_revised(finish_on_two):
 
 
 # ----------------------------------------------------------------------------- one truth with the batched engine
+class EnvSide:
+    """The AEC env (its one-game path) for the lockstep harness: who acts, the mask, every agent's observation;
+    a step gives the manche rewards, the terminations and, at the end, the winner."""
+
+    def __init__(self, rules: Rules, seed: int) -> None:
+        self.env = raw_env(rules=rules)
+        self.env.reset(seed=seed)
+
+    def facts(self) -> dict:
+        env = self.env
+        if all(env.terminations.values()):
+            return {"over": True}
+        views = {name: env.observe(name)["observation"] for name in env.possible_agents}
+        return {"player": env.agent_selection, "mask": env.observe(env.agent_selection)["action_mask"] == 1, **views}
+
+    def step(self, action: int) -> dict:
+        env = self.env
+        env.step(action)
+        over = all(env.terminations.values())
+        return {
+            "rewards": [env.rewards[name] for name in env.possible_agents],
+            "terminations": sorted(set(env.terminations.values())),  # all False, or all True at the end
+            "winner": env.infos["player_0"]["winner"] if over else None,
+        }
+
+
+class EngineSide:
+    """``VecGame(batch_size=1)`` for the lockstep harness, the same facts as :class:`EnvSide`."""
+
+    def __init__(self, rules: Rules, seed: int) -> None:
+        from president_env.vec_game import VecGame
+
+        self.rules, self.game, self.over = rules, VecGame(rules, batch_size=1, seed=seed), False
+
+    def facts(self) -> dict:
+        from president_env.observation import observe
+
+        if self.over:
+            return {"over": True}
+        game, names = self.game, [f"player_{p}" for p in range(self.rules.n_players)]
+        seats = [game.state.seat_of_player[:, p].astype(np.int64) for p in range(self.rules.n_players)]
+        views = {name: observe(self.rules, game.state, seat)[0] for name, seat in zip(names, seats)}
+        return {"player": f"player_{game.current_player[0]}", "mask": game.legal_mask()[0], **views}
+
+    def step(self, action: int) -> dict:
+        rewards, done = self.game.step(np.array([action]))
+        self.over = bool(done[0])
+        return {
+            "rewards": rewards[0].tolist(),
+            "terminations": [self.over],
+            "winner": f"player_{self.game.last_winner[0]}" if self.over else None,
+        }
+
+
 @pytest.mark.parametrize("rules", ALL_RULES[:8], ids=RULE_IDS[:8])
 def test_the_env_plays_the_engines_game_bit_for_bit(rules):
-    """The AEC env (on its one-game fast path) and ``VecGame(batch_size=1)`` from the same seed: the same player
-    to act, masks, observations of every agent (byte for byte) and manche rewards, to the end of the game."""
-    from president_env.observation import observe
-    from president_env.vec_game import VecGame
-
-    aec = raw_env(rules=rules)
-    aec.reset(seed=17)
-    game = VecGame(rules, batch_size=1, seed=17)
+    """The AEC env (on its one-game fast path) and ``VecGame(batch_size=1)`` from the same seed, in the lockstep
+    harness: the same player to act, masks, observations of every agent (dtype and bytes), manche rewards, the
+    game's end and its winner."""
     rng = np.random.default_rng(0)
-    while True:
-        agent = aec.agent_selection
-        assert agent == f"player_{game.current_player[0]}"
-        np.testing.assert_array_equal(aec.observe(agent)["action_mask"], game.legal_mask()[0].astype(np.int8))
-        for player, name in enumerate(aec.possible_agents):
-            seat = game.state.seat_of_player[:, player].astype(np.int64)
-            assert aec.observe(name)["observation"].tobytes() == observe(rules, game.state, seat)[0].tobytes()
-        action = int(sample_legal(game.legal_mask(), rng)[0])
-        aec.step(action)
-        rewards, done = game.step(np.array([action]))
-        assert [aec.rewards[name] for name in aec.possible_agents] == rewards[0].tolist()
-        if done[0]:
-            assert all(aec.terminations.values())
-            assert aec.infos["player_0"]["winner"] == f"player_{game.last_winner[0]}"
-            break
-        assert not any(aec.terminations.values())
+    steps = lockstep(
+        EnvSide(rules, 17),
+        EngineSide(rules, 17),
+        choose=lambda facts, t: int(sample_legal(facts["mask"][None], rng)[0]),
+        until=lambda result, t: result["winner"] is not None,
+        context=str(rules),
+    )
+    assert steps > rules.n_players

@@ -47,8 +47,14 @@ def test_the_readme_has_the_examples_the_users_path_promises():
         assert needle in code, needle
 
 
+def _block(name: str, code: str):
+    """A block that starts Ray joins the Ray tests' xdist group: one local Ray instance at a time in CI."""
+    marks = [pytest.mark.xdist_group("ray")] if re.search(r"^(from|import) ray\b", code, re.M) else []
+    return pytest.param(code, id=name, marks=marks)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("code", [code for _, code in BLOCKS], ids=[name for name, _ in BLOCKS])
+@pytest.mark.parametrize("code", [_block(name, code) for name, code in BLOCKS])
 def test_readme_example_runs(code, tmp_path):
     for module, extra in OPTIONAL.items():
         if re.search(rf"^(from|import) {module}\b", code, re.M):

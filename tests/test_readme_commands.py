@@ -4,6 +4,7 @@ and ``president-web --help`` answers. The long ones (training, 200-deal tourname
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
 import subprocess
@@ -67,6 +68,15 @@ def help_text(program: str) -> str:
     return done.stdout
 
 
+# Programs whose --help needs an extra (they say so and exit 2 without it): on a core install their flags go
+# unchecked, their agents and rules are still checked.
+EXTRA_MODULES = {"president-play": ("rich", "prompt_toolkit")}
+
+
+def installed(program: str) -> bool:
+    return all(importlib.util.find_spec(module) is not None for module in EXTRA_MODULES.get(program, ()))
+
+
 def test_the_readme_shows_every_program():
     assert {command[0] for command in COMMANDS} == set(SCRIPTS)
 
@@ -74,10 +84,10 @@ def test_the_readme_shows_every_program():
 @pytest.mark.parametrize("command", COMMANDS, ids=[" ".join(c)[:60] for c in COMMANDS])
 def test_each_readme_command_names_real_flags_agents_rules_and_configs(command):
     program, args = command[0], command[1:]
-    shown = help_text(program)
+    shown = help_text(program) if installed(program) else None
     known = set(agents.names())
     for i, word in enumerate(args):
-        if word.startswith("--"):
+        if word.startswith("--") and shown is not None:
             assert re.search(rf"{re.escape(word.split('=')[0])}\b", shown), f"{program} has no flag {word}"
         value = args[i + 1] if i + 1 < len(args) else ""
         if word in ("--agents", "--against", "--opponents"):

@@ -7,7 +7,6 @@ import re
 import socket
 import threading
 import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlparse
 
@@ -16,65 +15,11 @@ import pytest
 pytest.importorskip("starlette")
 httpx = pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
-from web_helpers import Keyed, live_server  # noqa: E402
+from web_helpers import OPPONENTS, SETUP, Keyed, Recorder, first_move, live_server, play_game, scan  # noqa: E402
 
 from president_env.apps.web.games import Store  # noqa: E402
 from president_env.apps.web.server import create_app, main  # noqa: E402
 from president_env.replay import loads  # noqa: E402
-
-CARD = re.compile(r'"((?:10|[2-9JQKA])[CDHS]|JK)"')
-# One manche unless a test asks for more: the tests were written when the presets played one, and a 5-manche
-# match would make the concurrent and disconnect tests five times longer.
-SETUP = {"mode": "play", "preset": "standard", "manches": 1, "human": 0, "seed": 5, "pace": 0}
-OPPONENTS = ["human", "heuristic-1", "heuristic-2", "random"]
-
-
-class Recorder:
-    """Every response body of a client, in order."""
-
-    def __init__(self, client) -> None:
-        self.client = client
-        self.bodies: list[str] = []
-
-    def request(self, method: str, url: str, **kwargs):
-        response = self.client.request(method, url, **kwargs)
-        self.bodies.append(response.text)
-        return response
-
-
-def first_move(view: dict) -> dict:
-    """A legal move for the human, in cards: the first listed play or give, else pass."""
-    moves = [m for m in view["legal"] if m["kind"] != "pass"] or view["legal"]
-    move = moves[0]
-    body = {"version": view["version"], "move": move["kind"]}
-    if move["kind"] != "pass":
-        hand = view["hand"]
-        cards = [c for c in hand if (c[:-1] if c != "JK" else "JK") == move["rank"]][: move["count"]]
-        cards += [c for c in hand if c[:-1] == "2" and c not in cards][: move["count"] - len(cards)]
-        body["cards"] = cards
-    return body
-
-
-def play_game(http, setup: dict, timeout: float = 60, hints: bool = False) -> tuple[str, dict]:
-    """Play a whole game as the human with :func:`first_move` (``hints``: asking for one at each turn);
-    returns the id and the final view."""
-    response = http.request("POST", "/api/games", json=setup)
-    assert response.status_code == 201, response.text
-    view = response.json()
-    game_id = view["id"]
-    deadline = time.monotonic() + timeout
-    while not view["over"]:
-        assert time.monotonic() < deadline
-        if view["legal"]:
-            if hints:
-                assert http.request("POST", f"/api/games/{game_id}/hint").status_code in (200, 409)
-            response = http.request("POST", f"/api/games/{game_id}/move", json=first_move(view))
-            assert response.status_code == 200, response.text
-            view = response.json()
-        else:
-            time.sleep(0.005)
-            view = http.request("GET", f"/api/games/{game_id}").json()
-    return game_id, view
 
 
 @pytest.fixture
@@ -100,45 +45,6 @@ def test_play_mode_never_sends_another_hand(client):
         leaky = json.dumps({"version": 0, "hand": [hidden]})
         with pytest.raises(AssertionError, match="other hands"):
             scan([leaky], replay, human)
-
-
-def scan(bodies: list[str], replay, human: int) -> None:
-    """Replay the game alongside the responses: each response may name only cards the human holds or held,
-    or cards already played (the responses come in game order; a response is checked against the state of
-    the game after the last move it reports)."""
-    from president_env.replay import replay_steps
-
-    states = []  # after each action: (cards allowed to be seen)
-    seen_own: set[str] = set()
-    played: Counter = Counter()
-    games = replay_steps(replay)
-    allowed_at = []
-    # Allowed cards before any action: the human's hand after the automatic exchange.
-    from president_env.replay import start_replay
-
-    start = start_replay(replay)
-    seen_own |= set(start.cards[human])
-    allowed_at.append(set(seen_own))
-    for game, event in games:
-        if event.kind == "play":
-            played.update(event.cards)
-        if not event.game_over:
-            seen_own |= set(game.cards[human])
-        if event.kind == "give" and human in (event.player,):
-            seen_own |= set(event.cards)
-        allowed_at.append(seen_own | set(played))
-        states.append(event)
-    assert len(allowed_at) == len(replay.actions) + 1
-    checked = 0
-    for body in bodies:
-        data = json.loads(body)
-        version = data.get("version", 0)
-        allowed = allowed_at[version]
-        cards = set(CARD.findall(body))
-        leaked = cards - allowed
-        assert not leaked, f"response at version {version} names cards of other hands: {sorted(leaked)}"
-        checked += 1
-    assert checked > 10
 
 
 def test_bad_requests_are_4xx_and_change_nothing(client):

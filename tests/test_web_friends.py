@@ -12,8 +12,7 @@ import pytest
 pytest.importorskip("starlette")
 httpx = pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
-from test_web import Recorder, first_move, scan  # noqa: E402
-from web_helpers import live_server  # noqa: E402
+from web_helpers import Recorder, first_move, live_server, scan  # noqa: E402
 
 from president_env.apps.web import games  # noqa: E402
 from president_env.apps.web.server import create_app  # noqa: E402

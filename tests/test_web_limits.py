@@ -19,8 +19,7 @@ import pytest
 pytest.importorskip("starlette")
 httpx = pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
-from test_web import OPPONENTS, SETUP, play_game  # noqa: E402
-from web_helpers import Keyed, live_server  # noqa: E402
+from web_helpers import OPPONENTS, SETUP, Keyed, live_server, play_game  # noqa: E402
 
 from president_env.apps.web import games  # noqa: E402
 from president_env.apps.web.server import create_app  # noqa: E402
