@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("starlette")
 httpx = pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
-from web_helpers import OPPONENTS, SETUP, Keyed, live_server, play_game  # noqa: E402
+from web_helpers import OPPONENTS, SETUP, STALL, Keyed, live_server, play_game  # noqa: E402
 
 from president_env.apps.web import games  # noqa: E402
 from president_env.apps.web.server import create_app  # noqa: E402
@@ -210,7 +210,7 @@ def test_busy_server_refuses_at_once(client):
             refused.append(client.post("/api/games", json={**SETUP, "seats": ["human"] + learned * 3}))
         for response in refused:
             assert response.status_code == 503 and "try again" in response.json()["error"]
-        assert time.perf_counter() - started < 1.0
+        assert time.perf_counter() - started < STALL
         assert set(store.sessions) == before
         # Baselines are made at once, never refused as busy.
         assert client.post("/api/games", json={**SETUP, "seats": OPPONENTS}).status_code == 201
@@ -287,7 +287,7 @@ def test_a_replay_near_the_limits_loads_without_stalling_other_games():
             )
             print(f"other game: {len(times)} requests, median {np.median(times) * 1000:.0f} ms, max {max(times):.2f} s")
             assert answer["seconds"] < 3.0 and answer["size"] < 2_000_000
-            assert max(times) < 1.0
+            assert max(times) < STALL
             game_id = answer["view"]["id"]
             view = http.get(f"/api/games/{game_id}?since=0&limit=0").json()
             count = view["frame_count"]
@@ -319,9 +319,9 @@ def test_making_a_learned_agent_does_not_stall_other_games():
                 f"other game max {max(times):.2f} s over {len(times)} requests"
             )
             assert statuses == [201]
-            assert max(times) < 1.0
+            assert max(times) < STALL
             started = time.perf_counter()
             assert http.post("/api/games", json=setup).status_code == 201
             again = time.perf_counter() - started
             print(f"second game with {name}: {again:.3f} s")
-            assert again < 1.0
+            assert again < STALL
