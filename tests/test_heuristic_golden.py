@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from president_env import VecGame, agents, compiled, load_preset
+from president_env import VecGame, agents, load_preset
 from president_env.actions import KIND_GIVE, action_tables
 from president_env.engine import sample_legal
 from president_env.presets import PRESETS
@@ -62,25 +62,14 @@ def _golden() -> dict:
     return json.loads(GOLDEN_PATH.read_text(encoding="utf-8"))
 
 
-@pytest.fixture(params=["numba", "numpy"])
-def path(request, monkeypatch):
-    """Both paths of ``heuristic.choose`` (and of the engine): the compiled kernel and NumPy."""
-    monkeypatch.setenv(compiled.ENV_SWITCH, "1" if request.param == "numba" else "0")
-    compiled.available.cache_clear()
-    if compiled.path_name() != request.param:
-        pytest.skip("the compiled path needs Numba")
-    yield request.param
-    compiled.available.cache_clear()
-
-
 @pytest.mark.parametrize("n_players", PLAYERS)
 @pytest.mark.parametrize("preset", PRESETS)
-def test_heuristic_choices_are_the_recorded_ones(preset: str, n_players: int, path: str) -> None:
+def test_heuristic_choices_are_the_recorded_ones(preset: str, n_players: int, engine_path: str) -> None:
     digests, gives = choice_digests(preset, n_players)
     assert gives > 0, "the pinned games must reach an exchange"
     expected = _golden()[f"{preset}/{n_players}"]
     changed = [name for name in AGENTS if digests[name] != expected[name]]
-    assert not changed, f"{path}: choices changed for {', '.join(changed)} on {preset} with {n_players} players"
+    assert not changed, f"{engine_path}: choices changed for {', '.join(changed)} on {preset} with {n_players} players"
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import president_env as pe
-from president_env import compiled, load_preset
+from president_env import load_preset
 from president_env.engine import sample_legal
 from president_env.presets import PRESETS
 
@@ -57,24 +57,13 @@ def trajectory_digest(preset: str, opponents: str) -> tuple[str, int]:
     return digest.hexdigest(), ended
 
 
-@pytest.fixture(params=["numba", "numpy"])
-def path(request, monkeypatch):
-    """Both engine paths: the compiled kernels and NumPy."""
-    monkeypatch.setenv(compiled.ENV_SWITCH, "1" if request.param == "numba" else "0")
-    compiled.available.cache_clear()
-    if compiled.path_name() != request.param:
-        pytest.skip("the compiled path needs Numba")
-    yield request.param
-    compiled.available.cache_clear()
-
-
 @pytest.mark.parametrize("opponents", OPPONENTS)
 @pytest.mark.parametrize("preset", PRESETS)
-def test_vector_env_games_are_the_recorded_ones(preset: str, opponents: str, path: str) -> None:
+def test_vector_env_games_are_the_recorded_ones(preset: str, opponents: str, engine_path: str) -> None:
     digest, ended = trajectory_digest(preset, opponents)
     assert ended > 0, "the pinned steps must end some games"
     expected = json.loads(GOLDEN_PATH.read_text(encoding="utf-8"))[f"{preset}/{opponents}"]
-    assert digest == expected, f"{path}: the vector env's games changed on {preset} against {opponents}"
+    assert digest == expected, f"{engine_path}: the vector env's games changed on {preset} against {opponents}"
 
 
 def main() -> None:
