@@ -552,7 +552,11 @@ def test_president_eval_says_in_one_line_when_ray_cannot_start(monkeypatch, tmp_
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err  # argparse's usage, then one line:
-    assert err.strip().splitlines()[-1].startswith(
-        "president-eval: error: --ray local: Ray could not start (RuntimeError: Failed to start the GCS server. "
-        "See the logs"
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .startswith(
+            "president-eval: error: --ray local: Ray could not start (RuntimeError: Failed to start the GCS server. "
+            "See the logs"
+        )
     )
