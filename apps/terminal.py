@@ -464,6 +464,8 @@ class TerminalGame:
         if "winner" in infos[0]:
             self.winner = self.agent_names.index(infos[0]["winner"])
         self.show_result(result)
+        trick = (self.game.ended or self.game).last_trick()  # the game that just ended, if it did
+        self.say("Last trick: " + "; ".join(f"{self.label(e.player)} {e.what(show_cards=pretty_cards)}" for e in trick))
         if not any(self.raw.terminations.values()):
             self.start_manche()
 

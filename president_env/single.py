@@ -21,7 +21,8 @@ Beside the engine's counts it keeps, once for every front end:
 - ``cards``: each player's cards with their suits, followed from the deal: a play takes the lowest suits of
   its rank (or the ``cards`` named), wild 2s after the naturals; the exchange moves the very cards given;
 - ``events``: one :class:`Event` per action, read from the engine's events (a manche ends where the engine
-  says so), with :meth:`Event.text` to show it;
+  says so), with :meth:`Event.text` to show it; :meth:`SingleGame.last_trick`: the trick played now (or the
+  last one of a manche just ended), from the play that led it;
 - ``record``: a :class:`GameRecord` (the deals, actions, cards and notes; ``replay.Replay.of`` saves it).
 
 With ``autoreset`` (the envs), like ``VecGame``, a finished game is dealt anew in the same call; the
@@ -226,6 +227,9 @@ class Event:
     """``"pass"``, ``"play 7 7"``, ``"give 3"`` (``actions.action_name``)."""
     kind: str
     """``"pass"``, ``"play"`` or ``"give"``."""
+    leads: bool
+    """A play that opened a trick (the table was empty): a trick runs from such a play to the next one
+    (:meth:`SingleGame.last_trick`)."""
     cards: list[str]
     """The cards that left the hand, with suits."""
     receiver: int | None
@@ -556,6 +560,17 @@ class SingleGame:
         """Game totals by player (the decisive manche's points are not added); the final ones once ``done``."""
         return list(self.last_scores if self.done else self.scores)
 
+    def last_trick(self) -> list[Event]:
+        """The plays and passes of the trick played now, from the play that led it (:attr:`Event.leads`): right
+        after the step that ended a manche, that manche's last trick. Empty before a manche's first play."""
+        events = self.events
+        for start in range(len(events) - 1, -1, -1):
+            if events[start].kind == "give":
+                break
+            if events[start].leads:
+                return events[start:]
+        return []
+
     # ---- legal actions -------------------------------------------------------------------------
     def mask_bytes(self) -> bytes:
         """The legal mask as ``num_actions`` bytes 0/1 (the engine's, cached until the next step)."""
@@ -622,6 +637,7 @@ class SingleGame:
         if note is not None:
             check_note(self.rules, note)
         manche, decisive = self.manche, self.decisive
+        leads = kind == KIND_PLAY and self.trick_rank < 0
         if self._slot is None:
             events = game.step_events(np.array([action]))
         elif self._slot.play(action):  # the manche ended: scored, and the next one dealt, by the engine
@@ -645,8 +661,8 @@ class SingleGame:
         record.cards.append(taken)
         record.notes.append(note)
         event = Event(
-            len(self.events), player, action, self._moves[action], _KINDS[kind], taken, receiver, manche, decisive,
-            manche_over, done, events.rewards[0].tolist() if manche_over else None, None,
+            len(self.events), player, action, self._moves[action], _KINDS[kind], leads, taken, receiver, manche,
+            decisive, manche_over, done, events.rewards[0].tolist() if manche_over else None, None,
         )  # fmt: skip
         self.events.append(event)
         if not manche_over:

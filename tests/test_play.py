@@ -185,6 +185,24 @@ def test_game_shows_hand_trick_counts_roles_and_opponent_plays() -> None:
     assert " won the trick and lead" in text and "-- out 1st: " in text
 
 
+def test_each_manche_summary_names_the_whole_last_trick() -> None:
+    """After each manche, ``Last trick:`` names every move since the terminal last said a trick was won (or the
+    manche began), in order: two plays in manche 1 and three in manche 2 of this seeded game, not the last one."""
+    code, text, _ = play([*CHEAP, "--manches", "2", "--seed", "7", "--seat", "0", "--ascii"])
+    assert code == 0
+    moves: list[str] = []
+    shown = []
+    for line in text.splitlines():
+        if "won the trick" in line or line.startswith("=== "):
+            moves = []
+        elif move := re.fullmatch(r"  (You|player_\d)(?: \([^)]*\))? (played .+|passed)", line):
+            moves.append(f"{move[1]} {move[2]}")
+        elif line.startswith("Last trick: "):
+            assert line == "Last trick: " + "; ".join(moves)
+            shown.append(len(moves))
+    assert shown == [2, 3]
+
+
 def test_invalid_input_of_each_kind_gets_the_reason_and_a_new_prompt() -> None:
     expected = {
         "unknown": ("foo bar", "unknown command 'foo bar'"),

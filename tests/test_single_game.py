@@ -184,3 +184,31 @@ def test_a_pickled_game_observes_and_plays_on_the_same():
     action = int(np.flatnonzero(game.legal_mask())[0])
     assert copy.step(action) == game.step(action)
     np.testing.assert_array_equal(copy.observe(0), game.observe(0))
+
+
+TRICK_RULES = [Rules(manches=2), *rule_sets(n_random=3, seed=5)[-3:]]
+
+
+@pytest.mark.parametrize("rules", TRICK_RULES, ids=[f"{i}-{r.n_players}p" for i, r in enumerate(TRICK_RULES)])
+def test_last_trick_runs_from_the_play_that_led_it(rules):
+    """At every step of random games, an event ``leads`` exactly where the engine refused a pass (the table was
+    empty), and ``last_trick`` is the trick being played: from that lead to the step just made, plays and passes
+    of one manche, no other lead; empty in an exchange. Right after a manche ends it is that manche's last trick
+    (what the front ends' summaries show whole), several plays long in some games of the standard rules."""
+    longest = 0
+    for seed in range(6):
+        game = SingleGame.table(rules, seed=seed)
+        rng = np.random.default_rng(seed)
+        while not game.done:
+            mask = game.legal_mask()
+            event = game.step(int(rng.choice(np.flatnonzero(mask))))
+            assert event.leads == (event.kind == "play" and not mask[0]), (seed, event)
+            trick = game.last_trick()
+            if event.kind == "give":
+                assert trick == []
+                continue
+            assert trick[-1] is event and trick[0].leads and not any(e.leads for e in trick[1:]), (seed, trick)
+            assert all(e.kind in ("play", "pass") and e.manche == event.manche for e in trick)
+            if event.manche_over:
+                longest = max(longest, sum(e.kind == "play" for e in trick))
+    assert longest >= 2 or rules is not TRICK_RULES[0]  # standard rules, seeds 0-5: a 2-play last trick

@@ -19,7 +19,7 @@ from web_helpers import OPPONENTS, SETUP, STALL, Keyed, Recorder, first_move, li
 
 from president_env.apps.web.games import Store  # noqa: E402
 from president_env.apps.web.server import create_app, main  # noqa: E402
-from president_env.replay import loads  # noqa: E402
+from president_env.replay import loads, replay_steps  # noqa: E402
 
 
 @pytest.fixture
@@ -416,6 +416,27 @@ def test_final_table_and_exchange_in_words(client):
     assert words["gave"] and words["received"] and len(words["gave"]) == len(words["received"])
     assert all(card in dealt for card in words["gave"]) and not any(card in dealt for card in words["received"])
     assert done is None or done == words
+
+
+def test_each_manche_result_holds_its_whole_last_trick(client):
+    """What the end-of-manche summary shows: every move of the manche's last trick from the play that led it (two
+    plays in manche 2 of this seeded game), the same in play mode and in the game's replay loaded back."""
+    setup = {**SETUP, "manches": 2, "seed": 12, "seats": ["human"] + ["heuristic-1"] * 3}
+    game_id, final = play_game(client, setup)
+    replay_text = client.get(f"/api/games/{game_id}/replay").text
+    expected = [
+        [{"player": e.player, "kind": e.kind, "cards": e.cards} for e in game.last_trick()]
+        for game, event in replay_steps(loads(replay_text))
+        if event.manche_over
+    ]
+    assert [r["last_trick"] for r in final["results"]] == expected
+    assert [[m["kind"] for m in trick] for trick in expected] == [["play"], ["play", "play"]]
+    loaded = client.post("/api/replays", content=replay_text, headers={"content-type": "application/json"}).json()
+    deadline = time.monotonic() + 30
+    while not (view := client.get(f"/api/games/{loaded['id']}?since=0&limit=0").json())["loaded"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert [r["last_trick"] for r in view["results"]] == expected
 
 
 def test_a_learned_agent_plays_a_five_manche_match(client):

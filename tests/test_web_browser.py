@@ -299,6 +299,13 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
             if driver.execute_script("return ui.summaryOpen"):
                 text = driver.find_element(By.ID, "summary").text
                 summaries.append(text)
+                # The whole last trick, one entry per move from the play that led it, each with its cards.
+                trick = driver.execute_script("return ui.game.results[ui.seenResults].last_trick")
+                shown = driver.find_elements(By.CSS_SELECTOR, "#summary .last-trick .trick-move")
+                assert trick and len(shown) == len(trick), (trick, text)
+                for move, node in zip(trick, shown):
+                    assert ("played" if move["kind"] == "play" else "passed") in node.text
+                    assert len(node.find_elements(By.CSS_SELECTOR, ".card")) == len(move["cards"])
                 if len(summaries) == 1:
                     assert "Manche 1 is over" in text and "Last trick" in text and "Role earned" in text
                     shoot(driver, "web-summary.png")

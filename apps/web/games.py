@@ -443,6 +443,7 @@ def _manche_result(session: Session, event: Event) -> dict[str, Any]:
         "roles": [_role(int(role_by_pos[p])) for p in positions],
         "points": event.rewards,
         "scores": session.game.totals,
+        "last_trick": [{"player": e.player, "kind": e.kind, "cards": list(e.cards)} for e in session.game.last_trick()],
     }
 
 

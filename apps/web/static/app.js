@@ -658,14 +658,16 @@ function maybeSummary() {
   const g = ui.game;
   if (ui.summaryOpen || g.results.length <= ui.seenResults) return;
   const result = g.results[ui.seenResults];
-  const lastPlay = [...ui.log].reverse().find((e) => e.kind === "play" && e.manche === result.manche);
   const rows = result.order.map((p) => el("tr", {}, el("td", {}, ordinal(result.positions[p] + 1)), el("td", {}, playerName(p)),
     el("td", {}, result.roles[p].label), el("td", {}, `+${result.points[p]}`), el("td", {}, String(result.scores[p]))));
   const body = [
     el("h3", {}, `Manche ${result.manche + 1}${result.decisive ? " (decisive)" : ""} is over`),
     el("table", {}, el("tr", {}, el("th", {}, "Place"), el("th", {}, "Player"), el("th", {}, "Role earned"), el("th", {}, "Points"), el("th", {}, "Total")), ...rows),
   ];
-  if (lastPlay) body.push(el("div", { class: "last-trick" }, `Last trick: ${playerName(lastPlay.player)} played `, ...lastPlay.cards.map((c) => cardNode(c, true))));
+  // The whole last trick, from the play that led it (the server's result.last_trick: plays and passes in order).
+  const trick = (result.last_trick || []).map((e, k) => el("span", { class: "trick-move" }, `${k ? "; " : ""}${playerName(e.player)} `,
+    ...(e.kind === "play" ? ["played ", ...e.cards.map((c) => cardNode(c, true))] : ["passed"])));
+  if (trick.length) body.push(el("div", { class: "last-trick" }, "Last trick: ", ...trick));
   const final = g.over && ui.seenResults === g.results.length - 1;
   if (final && g.winner !== null) body.push(el("div", { class: "winner" }, g.winner === g.human ? "You win the game!" : `${playerName(g.winner)} wins the game.`));
   $("summary-body").replaceChildren(...body);
