@@ -9,13 +9,13 @@
     for game, event in replay_steps(load_replay("game.json")):   # every action re-checked by the engine
         print(event.text(), game.cards)
 
-A replay holds the rules (every field), the seed, the first dealer, the roles the first manche
-starts from (``initial_roles: draw``), the name of the agent of every player, the deal of every
-manche (before its exchange, by player, card strings with suits) and the actions in order: the
-:class:`~president_env.single.GameRecord` the one-game holder keeps, with the rules. Playing
-it back deals exactly the recorded cards at every manche (``VecGame.redeal``), so it does not depend
-on how the engine draws its random numbers, and checks every action against the legal moves of the
-moment. The format is documented in ``docs/replay.md``.
+A replay holds the rules (every field), the seed (``None`` where none dealt the game), the first
+dealer, the roles the first manche starts from (``initial_roles: draw``), the name of the agent of
+every player, the deal of every manche (before its exchange, by player, card strings with suits) and
+the actions in order: the :class:`~president_env.single.GameRecord` the one-game holder keeps, with
+the rules. Playing it back deals exactly the recorded cards at every manche (``VecGame.redeal``), so
+it depends neither on the seed nor on how the engine draws its random numbers, and checks every action
+against the legal moves of the moment. The format is documented in ``docs/replay.md``.
 """
 
 from __future__ import annotations
@@ -152,8 +152,8 @@ class Replay(GameRecord):
             raise ValueError(f"replay rules: {err}") from None
         n = rules.n_players
         seed = data["seed"]
-        if not _is_int(seed) or not 0 <= seed <= MAX_SEED:
-            raise ValueError(f"replay seed must be an integer from 0 to 2**63-1, got {seed!r}")
+        if seed is not None and (not _is_int(seed) or not 0 <= seed <= MAX_SEED):
+            raise ValueError(f"replay seed must be null or an integer from 0 to 2**63-1, got {seed!r}")
         dealer = data["dealer"]
         if not _is_int(dealer) or not 0 <= dealer < n:
             raise ValueError(f"replay dealer must be a seat from 0 to {n - 1}, got {dealer!r}")
@@ -218,7 +218,7 @@ class Replay(GameRecord):
         return cls(
             rules=rules,
             players=list(players),
-            seed=int(seed),
+            seed=None if seed is None else int(seed),
             dealer=int(dealer),
             deals=deals,
             actions=actions,

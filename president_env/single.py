@@ -287,7 +287,10 @@ class GameRecord:
 
     players: list[str]
     """Who played each player (``player_i``): an agent name, ``"human"``, or any label."""
-    seed: int
+    seed: int | None
+    """The int seed that started the game's generator for this game, or ``None`` where none did (a reset without a
+    seed or an autoreset goes on with the generator of the game before; a ``Generator`` was given). Playing back
+    needs no seed: the deals, dealer and roles recorded fix every draw."""
     dealer: int
     """Seat of the first dealer."""
     deals: list[list[list[str]]]
@@ -360,7 +363,7 @@ class SingleGame:
 
     Args:
         rules: the rules (any spec ``presets.resolve_rules`` takes).
-        seed: the game's generator (deals, dealers); default a fresh one. An int is kept in the record.
+        seed: the game's generator (deals, dealers); default a fresh int seed. An int is kept in the record.
         reward_mode: of the manches' rewards (``VecGame``'s).
         compiled: ``False`` keeps the NumPy engine where Numba is available too (as ``VecGame``'s ``compiled``).
         autoreset: deal the next game in the step that ends one (the envs; the finished game stays readable as
@@ -498,7 +501,7 @@ class SingleGame:
         roles: Sequence | None = None,
     ) -> None:
         """A new game, as ``VecGame.reset`` of one slot (``deals``, ``dealers``, ``roles``: lists of one entry);
-        its record starts afresh (an int ``seed`` is kept in it).
+        its record starts afresh, with the int ``seed`` (``None`` without one: the generator goes on).
 
         Invalid input raises ``ValueError`` and leaves the game as it was.
         """
@@ -513,10 +516,9 @@ class SingleGame:
         self.final: GameState | None = None  # after a game ended: that game's table after its last play
         self.done = False
         self._load()
-        if _is_int(seed):
-            self.seed = int(seed)
-        elif not hasattr(self, "seed"):
-            self.seed = 0  # a generator or SeedSequence given: playing back relies on the recorded deals
+        # An int seed dealt this game; else (a reset without one, an autoreset: the generator of the game before
+        # goes on; a Generator or SeedSequence given) no seed reproduces it, and the record says so. Its deals do.
+        self.seed = int(seed) if _is_int(seed) else None
         state = self.engine_game.state
         self.record = GameRecord(
             players=list(self.players),

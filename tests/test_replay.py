@@ -57,6 +57,37 @@ def test_playback_uses_the_recorded_deals_not_the_seed():
         Replay.from_dict(data).check()
 
 
+def test_the_record_keeps_the_seed_that_dealt_the_game_or_none():
+    """An int seed that dealt the game is kept; a game no seed of its own dealt (a reset without one, the next game
+    of an autoreset: the generator goes on; a Generator given) records ``null``, not the seed of an earlier game.
+    Such a replay loads and plays back on its recorded deals, to the same events and ``null`` again."""
+    rules = pe.Rules(manches=2)
+    game = SingleGame.table(rules, seed=7)
+    assert game.record.seed == 7
+    game.reset()
+    assert game.record.seed is None and Replay.of(game).to_dict()["seed"] is None
+    game.reset(seed=9)
+    assert game.record.seed == 9
+    fresh = SingleGame.table(rules)  # a fresh int seed, which deals the same game again
+    assert SingleGame.table(rules, seed=fresh.record.seed).record.deals == fresh.record.deals
+    assert SingleGame(rules, seed=np.random.default_rng(1)).record.seed is None
+    auto = SingleGame(pe.Rules(manches=1), seed=3)
+    while auto.ended is None:
+        auto.step(int(np.flatnonzero(auto.legal_mask())[0]))
+    assert (auto.ended.record.seed, auto.record.seed) == (3, None)
+    # Unseeded, played out and saved: loaded back and played on its deals, the same events and no seed.
+    played = play(rules, seed=4)
+    played.reset()
+    lineup = [agents.make("heuristic-2", rules, seed=i) for i in range(rules.n_players)]
+    while not played.done:
+        player = played.current_player
+        played.step(lineup[player].act(played.observe_player(player), {}))
+    replay = loads(Replay.of(played).dumps())
+    assert replay.seed is None
+    steps = list(replay_steps(replay))
+    assert [event for _, event in steps] == played.events and steps[-1][0].record.seed is None
+
+
 def test_cards_follow_the_aec_env():
     """The AEC env holds the same one-game holder: the same cards, players to act and rewards."""
     rules = pe.Rules(manches=2)
