@@ -320,28 +320,31 @@ def _unencodable(data: Any) -> str | None:
 
 def start_replay(replay: Replay) -> SingleGame:
     """The game ``replay`` starts: its first deal, roles and dealer, on a holder that stays over at the end and
-    scores in points; ``ValueError`` if the first manche cannot be dealt so."""
-    game = SingleGame.table(replay.rules, seed=replay.seed, players=replay.players, source=replay.source)
-    game.reset(
-        seed=replay.seed,
-        deals=[replay.deals[0]],
-        # A manche with roles is dealt by its Trou du cul: the recorded dealer is then implied, not given.
-        dealers=None if replay.roles is not None else [replay.dealer],
-        roles=None if replay.roles is None else [list(replay.roles)],
-    )
+    scores in points; ``ValueError`` (``replay manche 1: ...``) if the first manche cannot be dealt so."""
+    try:
+        game = SingleGame.table(replay.rules, seed=replay.seed, players=replay.players, source=replay.source)
+        game.reset(
+            seed=replay.seed,
+            deals=[replay.deals[0]],
+            # A manche with roles is dealt by its Trou du cul: the recorded dealer is then implied, not given.
+            dealers=None if replay.roles is not None else [replay.dealer],
+            roles=None if replay.roles is None else [list(replay.roles)],
+        )
+    except ValueError as err:
+        raise ValueError(f"replay manche 1: {err}") from None
     return game
 
 
-def replay_steps(replay: Replay) -> Iterator[tuple[SingleGame, Event]]:
+def replay_steps(replay: Replay, game: SingleGame | None = None) -> Iterator[tuple[SingleGame, Event]]:
     """Play ``replay`` back on the engine: yields the game and the event after every action.
 
-    Every manche is dealt the recorded cards; ``ValueError`` names the first deal or action that does not fit.
+    ``game``: the game :func:`start_replay` started for ``replay``, to play it on (default: started here, when the
+    first step is asked for). Every manche is dealt the recorded cards; ``ValueError`` names the first deal or
+    action that does not fit.
     """
     rules = replay.rules
-    try:
+    if game is None:
         game = start_replay(replay)
-    except ValueError as err:
-        raise ValueError(f"replay manche 1: {err}") from None
     for index, action in enumerate(replay.actions):
         if game.done:
             raise ValueError(f"replay action {index}: the game was already over ({len(replay.actions)} actions given)")

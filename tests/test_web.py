@@ -10,6 +10,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlparse
 
+import numpy as np
 import pytest
 
 pytest.importorskip("starlette")
@@ -17,9 +18,11 @@ httpx = pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
 from web_helpers import OPPONENTS, SETUP, STALL, Keyed, Recorder, first_move, live_server, play_game, scan  # noqa: E402
 
-from president_env.apps.web.games import Store  # noqa: E402
+from president_env import Rules  # noqa: E402
+from president_env.apps.web.games import ReplayLoader, Store  # noqa: E402
 from president_env.apps.web.server import create_app, main  # noqa: E402
-from president_env.replay import loads, replay_steps  # noqa: E402
+from president_env.replay import Replay, loads, replay_steps  # noqa: E402
+from president_env.single import SingleGame  # noqa: E402
 
 
 @pytest.fixture
@@ -437,6 +440,26 @@ def test_each_manche_result_holds_its_whole_last_trick(client):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert [r["last_trick"] for r in view["results"]] == expected
+
+
+def test_the_replay_loader_frames_the_one_game_it_plays_back():
+    """The web's replay loader starts a replay once (``replay.start_replay``) and plays every move on that very
+    game through ``replay.replay_steps``: its game ends where the recorded one did, with the same events; a first
+    deal that does not fit is refused with ``start_replay``'s words."""
+    game = SingleGame.table(Rules(manches=2), seed=5)
+    while not game.done:
+        game.step(int(np.flatnonzero(game.legal_mask())[0]))
+    replay = Replay.of(game)
+    loader = ReplayLoader(replay)
+    started = loader.scratch.game
+    frames = []
+    while not loader.done:
+        frames += loader.chunk()
+    assert loader.scratch.game is started and started.done and started.events == game.events
+    assert len(frames) == len(replay.actions) + 1 and frames[-1]["over"]
+    replay.deals[0][0], replay.deals[0][1] = replay.deals[0][1], replay.deals[0][0][:-1]
+    with pytest.raises(ValueError, match=r"^replay manche 1: "):
+        ReplayLoader(replay)
 
 
 def test_a_learned_agent_plays_a_five_manche_match(client):

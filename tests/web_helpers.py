@@ -142,18 +142,16 @@ def scan(bodies: list[str], replay, human: int) -> None:
     """Replay the game alongside the responses: each response may name only cards the human holds or held,
     or cards already played (the responses come in game order; a response is checked against the state of
     the game after the last move it reports)."""
-    from president_env.replay import replay_steps
+    from president_env.replay import replay_steps, start_replay
 
     states = []  # after each action: (cards allowed to be seen)
     seen_own: set[str] = set()
     played: Counter = Counter()
-    games = replay_steps(replay)
     allowed_at = []
     # Allowed cards before any action: the human's hand after the automatic exchange.
-    from president_env.replay import start_replay
-
     start = start_replay(replay)
     seen_own |= set(start.cards[human])
+    games = replay_steps(replay, start)
     allowed_at.append(set(seen_own))
     for game, event in games:
         if event.kind == "play":

@@ -940,12 +940,9 @@ class ReplayLoader:
                 f"the replay has {len(replay.actions)} moves; the web app shows at most {MAX_REPLAY_ACTIONS}", 413
             )
         self.replay = replay
-        try:
-            first = replay_start(replay)  # as replay_steps starts it
-        except ValueError as err:
-            raise ValueError(f"replay manche 1: {err}") from None
-        self.scratch = Session("", "replay", replay.rules, first, list(replay.players), None, {}, 0.0, 0.0, 0.0)
-        self._steps = replay_steps(replay)
+        game = replay_start(replay)  # the one game replay_steps plays on
+        self.scratch = Session("", "replay", replay.rules, game, list(replay.players), None, {}, 0.0, 0.0, 0.0)
+        self._steps = replay_steps(replay, game)
         self.framed = 0
         self.done = False
 
@@ -960,8 +957,7 @@ class ReplayLoader:
                 if step is None:
                     self.done = True
                     break
-                game, event = step
-                self.scratch.game = game
+                event = step[1]
                 if event.manche_over:
                     self.scratch.results.append(_manche_result(self.scratch, event))
                 note = self.replay.notes[event.index] if self.replay.notes is not None else None
