@@ -19,8 +19,8 @@ Needs the ``play`` extra (``pip install "president-env[play]"``: rich and prompt
 - ``--rules PRESET|PATH``: a preset of ``configs/rules/`` (``standard``, ``quebec``, ``big_table``,
   ``family``, ``party``, ``or_nothing``) or a rules YAML file (default: ``standard``).
 - ``--manches N``: a game is a fixed number of manches, the ``manches`` field of the rules; this
-  overrides it (default: the rules' own value, 1 in every preset). A tie for the best total adds
-  one decisive manche, whose points are not added (RULES.md).
+  overrides it (default: the rules' own value, 5 in every preset). A tie for the best total adds
+  one decisive manche, whose points are not added (docs/RULES.md).
 - ``--seat S``: you are ``player_S`` and sit at seat ``S`` at the start (with ``reseat_by_role``
   the seats follow the roles, from the first manche on when roles are drawn). Default: drawn from
   the seed, so a replay with the same ``--seed`` puts you in the same seat.
@@ -33,8 +33,8 @@ Needs the ``play`` extra (``pip install "president-env[play]"``: rich and prompt
 - ``--name NAME`` (default ``You``), ``--ascii`` (suit letters C D H S and plain ASCII instead of
   ♣ ♦ ♥ ♠; chosen automatically when the output's encoding is not UTF).
 
-**Output** goes through rich: hearts and diamonds in red, each finished manche and the standings as
-tables sized to the terminal. It is plain text, without escape codes, when the output is not a
+**Output** goes through rich: hearts and diamonds in red, each finished manche (then its last trick) and the
+standings as tables sized to the terminal. It is plain text, without escape codes, when the output is not a
 terminal or ``NO_COLOR`` is set.
 
 **What you type** when it is your turn (case does not matter; ``help`` lists it):
