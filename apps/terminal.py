@@ -84,7 +84,7 @@ import numpy as np
 import president_env as pe
 from president_env import agents as agent_registry
 from president_env import engine
-from president_env.actions import KIND_PLAY, action_tables, typed_action
+from president_env.actions import typed_action
 from president_env.cards import RANK_NAMES, TWO, format_cards, parse_card, rank_index
 from president_env.engine import ROLE_NAMES, IllegalMove, tables
 from president_env.presets import resolve_rules
@@ -267,8 +267,6 @@ class TerminalGame:
         self.results: list[MancheResult] = []
         self.totals: list[int] = [0] * rules.n_players
         self.winner: int | None = None
-        self._kind, _, _ = action_tables(rules)
-        self._trick_taker: int | None = None
         self.replay_path: str | None = None
 
     # ---- output -----------------------------------------------------------------
@@ -397,7 +395,6 @@ class TerminalGame:
             self.say("Roles: " + ", ".join(roles) + ".")
         self.announce_exchange()
         self.say(f"Your hand ({len(self.game.cards[self.human])}): {self.cards(self.human)}")
-        self._trick_taker = None
 
     def announce_exchange(self) -> None:
         """Who exchanges with whom and how many cards (public), and what the human gave or received."""
@@ -433,8 +430,6 @@ class TerminalGame:
         if event.kind == "give" and player == self.human:
             what = f"gave back a {pe.decode(self.rules, action)[1]}"
         self.say(f"  {actor} {what}")
-        if self._kind[action] == KIND_PLAY:
-            self._trick_taker = player
         if self.raw.manche_over:  # the engine's event of the step just made
             self.end_manche(manche, decisive)
             return
@@ -443,9 +438,9 @@ class TerminalGame:
         if before.held[0, rel] > 0 and after.held[0, rel] == 0:
             penalty = " (on a 2: ranked last)" if after.penalized[0, rel] else ""
             self.say(f"  -- out {ordinal(int(after.out_order[0, rel]) + 1)}: {self.label(player)}{penalty}")
-        if after.trick_rank[0] < 0 and not after.exchange[0] and self._trick_taker is not None:
-            self.say(f"  -- {self.trick_won(self._trick_taker, after.held[0, self.relative(self._trick_taker)] == 0)}")
-            self._trick_taker = None
+        if after.trick_rank[0] < 0 and event.kind != "give":  # this step closed its trick: the last to play took it
+            taker = [e.player for e in self.game.last_trick() if e.kind == "play"][-1]
+            self.say(f"  -- {self.trick_won(taker, after.held[0, self.relative(taker)] == 0)}")
         if before.exchange[0] and not after.exchange[0] and (after.gave[0].any() or after.received[0].any()):
             self.say(
                 f"  Exchange over: you gave {_rank_list(after.gave[0])} and received {_rank_list(after.received[0])}."
