@@ -665,8 +665,8 @@ function maybeSummary() {
     el("table", {}, el("tr", {}, el("th", {}, "Place"), el("th", {}, "Player"), el("th", {}, "Role earned"), el("th", {}, "Points"), el("th", {}, "Total")), ...rows),
   ];
   // The whole last trick, from the play that led it (the server's result.last_trick: plays and passes in order).
-  const trick = (result.last_trick || []).map((e, k) => el("span", { class: "trick-move" }, `${k ? "; " : ""}${playerName(e.player)} `,
-    ...(e.kind === "play" ? ["played ", ...e.cards.map((c) => cardNode(c, true))] : ["passed"])));
+  const trick = (result.last_trick || []).flatMap((e, k) => [...(k ? ["; "] : []), el("span", { class: "trick-move" },
+    `${playerName(e.player)} `, ...(e.kind === "play" ? ["played ", ...e.cards.map((c) => cardNode(c, true))] : ["passed"]))]);
   if (trick.length) body.push(el("div", { class: "last-trick" }, "Last trick: ", ...trick));
   const final = g.over && ui.seenResults === g.results.length - 1;
   if (final && g.winner !== null) body.push(el("div", { class: "winner" }, g.winner === g.human ? "You win the game!" : `${playerName(g.winner)} wins the game.`));
