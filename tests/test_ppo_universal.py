@@ -115,15 +115,16 @@ def test_the_shipped_file_is_a_small_universal_policy_without_optimizer_state():
     assert checkpoint["progress"]["global_step"] > 0
 
 
-def _ship_script():
-    spec = importlib.util.spec_from_file_location("ship_universal", ROOT / "scripts" / "ship_universal.py")
+def _script(name: str):
+    """The maintenance script ``scripts/<name>.py`` as a module (scripts are not installed)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def test_the_ship_script_exports_a_universal_checkpoint_and_refuses_another_in_one_line(tmp_path, capsys):
-    ship = _ship_script()
+    ship = _script("ship_universal")
     out = tmp_path / "ppo-universal.pt"
     assert ship.main([str(agents.shipped_checkpoint(NAME)), "--out", str(out)]) == 0
     assert capsys.readouterr().out.startswith(f"{out}: 2.") and out.stat().st_size < 10_000_000
@@ -163,3 +164,28 @@ def test_the_web_app_offers_it_at_a_table_without_a_specialist_and_hints_with_it
             view = client.get(f"/api/games/{game_id}").json()
         hint = client.post(f"/api/games/{game_id}/hint").json()
         assert hint["agent"] == NAME and hint["action"] in [move["action"] for move in view["legal"]]
+
+
+def test_the_measuring_script_writes_one_row_per_table_and_refuses_bad_arguments_before_playing(tmp_path, capsys):
+    measure = _script("measure_universal")
+    assert set(measure.TABLES) >= {"standard", "standard_3p", "standard_5p", *PRESETS}
+    for table, (rules, specialist) in measure.TABLES.items():
+        assert specialist in agents.names(rules) and rules.manches == pe.load_preset("standard").manches, table
+    out = tmp_path / "measured"
+    argv = ["--seed", "3", "--deals", "1", "--tables", "party", "--opponents", "heuristic-1,specialist"]
+    assert measure.main([*argv, "--out", str(out), "--no-progress"]) == 0
+    table = (out / "summary.md").read_text()
+    assert "| party " in table and "`ppo-party`" in table and "(1)" in table
+    assert (out / "party" / "ppo-party" / "results.json").is_file() and (out / "party" / "versus.md").is_file()
+    capsys.readouterr()
+    for bad, words in (
+        (["--tables", "nowhere"], "unknown table(s) nowhere"),
+        (["--opponents", "specialist,ppo-party", "--tables", "party"], "names one opponent twice at party"),
+        (["--opponents", "heuristic-9"], "unknown agent 'heuristic-9'"),
+        (["--deals", "0"], "deals must be a positive integer"),
+    ):
+        with pytest.raises(SystemExit) as caught:
+            measure.main(["--seed", "3", "--deals", "1", *bad, "--out", str(tmp_path / "refused")])
+        err = capsys.readouterr().err
+        assert caught.value.code == 2 and words in err.splitlines()[-1], err
+        assert not (tmp_path / "refused").exists()
