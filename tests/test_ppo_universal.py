@@ -1,10 +1,11 @@
 """The shipped universal agent ``ppo-universal``: made for any table of the universal layout by name, listed at
-every table (and so offered by the apps), refused in one line outside the layout, small package data, and
-exported by ``scripts/ship_universal.py``."""
+every table (and so offered by both apps), refused in one line outside the layout, small package data, exported
+by ``scripts/ship_universal.py`` and measured by ``scripts/measure_universal.py``."""
 
 from __future__ import annotations
 
 import importlib.util
+import io
 import time
 from pathlib import Path
 
@@ -189,3 +190,13 @@ def test_the_measuring_script_writes_one_row_per_table_and_refuses_bad_arguments
         err = capsys.readouterr().err
         assert caught.value.code == 2 and words in err.splitlines()[-1], err
         assert not (tmp_path / "refused").exists()
+
+
+def test_president_play_seats_it_at_any_table():
+    pytest.importorskip("rich", reason="president-play needs the play extra")
+    pytest.importorskip("prompt_toolkit", reason="president-play needs the play extra")
+    from president_env.apps.terminal import build_game
+
+    argv = ["--rules", "party", "--opponents", "ppo-universal", "--manches", "2", "--seed", "1"]
+    game = build_game(argv, io.StringIO(), io.StringIO())
+    assert len(game.agents) == 3 and all(type(agent) is UniversalAgent for agent in game.agents.values())
