@@ -54,6 +54,13 @@ def test_without_rules_it_plays_the_standard_game_and_any_rules_combination_list
     assert NAME in agents.names(odd) and "ppo-standard-4p" not in agents.names(odd)
     assert agents.names(odd)[-1] == NAME  # the specialists come first, where a table has one
     assert agents.names("quebec")[-2:] == ("ppo-quebec", NAME)
+    env = pe.gym_env(rules=odd.replace(manches=1), opponents=NAME, seat=0)  # an opponent of the Gym envs by name
+    _, info = env.reset(seed=2)
+    assert all(type(opponent) is UniversalAgent for opponent in env.unwrapped.opponents)
+    terminated = False
+    while not terminated:
+        _, _, terminated, _, info = env.step(env.action_space.sample())
+    assert 0 <= info["finish_position"] < odd.n_players
 
 
 def test_rules_outside_the_universal_layout_are_refused_in_one_line_and_not_listed():
