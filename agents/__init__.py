@@ -9,7 +9,8 @@ Names: ``random``, ``heuristic-1`` … ``heuristic-3`` (batched rules of conduct
 :mod:`.heuristic`), ``mc-4``, ``mc-5`` (Monte-Carlo determinization over the batched
 engine, :mod:`.monte_carlo`), the rule-based styles ``style-hoarder``, ``style-dumper``, ``style-patient``
 (:mod:`.styles`), the learned policies shipped in ``checkpoints/``
-(``ppo-standard-4p``, the longer run's ``ppo-standard-4p-long``, and one per table, :data:`SHIPPED_AGENTS`),
+(``ppo-standard-4p``, the longer run's ``ppo-standard-4p-long``, one per table, and ``ppo-universal``, one network
+for every table, :data:`SHIPPED_AGENTS`),
 ``search-ppo-standard-4p`` (the first with Monte-Carlo search on top, :mod:`.policy_search`), or the path of a
 learned checkpoint
 (torch checkpoints, ``.pt``, load as :class:`~.torch_policy.TorchPolicyAgent`, or for any table as
@@ -86,10 +87,16 @@ SHIPPED_AGENTS: dict[str, str] = {
     "ppo-family": "the family preset",
     "ppo-party": "the party preset",
     "ppo-or_nothing": "the or_nothing preset",
+    "ppo-universal": "any table: every preset, any combination of the rule fields, 3 to 8 players",
 }
-"""The learned agents shipped in ``checkpoints/<name>.pt``, each trained for one table (its recipe is
-``configs/train/<name without ppo- and with _ for ->.yaml``); they play only the rules they were trained on, in
-matches of any length (:func:`~.torch_policy.rule_differences` leaves ``manches`` out)."""
+"""The learned agents shipped in ``checkpoints/<name>.pt`` (the recipe of each is ``configs/train/<name without ppo-
+and with _ for ->.yaml``). Each but those of :data:`UNIVERSAL_AGENTS` was trained for one table and plays only the
+rules it was trained on, in matches of any length (:func:`~.torch_policy.rule_differences` leaves ``manches``
+out)."""
+
+UNIVERSAL_AGENTS: tuple[str, ...] = ("ppo-universal",)
+"""The shipped agents with one network for every table (:mod:`.universal`): they play any rules the universal
+layout holds (:func:`~.universal.coverage_error`), any match length, and default to the standard game."""
 
 
 def _shipped(name: str) -> AgentFactory:
@@ -114,6 +121,8 @@ def _load_shipped(name: str, rules: Rules | None, seed: Any, asked_for: str | No
         )
     if importlib.util.find_spec("torch") is None:
         raise ValueError(f'agent {asked_for!r} needs torch: pip install "president-env[train]"')
+    if name in UNIVERSAL_AGENTS:
+        return _load_universal(name, rules, seed, asked_for)
     from .checkpoint import checkpoint_rules, load_checkpoint
     from .torch_policy import TorchPolicyAgent, rule_differences
 
@@ -130,6 +139,25 @@ def _load_shipped(name: str, rules: Rules | None, seed: Any, asked_for: str | No
     return agent
 
 
+def _load_universal(name: str, rules: Rules | None, seed: Any, asked_for: str) -> Any:
+    """The shipped universal agent ``name`` for ``rules`` (default: the standard game)."""
+    from .checkpoint import CheckpointError
+    from .universal import coverage_error, load_universal
+
+    rules = Rules() if rules is None else rules
+    error = coverage_error(rules)
+    if error is not None:
+        raise ValueError(f"agent {asked_for!r} plays every table of the universal layout, not these rules: {error}")
+    path = shipped_checkpoint(name)
+    agent = load_universal(path, rules, seed)
+    if agent is None:
+        raise CheckpointError(
+            f"checkpoint {path}: agent {asked_for!r} needs a universal network; the file holds another"
+        )
+    agent.name = name
+    return agent
+
+
 @functools.cache
 def _trained_rules(path: Path) -> Rules | None:
     """The rules of the checkpoint at ``path``, read once; ``None`` where it is absent or torch is not installed."""
@@ -142,10 +170,16 @@ def _trained_rules(path: Path) -> Rules | None:
 
 def _plays(name: str, rules: Rules) -> bool:
     """Whether the agent ``name`` can play ``rules``: any agent but a shipped learned one (or its search), which
-    plays the rules it was trained on, any number of manches."""
+    plays the rules it was trained on, any number of manches, or for a universal one any rules its layout holds."""
     shipped = name.removeprefix(SEARCHING_PREFIX) if name in _SEARCHING else name
     if shipped not in SHIPPED_AGENTS:
         return True
+    if shipped in UNIVERSAL_AGENTS:
+        if not shipped_checkpoint(shipped).is_file() or importlib.util.find_spec("torch") is None:
+            return False
+        from .universal import coverage_error
+
+        return coverage_error(rules) is None
     trained = _trained_rules(shipped_checkpoint(shipped))
     if trained is None:
         return False
@@ -159,7 +193,8 @@ def names(rules: Rules | str | None = None) -> tuple[str, ...]:
 
     Given ``rules`` (a ``Rules`` or a preset name), only the agents that can play them: the baselines and
     agents registered by others play any rules; a shipped learned agent, and the search on top of it, only the
-    rules it was trained on, in matches of any length, and only where torch is installed. Each checkpoint's
+    rules it was trained on, in matches of any length, and only where torch is installed; ``ppo-universal`` any
+    rules (:data:`UNIVERSAL_AGENTS`). Each checkpoint's
     rules are read once per process.
     """
     listed = registry.names()
@@ -259,8 +294,8 @@ def register_opponents() -> None:
         registry.register(name, factory)
     for name, factory in _STYLES.items():
         registry.register(name, factory)
-    for name, factory in _SHIPPED.items():
-        registry.register(name, factory, own_rules=True, installed=_installed(name))
+    for name, factory in _SHIPPED.items():  # a universal agent has no rules of its own: the standard game by default
+        registry.register(name, factory, own_rules=name not in UNIVERSAL_AGENTS, installed=_installed(name))
     for name, factory in _SEARCHING.items():
         registry.register(name, factory, own_rules=True, installed=_installed(name.removeprefix(SEARCHING_PREFIX)))
     registry.register_checkpoint_loader(_universal_checkpoint_loader)  # before the torch loader, which it defers to
@@ -295,5 +330,6 @@ __all__ = [
     "register_opponents",
     "SEARCHING_PREFIX",
     "SHIPPED_AGENTS",
+    "UNIVERSAL_AGENTS",
     "shipped_checkpoint",
 ]

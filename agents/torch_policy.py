@@ -173,11 +173,7 @@ class TorchPolicyAgent(Agent):
 
     def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
         """The decision and the policy's probability of every legal action."""
-        mask = np.asarray(observation["action_mask"]).astype(bool)
-        logits = self.policy_logits(np.asarray(observation["observation"], np.float32)[None])
-        probabilities = legal_probabilities(logits, mask[None])[0]
-        values = {int(a): float(probabilities[a]) for a in np.flatnonzero(mask)}
-        return {"action": self.act(observation, info), "measure": "probability", "values": values}
+        return explain_policy(self, observation, info)
 
     def policy_logits(self, observations: np.ndarray) -> np.ndarray:
         """``(B, A) float32`` unmasked logits, computed in NumPy from a copy of the network's weights.
@@ -242,6 +238,16 @@ class TorchPolicyAgent(Agent):
             )
         greedy = bool(checkpoint.get("greedy", True)) if greedy is None else bool(greedy)
         return cls(rules, net, seed=seed, greedy=greedy, name=name)
+
+
+def explain_policy(agent: Any, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
+    """``explain`` of an agent with ``policy_logits(observations) -> (B, A)``: its decision and the policy's
+    probability of every legal action."""
+    mask = np.asarray(observation["action_mask"]).astype(bool)
+    logits = agent.policy_logits(np.asarray(observation["observation"], np.float32)[None])
+    probabilities = legal_probabilities(logits, mask[None])[0]
+    values = {int(a): float(probabilities[a]) for a in np.flatnonzero(mask)}
+    return {"action": agent.act(observation, info), "measure": "probability", "values": values}
 
 
 def sample_masked(logits: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -45,7 +45,7 @@ from president_env.rules import RULE_CHOICES, Rules
 
 from .base import Agent, check_batch
 from .checkpoint import CheckpointError, checkpoint_rules, load_checkpoint
-from .torch_policy import ACTIVATIONS, masked_logits, sample_masked
+from .torch_policy import ACTIVATIONS, explain_policy, masked_logits, sample_masked
 
 MAX_PLAYERS, MAX_RANKS, MAX_COUNT, MAX_EXCHANGE = 8, 14, 8, 4
 NUM_ACTIONS = 1 + MAX_RANKS * MAX_COUNT + MAX_RANKS
@@ -85,6 +85,28 @@ SEGMENTS: tuple[tuple[str, int, str], ...] = (
 OBS_SIZE = sum(size for _, size, _ in SEGMENTS)
 HIDDEN_SIZE = P * R
 """Width of :func:`hidden_hands`: every relative seat's hand per rank / 8 (the perfect critic's extra input)."""
+
+
+def coverage_error(rules: Rules) -> str | None:
+    """Why the universal layout cannot seat ``rules`` (one line naming the field and its limit), or ``None``.
+
+    The layout is padded to 3 to :data:`MAX_PLAYERS` players, one or two decks (one-hot), at most
+    :data:`MAX_COUNT` copies of a rank (jokers included), :data:`MAX_RANKS` ranks, :data:`MAX_EXCHANGE` exchange
+    pairs of at most :data:`MAX_EXCHANGE` cards, and the choices of ``RULE_CHOICES``. Every ``Rules`` that
+    validates fits today; this names the field should ``Rules`` ever allow more than the layout holds.
+    """
+    limits = (
+        ("n_players", 3 <= rules.n_players <= MAX_PLAYERS, f"3 to {MAX_PLAYERS} players"),
+        ("decks", rules.decks in (1, 2), "1 or 2 decks"),
+        ("jokers", rules.n_ranks <= MAX_RANKS and max(rules.copies) <= MAX_COUNT, f"at most {MAX_COUNT} jokers"),
+        ("exchange", len(rules.exchange) <= MAX_EXCHANGE, f"at most {MAX_EXCHANGE} exchange pairs"),
+        ("exchange", all(k <= MAX_EXCHANGE for k in rules.exchange), f"at most {MAX_EXCHANGE} cards a pair"),
+        *((name, getattr(rules, name) in choices, ", ".join(choices)) for name, choices in RULE_CHOICES.items()),
+    )
+    for name, fits, limit in limits:
+        if not fits:
+            return f"{name} {getattr(rules, name)!r} is outside the universal layout ({limit})"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,6 +332,9 @@ class UniversalAgent(Agent):
     def __init__(
         self, rules: Rules, net: UniversalNet, seed: Any = None, greedy: bool = True, name: str = "universal"
     ) -> None:
+        error = coverage_error(rules)
+        if error is not None:
+            raise ValueError(f"the universal network cannot play these rules: {error}")
         super().__init__(rules, seed)
         self.greedy, self.name = bool(greedy), name
         linear = [m for m in net.actor if isinstance(m, nn.Linear)]
@@ -324,6 +349,14 @@ class UniversalAgent(Agent):
             if i < len(self._layers) - 1:
                 x = np.maximum(x, 0.0) if self._activation == "relu" else np.tanh(x)
         return x
+
+    def policy_logits(self, observations: np.ndarray) -> np.ndarray:
+        """``(B, A) float32`` unmasked logits of the rules' own actions, from their observations ``(B, obs_dim)``."""
+        return self.logits(encode(self.rules, observations))[:, action_map(self.rules)[0]]
+
+    def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
+        """The decision and the policy's probability of every legal action."""
+        return explain_policy(self, observation, info)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """``(B, obs_dim) float32``, ``(B, A) bool`` of the agent's rules -> ``(B,) int64`` legal actions."""

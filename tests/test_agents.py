@@ -265,8 +265,9 @@ TABLE_RULES = {
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
-@pytest.mark.parametrize("name", SHIPPED)
+@pytest.mark.parametrize("name", [name for name in SHIPPED if name not in agents.UNIVERSAL_AGENTS])
 def test_every_shipped_agent_plays_its_table_and_is_small(name):
+    """Each per-table agent (the universal one: tests/test_ppo_universal.py)."""
     rules = TABLE_RULES[name]
     assert agents.shipped_checkpoint(name).stat().st_size < 5_000_000
     # Without rules, those it was trained on (one manche); given its table's match, that match.
@@ -284,18 +285,19 @@ def test_every_shipped_agent_plays_its_table_and_is_small(name):
 
 @pytest.mark.skipif(not HAS_TORCH or "ppo-standard-4p" not in INSTALLED, reason="needs torch and the checkpoints")
 def test_names_of_the_agents_that_can_play_given_rules(monkeypatch, fresh_registry):
-    standard = BASELINES + ("ppo-standard-4p", "ppo-standard-4p-long", "search-ppo-standard-4p")
+    universal = tuple(name for name in INSTALLED if name in agents.UNIVERSAL_AGENTS)  # plays any table
+    standard = BASELINES + ("ppo-standard-4p", "ppo-standard-4p-long") + universal + ("search-ppo-standard-4p",)
     assert agents.names(pe.Rules(manches=1)) == standard
     assert agents.names(pe.Rules(manches=4)) == standard  # a learned agent plays a match of any length
-    assert agents.names(pe.load_preset("standard").replace(n_players=3)) == BASELINES + ("ppo-standard-3p",)
-    assert agents.names("quebec") == BASELINES + ("ppo-quebec",)
-    assert agents.names(pe.Rules(revolution=True)) == BASELINES  # no learned agent was trained for it
+    assert agents.names(pe.load_preset("standard").replace(n_players=3)) == BASELINES + ("ppo-standard-3p",) + universal
+    assert agents.names("quebec") == BASELINES + ("ppo-quebec",) + universal
+    assert agents.names(pe.Rules(revolution=True)) == BASELINES + universal  # no per-table agent was trained for it
     assert agents.names() == BASELINES + INSTALLED  # without rules: every installed name, as before
     agents.register("mine", lambda rules, seed=None: RandomAgent(rules, seed))
-    assert agents.names(pe.Rules(revolution=True)) == BASELINES + ("mine",)  # others' agents play any rules
+    assert agents.names(pe.Rules(revolution=True)) == BASELINES + universal + ("mine",)  # others' play any rules
     # Each checkpoint's rules are read once: later listings load nothing.
     monkeypatch.setattr(agents.checkpoint, "load_checkpoint", lambda path: pytest.fail(f"loaded {path} again"))
-    assert agents.names(pe.Rules(n_players=5)) == BASELINES + ("ppo-standard-5p", "mine")
+    assert agents.names(pe.Rules(n_players=5)) == BASELINES + ("ppo-standard-5p",) + universal + ("mine",)
     with pytest.raises(ValueError, match="'nope' is neither a rules preset"):
         agents.names("nope")
 

@@ -125,6 +125,7 @@ def test_the_cli_writes_a_checkpoint_that_plays_and_reuses_its_labels_unless_dam
     [
         (["--policy", "nobody", "--positions", "5", "--out", "x"], "unknown agent 'nobody'"),
         (["--policy", "heuristic-3", "--positions", "5", "--out", "x"], "not a learned policy"),
+        (["--policy", "ppo-universal", "--positions", "5", "--out", "x"], "not a per-table learned policy"),
         (["--policy", "ppo-standard-4p", "--positions", "0", "--out", "x"], "--positions must be at least 1"),
         (["--policy", "ppo-standard-4p", "--positions", "5", "--policy-share", "2", "--out", "x"], "--policy-share"),
         (["--policy", "ppo-standard-4p", "--positions", "5", "--kl", "nan", "--out", "x"], "--kl must be"),

@@ -22,8 +22,8 @@ def decisions(n: int = 12):
     return out
 
 
-# The shipped agents of other tables, and the searches over them, refuse these rules.
-OTHER_TABLES = set(agents.SHIPPED_AGENTS) - {"ppo-standard-4p", "ppo-standard-4p-long"}
+# The shipped agents of other tables, and the searches over them, refuse these rules (the universal ones play them).
+OTHER_TABLES = set(agents.SHIPPED_AGENTS) - {"ppo-standard-4p", "ppo-standard-4p-long", *agents.UNIVERSAL_AGENTS}
 STANDARD_TABLE_AGENTS = [n for n in agents.names() if n.removeprefix(agents.SEARCHING_PREFIX) not in OTHER_TABLES]
 
 

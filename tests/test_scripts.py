@@ -12,7 +12,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted([*ROOT.glob("benchmarks/*.py"), *ROOT.glob("scripts/*.py")])
-NEEDS = {"bench_train.py": "torch", "bench_search_noise.py": "torch", "agents_report.py": "matplotlib"}
+NEEDS = {
+    "bench_train.py": "torch",
+    "bench_search_noise.py": "torch",
+    "agents_report.py": "matplotlib",
+    "ship_universal.py": "torch",
+}
 
 
 def run(script: Path, *args: str) -> subprocess.CompletedProcess:

@@ -227,6 +227,8 @@ def _load_policy(name: str) -> Any:
         policy = TorchPolicyAgent.from_checkpoint(checkpoint, checkpoint_rules(checkpoint))
     if not callable(getattr(policy, "policy_logits", None)):
         raise ValueError(f"{name!r} is not a learned policy (an agent with policy_logits)")
+    if not isinstance(policy, TorchPolicyAgent):
+        raise ValueError(f"{name!r} is not a per-table learned policy: expert iteration fine-tunes a PolicyNet")
     return policy
 
 

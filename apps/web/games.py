@@ -1045,6 +1045,9 @@ class AgentCache:
 
 
 def _is_learned(agent: Any) -> bool:
-    """A network policy (its weights are read-only when acting: copies may share them)."""
-    module = sys.modules.get("president_env.agents.torch_policy")
-    return module is not None and type(agent) is module.TorchPolicyAgent
+    """A network policy, per-table or universal (its weights are read-only when acting: copies may share them)."""
+    per_table = sys.modules.get("president_env.agents.torch_policy")
+    universal = sys.modules.get("president_env.agents.universal")
+    return (per_table is not None and type(agent) is per_table.TorchPolicyAgent) or (
+        universal is not None and type(agent) is universal.UniversalAgent
+    )

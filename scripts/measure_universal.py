@@ -1,0 +1,145 @@
+"""Measure ``ppo-universal`` at every table: against three (P - 1) copies of heuristic-3 and of the table's specialist.
+
+    python scripts/measure_universal.py --seed 0 --deals 200 --out docs/results/universal/seed0
+    python scripts/measure_universal.py --seed 0 --deals 200 --opponents heuristic-3,specialist,mc-4,mc-5 --out DIR
+
+Plays ``president-eval --against`` (:func:`~president_env.evaluation.tournament.evaluate_against`) of the agent
+(``--agent``: ``ppo-universal``, or a universal checkpoint path) at each table of :data:`TABLES` (every preset, and
+the standard rules at 3 and 5 players), each in its own match (5 manches, a decisive one on a tie), on the same
+deals for every opponent. ``specialist`` stands for the table's shipped per-table agent (``ppo-standard-4p-long``
+on the standard table, ``ppo-quebec`` on quebec, ...). Writes ``OUT/<table>/`` (``versus.*`` and one folder per
+opponent, as ``president-eval --against``) and ``OUT/summary.md`` and ``OUT/summary.json``: one row per table,
+the agent's advantage over each opponent (points per manche above the table's mean) ± the 95 % interval over
+deal groups, and the number of deal groups. A repository maintenance script: it is not part of the installed
+package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from president_env import agents
+from president_env.evaluation.report import dump_json, format_estimate, markdown_table, write_versus
+from president_env.evaluation.statistics import Estimate
+from president_env.evaluation.tournament import check_counts, check_seeds, evaluate_against
+from president_env.presets import load_preset
+from president_env.registry import check_name
+from president_env.rules import Rules
+from president_env.user_input import check_writable_dir
+
+TABLES: dict[str, tuple[Rules, str]] = {
+    "standard": (load_preset("standard"), "ppo-standard-4p-long"),
+    "standard_3p": (load_preset("standard").replace(n_players=3), "ppo-standard-3p"),
+    "standard_5p": (load_preset("standard").replace(n_players=5), "ppo-standard-5p"),
+    **{preset: (load_preset(preset), f"ppo-{preset}") for preset in ("quebec", "big_table", "family", "party")},
+    "or_nothing": (load_preset("or_nothing"), "ppo-or_nothing"),
+}
+"""``{table: (rules, its specialist)}``: every preset in its own match, and the standard rules at 3 and 5 players."""
+SPECIALIST = "specialist"
+
+
+def opponents_at(table: str, opponents: list[str]) -> list[str]:
+    """The opponents at ``table``, ``specialist`` replaced by the table's specialist."""
+    return [TABLES[table][1] if name == SPECIALIST else name for name in opponents]
+
+
+def measure(agent: str, tables: list[str], opponents: list[str], out: Path, **options) -> dict[str, dict]:
+    """Play and write every table; returns ``{table: {opponent: {advantage, ci, groups}}}`` (opponents as named)."""
+    summary: dict[str, dict] = {}
+    for table in tables:
+        started = time.perf_counter()
+        rules, named = TABLES[table][0], opponents_at(table, opponents)
+        results = evaluate_against(agent, named, rules, **options)
+        write_versus(results, out / table)
+        own = next(iter(next(iter(results.values())).agents))
+        summary[table] = {
+            label: {
+                "opponent": opponent,
+                "advantage": result.agents[own].advantage.mean,
+                "ci": result.agents[own].advantage.ci,
+                "groups": result.n_groups,
+            }
+            for label, (opponent, result) in zip(opponents, results.items())
+        }
+        print(f"{table}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return summary
+
+
+def summary_markdown(agent: str, summary: dict[str, dict], opponents: list[str], seed: int) -> str:
+    header = ["table", "players"] + [f"vs {name} ×(P-1) (deal groups)" for name in opponents]
+    rows = []
+    for table, cells in summary.items():
+        row = [table, str(TABLES[table][0].n_players)]
+        for name in opponents:
+            cell = cells[name]
+            estimate = format_estimate(Estimate(cell["advantage"], cell["ci"], cell["groups"]), signed=True)
+            row.append(f"{estimate} ({cell['groups']})" + (f" `{cell['opponent']}`" if name == SPECIALIST else ""))
+        rows.append(row)
+    manches = "/".join(str(m) for m in sorted({TABLES[table][0].manches for table in summary}))
+    caption = (
+        f"`{agent}`: advantage in points per manche over the table's mean, against P - 1 copies of each opponent, "
+        f"in each table's own match ({manches} manches), seed {seed}; ± = 95 % interval over deal groups "
+        "(each deal group played in every seat rotation)."
+    )
+    return caption + "\n\n" + markdown_table(header, rows, text_columns=1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agent", default="ppo-universal", help="agent name or checkpoint path (default: %(default)s)")
+    parser.add_argument("--seed", type=int, required=True, help="root seed of the deals (president-eval --seed)")
+    parser.add_argument("--deals", type=int, required=True, help="duplicate deal groups per table")
+    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument(
+        "--opponents",
+        default=f"heuristic-3,{SPECIALIST}",
+        help=f"comma-separated opponents; {SPECIALIST!r} is the table's per-table agent (default: %(default)s)",
+    )
+    parser.add_argument("--tables", default=",".join(TABLES), help="comma-separated tables (default: all)")
+    parser.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
+    parser.add_argument("--chunk-deals", type=int, default=50, help="deal groups per batch (default: %(default)s)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    opponents = [name.strip() for name in args.opponents.split(",") if name.strip()]
+    tables = [name.strip() for name in args.tables.split(",") if name.strip()]
+    try:  # everything is checked before the first game: a typo must not cost hours
+        unknown = [table for table in tables if table not in TABLES]
+        if unknown or not tables:
+            listed = ", ".join(unknown) or "(none)"
+            raise ValueError(f"--tables: unknown table(s) {listed}; the tables: {', '.join(TABLES)}")
+        if not opponents:
+            raise ValueError("--opponents names no opponent")
+        check_counts(deals=args.deals, workers=args.workers, chunk_deals=args.chunk_deals)
+        check_seeds(seed=args.seed)
+        check_name(args.agent)
+        for table in tables:
+            rules, named = TABLES[table][0], opponents_at(table, opponents)
+            if len(set(named)) < len(named):
+                raise ValueError(f"--opponents {args.opponents!r} names one opponent twice at {table} ({named})")
+            for name in [args.agent, *named]:
+                check_name(name)
+                agents.make(name, rules)  # a missing checkpoint, or an agent of other rules, is refused now
+        check_writable_dir(args.out, "--out")
+    except (ValueError, ImportError, OSError) as err:
+        parser.error(" ".join(str(err).split()))
+    options = dict(
+        n_deals=args.deals,
+        seed=args.seed,
+        workers=args.workers,
+        chunk_deals=args.chunk_deals,
+        progress=not args.no_progress,
+    )
+    summary = measure(args.agent, tables, opponents, args.out, **options)
+    table = summary_markdown(args.agent, summary, opponents, args.seed)
+    (args.out / "summary.md").write_text(table + "\n", encoding="utf-8")
+    record = {"agent": args.agent, "seed": args.seed, "deals": args.deals, "opponents": opponents, "tables": summary}
+    dump_json(record, args.out / "summary.json")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
