@@ -27,7 +27,8 @@ import numpy as np
 
 from president_env import agents as agent_registry
 from president_env import engine
-from president_env.deals import deal_hands, deal_sizes, table_for_roles
+from president_env.deals import ROLE_NAMES
+from president_env.manche import deal_hands, deal_sizes, table_for_roles
 from president_env.registry import check_name
 from president_env.rules import Rules
 from president_env.vec_game import VecGame
@@ -83,7 +84,7 @@ class MancheRecords:
     group ``(n,) int64`` deal group (global index); rotation ``(n,) int64``; manche ``(n,) int64`` index in
     the game; decisions ``(n,) int64`` decisions taken in the manche (exchange and play); points ``(n, P)
     float64`` raw points by player; positions ``(n, P) int64`` finishing position by player (0 = first);
-    roles ``(n, P) int64`` each player's role as the manche started (``engine.ROLE_NAMES`` codes, -1 none);
+    roles ``(n, P) int64`` each player's role as the manche started (``deals.ROLE_NAMES`` codes, -1 none);
     winner ``(n,) int64`` the player who won the game the manche belongs to.
     """
 
@@ -141,7 +142,7 @@ def group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple[
     if rules.initial_roles == "draw":
         # The draw is part of the deal group: every rotation starts from the same roles by player.
         role_by_pos = engine.tables(rules).role_by_pos
-        roles = [[engine.ROLE_NAMES[role_by_pos[pos]] for pos in rng.permutation(p)] for _ in range(n_groups)]
+        roles = [[ROLE_NAMES[role_by_pos[pos]] for pos in rng.permutation(p)] for _ in range(n_groups)]
         for group_deals, names in zip(deals, roles):
             # The table seated by the draw (reseat_by_role); its Trou du cul deals the first manche.
             seat_of_player, dealer = table_for_roles(rules, names)
