@@ -254,7 +254,7 @@ class raw_env(AECEnv, EzPickle):
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         for agent, space in self.action_spaces.items():  # their link to the game is dropped when pickled
-            space._legal_mask = functools.partial(self._sampling_mask, agent)
+            space.bind(functools.partial(self._sampling_mask, agent))
 
     # ---- spaces ---------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:

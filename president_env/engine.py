@@ -186,6 +186,7 @@ def allocate(rules: Rules, batch_size: int) -> GameState:
         manche_steps=np.zeros(b, np.int32),
     )
 
+
 # --------------------------------------------------------------------------------------
 # Tables derived once per rules object
 # --------------------------------------------------------------------------------------
@@ -203,6 +204,7 @@ class Tables:
     seat_by_pos: np.ndarray  # (P,) seat a player of that position takes with reseat_by_role
     deck_ranks: np.ndarray  # (N,) rank of each card id of cards.deck()
     three_of_clubs: np.ndarray  # (decks,) card ids of the 3C
+
 
 @lru_cache(maxsize=64)
 def tables(rules: Rules) -> Tables:
@@ -242,7 +244,6 @@ def reward_table(rules: Rules, reward_mode: str = "zero_sum") -> np.ndarray:
         table = table / np.abs(table).max()
     table.flags.writeable = False
     return table
-
 
 
 # --------------------------------------------------------------------------------------
@@ -315,7 +316,6 @@ def _shuffled_decks(rules: Rules, state: GameState, index: np.ndarray, rng: np.r
     """``(n, N) int64``: a shuffled deck of card ids for each slot of ``index`` about to be dealt, the one random
     draw of a deal on both paths (``state`` unused here: a test deals each game from its own history through it)."""
     return rng.permuted(np.broadcast_to(np.arange(rules.n_cards), (index.size, rules.n_cards)), axis=1)
-
 
 
 # --------------------------------------------------------------------------------------
@@ -455,6 +455,7 @@ def describe_illegal(rules: Rules, state: GameState, slot: int, action: int) -> 
     if reason == OR_NOTHING:
         return "or nothing: player must play the same rank as the previous play, or pass"
     return f"{rank} does not beat the trick in force under the current rank order"
+
 
 # --------------------------------------------------------------------------------------
 # Step (the rules of it in trick.py and manche.py)

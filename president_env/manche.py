@@ -330,7 +330,6 @@ def start_manche(rules: Rules, tab: Tables, state: GameState, index, dealt_to, d
     state.dealer[index] = dealer
 
 
-
 # --------------------------------------------------------------------------------------
 # The end of a manche (NumPy)
 # --------------------------------------------------------------------------------------

@@ -381,9 +381,7 @@ def compiled_play(rules: Rules, tab: Tables, state: GameState, slots: np.ndarray
     ``compiled.available()``); returns the rows whose manche ended, as :func:`play` does."""
     flags, kind, rank, count, rank_ok, playable, wild, next_seat = _kernel_args(rules, tab)
     ended = np.zeros(slots.size, bool)
-    _kernels()[1](
-        flags, kind, rank, count, next_seat, slots, actions, *[getattr(state, f) for f in PLAY_STATE], ended
-    )
+    _kernels()[1](flags, kind, rank, count, next_seat, slots, actions, *[getattr(state, f) for f in PLAY_STATE], ended)
     return ended.nonzero()[0]
 
 
@@ -576,5 +574,3 @@ def _play_kernel(
             for seat in range(p):
                 left += (holding >> seat) & 1
             ended[i] = left <= 1
-
-
