@@ -28,7 +28,7 @@ import numpy as np
 from president_env import agents as agent_registry
 from president_env import engine
 from president_env.deals import ROLE_NAMES
-from president_env.manche import deal_hands, deal_sizes, table_for_roles
+from president_env.manche import deal_hands, deal_sizes, first_receiver, table_for_roles
 from president_env.registry import check_name
 from president_env.rules import Rules
 from president_env.vec_game import VecGame
@@ -172,8 +172,7 @@ def _fit_hand_sizes(hands: list[list[str]], sizes: Sequence[int]) -> list[list[s
 def _redeal(game: VecGame, slots: np.ndarray, deals: list, group_of_slot: np.ndarray) -> None:
     """Give ``slots``, whose previous manche just ended, their group's deal for the manche about to start."""
     rules, state = game.rules, game.state
-    first = (state.dealer[slots] + (1 if rules.deal_start == "dealer_left" else 0)) % rules.n_players
-    sizes_by_seat = deal_sizes(rules, first)  # the engine's own rule for a regular deal's hand sizes
+    sizes_by_seat = deal_sizes(rules, first_receiver(rules, state.dealer[slots]))  # the engine's own deal rule
     sizes = np.take_along_axis(sizes_by_seat, state.seat_of_player[slots].astype(np.int64), axis=1)
     chosen = [_fit_hand_sizes(deals[group_of_slot[s]][state.manche[s]], sizes[i].tolist()) for i, s in enumerate(slots)]
     game.redeal(chosen, slots)
