@@ -57,11 +57,11 @@ def next_seat(eligible: np.ndarray, start: np.ndarray) -> np.ndarray:
 
 def next_seat_bits(bits: np.ndarray, start: np.ndarray, n_players: int) -> np.ndarray:
     """:func:`next_seat` for seats packed as bits (bit s = seat s, P <= 8): one table lookup."""
-    return next_seat_table(n_players)[start * 256 + bits]
+    return _next_seat_table(n_players)[start * 256 + bits]
 
 
 @lru_cache(maxsize=8)
-def next_seat_table(p: int) -> np.ndarray:
+def _next_seat_table(p: int) -> np.ndarray:
     """``table[start * 256 + bits]``: first seat clockwise after ``start`` whose bit is set, else -1 (read-only)."""
     table = np.full((p, 256), -1, np.int64)
     for start in range(p):
@@ -459,7 +459,7 @@ def _kernel_args(rules: Rules, tab: Tables) -> tuple:
         np.ascontiguousarray(tab.rank_ok),
         np.ascontiguousarray(tab.play_words.view(bool).reshape(-1, rules.max_count)),
         np.ascontiguousarray(tab.wild_ranks),
-        np.array(next_seat_table(rules.n_players)),  # a writeable copy, as the kernels take it
+        np.array(_next_seat_table(rules.n_players)),  # a writeable copy, as the kernels take it
     )
     return args
 
