@@ -277,7 +277,7 @@ def _public_state(rules: Rules, view: ObsView, info: InformationSet, seating: _S
     state.holding_bits[:] = np.packbits(view.held > 0, axis=1, bitorder="little")[:, 0]
     out_order, penalized = view.out_order, view.penalized
     gone = out_order >= 0
-    # engine._go_out ranks a finisher among the normal finishers, or among the offenders when penalized.
+    # trick._go_out ranks a finisher among the normal finishers, or among the offenders when penalized.
     before = (out_order[:, None, :] < out_order[:, :, None]) & gone[:, None, :]
     same_kind = penalized[:, None, :] == penalized[:, :, None]
     state.out_order[:] = out_order

@@ -86,7 +86,8 @@ from president_env import agents as agent_registry
 from president_env import engine
 from president_env.actions import typed_action
 from president_env.cards import RANK_NAMES, TWO, format_cards, parse_card, rank_index
-from president_env.engine import ROLE_NAMES, IllegalMove, tables
+from president_env.deals import ROLE_NAMES
+from president_env.engine import IllegalMove, tables
 from president_env.presets import resolve_rules
 from president_env.registry import check_name
 from president_env.render import ROLE_LABELS, ordinal, pretty_cards, render_table

@@ -27,7 +27,8 @@ import numpy as np
 
 from president_env import agents as agent_registry
 from president_env import engine
-from president_env.deals import deal_hands, deal_sizes, table_for_roles
+from president_env.deals import ROLE_NAMES
+from president_env.manche import deal_hands, deal_sizes, first_receiver, table_for_roles
 from president_env.registry import check_name
 from president_env.rules import Rules
 from president_env.vec_game import VecGame
@@ -83,7 +84,7 @@ class MancheRecords:
     group ``(n,) int64`` deal group (global index); rotation ``(n,) int64``; manche ``(n,) int64`` index in
     the game; decisions ``(n,) int64`` decisions taken in the manche (exchange and play); points ``(n, P)
     float64`` raw points by player; positions ``(n, P) int64`` finishing position by player (0 = first);
-    roles ``(n, P) int64`` each player's role as the manche started (``engine.ROLE_NAMES`` codes, -1 none);
+    roles ``(n, P) int64`` each player's role as the manche started (``deals.ROLE_NAMES`` codes, -1 none);
     winner ``(n,) int64`` the player who won the game the manche belongs to.
     """
 
@@ -141,7 +142,7 @@ def group_setup(rules: Rules, rng: np.random.Generator, n_groups: int) -> tuple[
     if rules.initial_roles == "draw":
         # The draw is part of the deal group: every rotation starts from the same roles by player.
         role_by_pos = engine.tables(rules).role_by_pos
-        roles = [[engine.ROLE_NAMES[role_by_pos[pos]] for pos in rng.permutation(p)] for _ in range(n_groups)]
+        roles = [[ROLE_NAMES[role_by_pos[pos]] for pos in rng.permutation(p)] for _ in range(n_groups)]
         for group_deals, names in zip(deals, roles):
             # The table seated by the draw (reseat_by_role); its Trou du cul deals the first manche.
             seat_of_player, dealer = table_for_roles(rules, names)
@@ -171,8 +172,7 @@ def _fit_hand_sizes(hands: list[list[str]], sizes: Sequence[int]) -> list[list[s
 def _redeal(game: VecGame, slots: np.ndarray, deals: list, group_of_slot: np.ndarray) -> None:
     """Give ``slots``, whose previous manche just ended, their group's deal for the manche about to start."""
     rules, state = game.rules, game.state
-    first = (state.dealer[slots] + (1 if rules.deal_start == "dealer_left" else 0)) % rules.n_players
-    sizes_by_seat = deal_sizes(rules, first)  # the engine's own rule for a regular deal's hand sizes
+    sizes_by_seat = deal_sizes(rules, first_receiver(rules, state.dealer[slots]))  # the engine's own deal rule
     sizes = np.take_along_axis(sizes_by_seat, state.seat_of_player[slots].astype(np.int64), axis=1)
     chosen = [_fit_hand_sizes(deals[group_of_slot[s]][state.manche[s]], sizes[i].tolist()) for i, s in enumerate(slots)]
     game.redeal(chosen, slots)

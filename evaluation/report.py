@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from president_env import engine
+from president_env import deals
 
 from .play import MancheRecords, rotation_entries
 from .statistics import RATING_MEAN, Estimate, bradley_terry, mean_ci
 
-ROLES: tuple[str, ...] = ("none",) + engine.ROLE_NAMES
+ROLES: tuple[str, ...] = ("none",) + deals.ROLE_NAMES
 """The roles a seat can hold as a manche starts, in the order of the by-role table (``none``: no roles yet)."""
 ROLE_LABELS: dict[str, str] = {
     "none": "no role",
@@ -278,7 +278,7 @@ def summarize(config: dict[str, Any], entry_names: Sequence[str], records: Manch
         estimates = {stat: _group_means(group[seat], values[seat], n_groups) for stat, values in per_seat.items()}
         estimates["won"] = _group_means(group[seat & first], won[seat & first], n_groups)
         by_role = {}
-        for code, role in enumerate(ROLES, start=engine.NO_ROLE):
+        for code, role in enumerate(ROLES, start=deals.NO_ROLE):
             held = seat & (records.roles == code)
             by_role[role] = _group_means(group[held], points[held], n_groups)
         stats[name] = AgentStats(

@@ -120,7 +120,7 @@ then it still holds the agent's place in the previous manche.
 
 `info_schema="numeric"` gives the same facts as numbers under the same keys at
 every step, as TorchRL's `PettingZooWrapper` needs: `role` (code 0..4 in
-`engine.ROLE_NAMES` order, -1 none), `seat`, `manche`, `decisive` (0/1),
+`deals.ROLE_NAMES` order, -1 none), `seat`, `manche`, `decisive` (0/1),
 `scores` (`(n,) int64` by player), `finish_position`, `finish_manche` and
 `winner` (player index), each -1 until known.
 
@@ -254,7 +254,7 @@ class raw_env(AECEnv, EzPickle):
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         for agent, space in self.action_spaces.items():  # their link to the game is dropped when pickled
-            space._legal_mask = functools.partial(self._sampling_mask, agent)
+            space.bind(functools.partial(self._sampling_mask, agent))
 
     # ---- spaces ---------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:

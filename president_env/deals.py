@@ -1,10 +1,9 @@
-"""Dealing cards and reading what people type: card and role strings, shuffled deals, seating by role.
+"""The human notation of deals and roles: role names and codes, and reading what people type.
 
 The core module between the human notation (``"3C"``, ``"trou_du_cul"``, one list of card strings per player)
-and the engine's arrays: :func:`parse_roles` and :func:`parse_deals` validate and convert, :func:`deal_hands`
-shuffles a deal in that notation (tournaments' duplicate deals), :func:`table_for_roles` seats a table by role,
-and :func:`deal_sizes` says how many cards each seat receives. The engine (``engine.new_games``,
-``engine.redeal``) calls them; nothing here touches a game state.
+and the engine's arrays: :func:`parse_roles` and :func:`parse_deals` validate and convert, :func:`role_by_position`
+names the roles of a table. The engine (``engine.new_games``, ``engine.redeal``) calls them; nothing here touches a
+game state nor applies a rule (the deal itself, in the notation too, is :mod:`president_env.manche`'s).
 """
 
 from __future__ import annotations
@@ -29,14 +28,6 @@ def role_by_position(n_players: int) -> np.ndarray:
     if n_players >= 4:
         roles[1], roles[n_players - 2] = VICE_PRESIDENT, VICE_TROU
     return roles
-
-
-def seat_by_position(n_players: int) -> np.ndarray:
-    """``(P,) int64`` seat a player of each finishing position takes with ``reseat_by_role`` (seat 0 Président,
-    seat 1 Trou du cul, ..., seat P-1 Vice-Président)."""
-    seats = np.zeros(n_players, np.int64)
-    seats[1:] = n_players - np.arange(1, n_players)
-    return seats
 
 
 def parse_roles(rules: Rules, roles: Mapping | Sequence) -> np.ndarray:
@@ -96,53 +87,6 @@ def parse_deals(rules: Rules, deals: Sequence, seat_of_player: np.ndarray | None
     return dealt_to
 
 
-def deal_sizes(rules: Rules, first_seat: np.ndarray) -> np.ndarray:
-    """Cards each seat receives when the deck is dealt one at a time from ``first_seat (n,)``: ``(n,P)``."""
-    p = rules.n_players
-    base, extra = divmod(rules.n_cards, p)
-    offset = (np.arange(p) - np.asarray(first_seat)[:, None]) % p
-    return base + (offset < extra)
-
-
-def deal_hands(
-    rules: Rules, rng: np.random.Generator, dealer: int, seat_of_player: Sequence[int] | None = None
-) -> list[list[str]]:
-    """One shuffled deal: card names by player, the form :meth:`VecGame.redeal` takes.
-
-    The deck (``cards.deck``) is shuffled by one ``rng.permutation`` and dealt one card at a time, clockwise,
-    from the seat ``deal_start`` names relative to ``dealer``; ``seat_of_player`` (default: player i at seat
-    i) says who sits where. Tournaments deal their duplicate deals with it.
-    """
-    p = rules.n_players
-    seats = list(range(p)) if seat_of_player is None else [int(s) for s in seat_of_player]
-    if sorted(seats) != list(range(p)):
-        raise ValueError(f"seat_of_player must be a permutation of 0..{p - 1}, got {seats}")
-    if not 0 <= int(dealer) < p:
-        raise ValueError(f"dealer must be a seat in 0..{p - 1}, got {dealer}")
-    cards = deck(rules.decks, rules.jokers)
-    order = rng.permutation(len(cards))
-    first_seat = int(dealer) + 1 if rules.deal_start == "dealer_left" else int(dealer)
-    player_at_seat = [seats.index(seat) for seat in range(p)]
-    hands: list[list[str]] = [[] for _ in range(p)]
-    for i, index in enumerate(order):
-        hands[player_at_seat[(first_seat + i) % p]].append(cards[int(index)])
-    return hands
-
-
-def table_for_roles(rules: Rules, roles: Mapping | Sequence) -> tuple[list[int], int]:
-    """The seating and dealer of a manche played with ``roles`` (names by player, as :func:`parse_roles`).
-
-    With ``reseat_by_role`` players sit by role (seat 0 Président, seat 1 Trou du cul, ..., seat P-1
-    Vice-Président); otherwise player i sits at seat i. The Trou du cul deals. Returns
-    ``(seat_of_player, dealer_seat)``.
-    """
-    p = rules.n_players
-    positions = parse_roles(rules, roles)
-    seats = seat_by_position(p)[positions] if rules.reseat_by_role else np.arange(p)
-    seat_of_player = [int(s) for s in seats]
-    return seat_of_player, seat_of_player[int(np.argmax(positions == p - 1))]
-
-
 __all__ = [
     "NEUTRE",
     "NO_ROLE",
@@ -151,11 +95,7 @@ __all__ = [
     "TROU_DU_CUL",
     "VICE_PRESIDENT",
     "VICE_TROU",
-    "deal_hands",
-    "deal_sizes",
     "parse_deals",
     "parse_roles",
     "role_by_position",
-    "seat_by_position",
-    "table_for_roles",
 ]

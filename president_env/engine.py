@@ -1,4 +1,4 @@
-"""The batched engine: Président as functions over a state of arrays, batch axis first.
+"""The batched engine: Président as a state machine over a state of arrays, batch axis first.
 
 Everything a game is lives in :class:`GameState` (``B`` slots, ``P`` seats,
 ``R`` ranks). The functions of this module take the :class:`~president_env.rules.Rules`
@@ -6,15 +6,20 @@ first and work on all slots at once — there is no Python loop over games:
 
 - :func:`new_games` deals fresh games into some slots (random or supplied deals,
   optional starting roles), including the exchange set-up;
-- :func:`legal_mask` gives ``(B, num_actions) bool``; :func:`why_illegal` decides why an action is
-  not legal (an :class:`IllegalMove`: a reason code of :data:`ILLEGAL_REASONS` and the facts behind it),
-  which :func:`describe_illegal` words for the errors and each front end words its own way;
+- :func:`legal_mask` gives ``(B, num_actions) bool``; :func:`why_illegal` decides why an action is not legal (an
+  :class:`IllegalMove`: a reason code of :data:`ILLEGAL_REASONS` and the facts behind it), which
+  :func:`describe_illegal` words for the errors and each front end words its own way;
 - :func:`step` applies one action per slot (all slots, or a chosen subset) and reports
   per-player rewards and the manche-over and game-over events (:class:`StepResult`). It
   deals the next manche of a game (a rule), never a new game: a finished game stays
-  terminal until the layer above calls :func:`new_games` (``VecGame`` does, by default);
-- the observation lives in :mod:`president_env.observation`; the human notation (card and role strings,
-  shuffled deals in that notation, seating by role) in :mod:`president_env.deals`.
+  terminal until the layer above calls :func:`new_games` (``VecGame`` does, by default).
+
+The rules themselves are applied in two modules, each holding its NumPy batched form and its compiled per-slot
+form side by side: :mod:`president_env.trick` (the legal mask and every decision of a manche) and
+:mod:`president_env.manche` (the deal, the exchange's automatic half, scoring and the game's end). This module
+checks the input, keeps the state and calls them: the compiled forms with ``compiled=True`` where
+:func:`president_env.compiled.available`, the NumPy forms otherwise. The observation lives in
+:mod:`president_env.observation`; the human notation (card and role strings) in :mod:`president_env.deals`.
 
 For speed the state is updated in place (NumPy has no cheap functional update);
 ``GameState.copy()`` gives an independent snapshot. An illegal action raises
@@ -36,22 +41,13 @@ from typing import NamedTuple
 import numpy as np
 
 from . import compiled as _compiled
+from . import manche, trick
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables, decode
-from .cards import JOKER, N_NATURAL_RANKS, RANK_NAMES, TWO, deck_card_ranks
-from .deals import (  # noqa: F401  (reachable as engine.* for callers before deals.py)
-    NO_ROLE,
-    ROLE_NAMES,
-    deal_hands,
-    deal_sizes,
-    parse_deals,
-    parse_roles,
-    role_by_position,
-    seat_by_position,
-    table_for_roles,
-)
+from .cards import RANK_NAMES, TWO, deck_card_ranks
+from .deals import NO_ROLE, parse_deals, parse_roles, role_by_position
 from .rules import Rules
+from .trick import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, SEAT_BITS, index_range
 
-PHASE_EXCHANGE, PHASE_PLAY, PHASE_OVER = 0, 1, 2  # PHASE_OVER: the game ended, nothing is legal
 REWARD_MODES = ("zero_sum", "normalized", "points")
 
 
@@ -212,58 +208,18 @@ class Tables:
 
 @lru_cache(maxsize=64)
 def tables(rules: Rules) -> Tables:
-    n_ranks, max_count, n = rules.n_ranks, rules.max_count, rules.n_players
+    """The tables of ``rules`` (read-only, cached): the actions', the trick rules' (``trick.rank_tables``) and the
+    manche's (points, roles and seats by finishing position), the deck's."""
     kind, rank, count = action_tables(rules)
-    strength = np.zeros((2, n_ranks), np.int64)
-    strength[0, :N_NATURAL_RANKS] = np.arange(N_NATURAL_RANKS)
-    strength[1, :N_NATURAL_RANKS] = N_NATURAL_RANKS - 1 - np.arange(N_NATURAL_RANKS)
-    if n_ranks > N_NATURAL_RANKS:
-        strength[:, JOKER] = N_NATURAL_RANKS  # the joker stays strongest in a revolution
-    allow_equal = rules.equal_rank != "none"
-    rank_ok = np.zeros((2, 2, n_ranks + 1, n_ranks), bool)
-    for rev in range(2):
-        for constrained in range(2):
-            rank_ok[rev, constrained, 0, :] = True  # a lead: any rank
-            for t in range(n_ranks):
-                higher = strength[rev] > strength[rev, t]
-                equal = np.arange(n_ranks) == t
-                if constrained:
-                    rank_ok[rev, constrained, t + 1] = equal
-                else:
-                    rank_ok[rev, constrained, t + 1] = higher | (equal & allow_equal)
-    # play_words[usable * (C+1) + trick_count] packs the C flags "k cards may be played" for a rank
-    # of which `usable` cards may be played, so the mask is one table lookup per (slot, rank).
-    usable = np.arange(max_count + 1)[:, None, None]
-    trick_count = np.arange(max_count + 1)[None, :, None]
-    k = np.arange(1, max_count + 1)[None, None, :]
-    playable = (usable >= k) & ((trick_count == 0) | (trick_count == k))
-    word = np.uint32 if max_count == 4 else np.uint64
-    play_words = np.ascontiguousarray(playable.reshape(-1, max_count)).view(word).ravel()
-    wild_ranks = np.zeros(n_ranks, bool)
-    if rules.twos_wild:
-        wild_ranks[:TWO] = True
-    positions = np.arange(n)
-    if rules.scoring == "per_opponent_behind":
-        points = (n - 1 - positions).astype(np.int32)
-    else:
-        points = np.zeros(n, np.int32)
-        points[0] = 2
-        if n >= 4:
-            points[1] = 1
-    role_by_pos, seat_by_pos = role_by_position(n), seat_by_position(n)
-    deck_ranks = deck_card_ranks(rules.decks, rules.jokers)
     result = Tables(
         kind=kind,
         rank=np.maximum(rank, 0).astype(np.int64),
         count=count.astype(np.int64),
-        strength=strength,
-        rank_ok=rank_ok.reshape(-1, n_ranks),
-        play_words=play_words,
-        wild_ranks=wild_ranks,
-        points=points,
-        role_by_pos=role_by_pos,
-        seat_by_pos=seat_by_pos,
-        deck_ranks=deck_ranks,
+        **trick.rank_tables(rules),
+        points=manche.points_by_position(rules),
+        role_by_pos=role_by_position(rules.n_players),
+        seat_by_pos=manche.seat_by_position(rules.n_players),
+        deck_ranks=deck_card_ranks(rules.decks, rules.jokers),
         three_of_clubs=np.arange(rules.decks) * 52,
     )
     for value in dataclasses.asdict(result).values():
@@ -291,65 +247,8 @@ def reward_table(rules: Rules, reward_mode: str = "zero_sum") -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------
-# Helpers over seats
+# Starting games and manches (the rules of it in manche.py, the human notation in deals.py)
 # --------------------------------------------------------------------------------------
-def next_seat(eligible: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """First eligible seat clockwise strictly after ``start`` (``start`` itself last); -1 if none.
-
-    eligible ``(n,P) bool``, start ``(n,) int`` -> ``(n,) int64``.
-    """
-    return next_seat_bits(np.packbits(eligible, axis=1, bitorder="little")[:, 0], start, eligible.shape[1])
-
-
-def next_seat_bits(bits: np.ndarray, start: np.ndarray, n_players: int) -> np.ndarray:
-    """:func:`next_seat` for seats packed as bits (bit s = seat s, P <= 8): one table lookup."""
-    return _next_seat_table(n_players)[start * 256 + bits]
-
-
-SEAT_BIT = (1 << np.arange(8)).astype(np.uint8)  # bit of each seat
-SEAT_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(bool)
-POPCOUNT = SEAT_BITS.sum(axis=1)
-for _table in (SEAT_BIT, SEAT_BITS, POPCOUNT):
-    _table.flags.writeable = False
-
-
-@lru_cache(maxsize=8)
-def _next_seat_table(p: int) -> np.ndarray:
-    """``table[start * 256 + bits]``: first seat clockwise after ``start`` whose bit is set, else -1."""
-    table = np.full((p, 256), -1, np.int64)
-    for start in range(p):
-        for bits in range(1 << p):
-            for step in range(1, p + 1):
-                seat = (start + step) % p
-                if bits >> seat & 1:
-                    table[start, bits] = seat
-                    break
-    table = table.ravel()
-    table.flags.writeable = False
-    return table
-
-
-def _first_seat_with(values: np.ndarray, target: np.ndarray | int) -> np.ndarray:
-    """Seat where ``values == target`` for each slot, ``(n,) int64`` (the target exists)."""
-    return np.argmax(values == np.asarray(target).reshape(-1, 1), axis=1)
-
-
-# --------------------------------------------------------------------------------------
-# Starting games and manches (the human notation is read in deals.py)
-# --------------------------------------------------------------------------------------
-def _cards_of_deal(rules: Rules, dealt_to: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """From the seat each card id was dealt to ``(n,N)``: hands ``(n,P,R) int8`` and 3C holders ``(n,P) bool``."""
-    n = dealt_to.shape[0]
-    p, r = rules.n_players, rules.n_ranks
-    tab = tables(rules)
-    flat = (np.arange(n)[:, None] * p + dealt_to) * r + tab.deck_ranks
-    hands = np.bincount(flat.ravel(), minlength=n * p * r).reshape(n, p, r).astype(np.int8)
-    holders = np.zeros((n, p), bool)
-    for cid in tab.three_of_clubs:
-        holders[np.arange(n), dealt_to[:, cid]] = True
-    return hands, holders
-
-
 def new_games(
     rules: Rules,
     state: GameState,
@@ -366,7 +265,7 @@ def new_games(
         roles: a manche with roles (drawn or supplied) is dealt by its Trou du cul, so a dealer given for a
         slot that starts with roles raises ``ValueError``.
     roles: optional list (one per slot, ``None`` allowed) of role assignments to start from.
-    A first manche with roles is seated by role with ``reseat_by_role`` (see :func:`_seat_for_roles`).
+    A first manche with roles is seated by role with ``reseat_by_role`` (see ``manche.seat_for_roles``).
     Everything is validated before the state is touched.
     """
     index = np.asarray(index, dtype=np.int64).reshape(-1)
@@ -384,9 +283,6 @@ def new_games(
         for i, assignment in enumerate(roles):
             if assignment is not None:
                 start_pos[i] = parse_roles(rules, assignment)
-    has_roles = np.full(n, rules.initial_roles == "draw")
-    if start_pos is not None:
-        has_roles |= start_pos[:, 0] >= 0
     if dealers is not None:
         dealers = np.asarray(dealers)
         if (
@@ -395,80 +291,7 @@ def new_games(
             or not np.all((dealers >= 0) & (dealers < p))
         ):
             raise ValueError(f"dealers must be {n} seat numbers in 0..{p - 1}, got {dealers.tolist()}")
-        if has_roles.any():
-            i = int(np.flatnonzero(has_roles)[0])
-            why = "supplied roles" if start_pos is not None and start_pos[i, 0] >= 0 else "initial_roles='draw'"
-            raise ValueError(
-                f"a dealer was given for slot {int(index[i])}, which starts with roles ({why}): a manche with "
-                "roles is dealt by its Trou du cul, so no dealer may be given for it"
-            )
-    if n == 0:
-        return
-    dealer = rng.integers(0, p, size=n) if dealers is None else dealers.astype(np.int64)
-    prev_pos = np.full((n, p), -1, np.int8)  # by player
-    if rules.initial_roles == "draw":
-        prev_pos[:] = np.argsort(rng.random((n, p)), axis=1)
-    if start_pos is not None:
-        given = start_pos[:, 0] >= 0
-        prev_pos[given] = start_pos[given]
-    if dealt_to is not None and has_roles.any():
-        _check_exchange_fits(rules, index, dealt_to, prev_pos, has_roles)
-    # Nothing below raises: the state changes only now.
-    state.scores[index] = 0
-    state.manche[index] = 0
-    state.decisive[index] = False
-    state.tied[index] = False
-    seats = np.arange(p, dtype=np.int8)
-    state.player_at_seat[index] = seats
-    state.seat_of_player[index] = seats
-    if has_roles.any():
-        prev_pos[has_roles], dealer[has_roles] = _seat_for_roles(rules, state, index[has_roles], prev_pos[has_roles])
-    if dealt_to is None:
-        _deal_and_start(rules, state, index, rng, dealer, prev_pos)
-    else:
-        dealt_to = np.take_along_axis(state.seat_of_player[index], dealt_to.astype(np.int64), axis=1)
-        _start_manche(rules, state, index, dealt_to.astype(np.int8), dealer, prev_pos)
-
-
-def _check_exchange_fits(
-    rules: Rules, index: np.ndarray, dealt_to: np.ndarray, prev_pos: np.ndarray, has_roles: np.ndarray
-) -> None:
-    """A supplied first deal with roles: every lower-ranked player of a pair must hold the k cards he gives."""
-    p = rules.n_players
-    held = (dealt_to[:, :, None] == np.arange(p)).sum(axis=1)  # (n,P) cards of each player
-    for _, low_pos, k in rules.exchange_pairs:
-        low = np.argmax(prev_pos == low_pos, axis=1)
-        short = has_roles & (held[np.arange(index.size), low] < k)
-        if short.any():
-            i = int(np.flatnonzero(short)[0])
-            role = ROLE_NAMES[tables(rules).role_by_pos[low_pos]]
-            raise ValueError(
-                f"deal for slot {int(index[i])}: player_{int(low[i])} ({role}) must give {k} cards in the "
-                f"exchange but holds only {int(held[i, low[i]])}"
-            )
-
-
-def _seat_for_roles(
-    rules: Rules, state: GameState, index: np.ndarray, prev_by_player: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Seat slots ``index`` for a manche with roles, from the previous finishing positions by player ``(n,P)``.
-
-    With ``reseat_by_role`` players sit by role (seat 0 Président, seat 1 Trou du cul, ..., seat P-1
-    Vice-Président); otherwise the seats stay. Returns the previous positions by seat ``(n,P) int8`` and the
-    dealer ``(n,) int64``: the Trou du cul's seat.
-    """
-    p = rules.n_players
-    rows = np.arange(index.size)[:, None]
-    if rules.reseat_by_role:
-        new_seat = tables(rules).seat_by_pos[prev_by_player]  # (n,P) by player
-        state.seat_of_player[index] = new_seat
-        player_at = np.empty_like(new_seat)
-        player_at[rows, new_seat] = np.arange(p)
-        state.player_at_seat[index] = player_at
-    seat_of = state.seat_of_player[index].astype(np.int64)
-    prev_by_seat = np.empty_like(prev_by_player)
-    prev_by_seat[rows, seat_of] = prev_by_player
-    return prev_by_seat, _first_seat_with(prev_by_seat, p - 1)
+    manche.start_games(rules, tables(rules), state, index, rng, _shuffled_decks, dealt_to, start_pos, dealers)
 
 
 def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -> None:
@@ -484,18 +307,9 @@ def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -
     if started.any():
         raise ValueError(f"slot {int(index[started][0])} has already started its manche; redeal only before it")
     dealt_to = parse_deals(rules, deals, state.seat_of_player[index])
-    # A regular deal: the first N mod P seats in deal order hold one card more.
-    first = (state.dealer[index] + (1 if rules.deal_start == "dealer_left" else 0)) % rules.n_players
-    expected = deal_sizes(rules, first)
-    got = (dealt_to[:, :, None] == np.arange(rules.n_players)).sum(axis=1)  # cards dealt to each seat
-    wrong = np.flatnonzero((got != expected).any(axis=1))
-    if wrong.size:
-        i = int(wrong[0])
-        raise ValueError(
-            f"deal for slot {int(index[i])}: hand sizes by seat {got[i].tolist()} do not match a deal from dealer "
-            f"seat {int(state.dealer[index[i]])} ({rules.deal_start}): expected {expected[i].tolist()}"
-        )
-    _start_manche(rules, state, index, dealt_to, state.dealer[index].copy(), state.prev_pos[index].copy())
+    dealer = state.dealer[index].copy()
+    manche.check_regular_deal(rules, index, dealt_to, dealer)
+    manche.start_manche(rules, tables(rules), state, index, dealt_to, dealer, state.prev_pos[index].copy())
 
 
 def _shuffled_decks(rules: Rules, state: GameState, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -504,141 +318,17 @@ def _shuffled_decks(rules: Rules, state: GameState, index: np.ndarray, rng: np.r
     return rng.permuted(np.broadcast_to(np.arange(rules.n_cards), (index.size, rules.n_cards)), axis=1)
 
 
-def _deal_and_start(rules, state, index, rng, dealer, prev_pos) -> None:
-    n, n_cards = index.size, rules.n_cards
-    card_ids = _shuffled_decks(rules, state, index, rng)
-    first = dealer + 1 if rules.deal_start == "dealer_left" else dealer
-    dealt_to = np.empty((n, n_cards), np.int8)
-    # The deck is dealt one card at a time clockwise from the first receiver.
-    dealt_to[np.arange(n)[:, None], card_ids] = (first[:, None] + np.arange(n_cards)) % rules.n_players
-    _start_manche(rules, state, index, dealt_to, dealer, prev_pos)
-
-
-def _start_manche(rules, state, index, dealt_to, dealer, prev_pos) -> None:
-    """Set up a manche in slots ``index``: the deal (seat of each card id), roles from ``prev_pos`` (by seat),
-    the automatic half of the exchange, and who acts first."""
-    n, p = index.size, rules.n_players
-    hands, three_holders = _cards_of_deal(rules, dealt_to)
-    tab = tables(rules)
-    rows = np.arange(n)
-    has_roles = prev_pos[:, 0] >= 0
-    gives_left = np.zeros((n, p), np.int8)
-    partner = np.full((n, p), -1, np.int8)
-    gave = np.zeros_like(hands)
-    received = np.zeros_like(hands)
-    for high_pos, low_pos, k in rules.exchange_pairs if has_roles.any() else ():
-        high = _first_seat_with(prev_pos, high_pos)
-        low = _first_seat_with(prev_pos, low_pos)
-        sub = rows[has_roles]
-        high, low = high[has_roles], low[has_roles]
-        # The lower-ranked player gives his k best cards: take from the strongest rank down.
-        low_hand = hands[sub, low].astype(np.int64)
-        above = np.cumsum(low_hand[:, ::-1], axis=1)[:, ::-1] - low_hand  # cards strictly stronger
-        take = np.clip(k - above, 0, low_hand).astype(np.int8)
-        hands[sub, low] -= take
-        hands[sub, high] += take
-        gave[sub, low] = take
-        received[sub, high] = take
-        gives_left[sub, high] = k
-        partner[sub, high] = low
-        partner[sub, low] = high
-    roles = np.where(prev_pos >= 0, tab.role_by_pos[np.maximum(prev_pos, 0)], NO_ROLE).astype(np.int8)
-    # Lead of the first trick.
-    if rules.first_lead == "three_of_clubs":
-        first_lead = next_seat(three_holders, dealer)
-    else:
-        first_lead = (dealer + 1) % p
-    role_lead = _first_seat_with(prev_pos, p - 1 if rules.lead == "trou_du_cul" else 0)
-    leader = np.where(has_roles, role_lead, first_lead)
-    exchanging = gives_left.any(axis=1)
-    giver = np.argmin(np.where(gives_left > 0, prev_pos, p), axis=1)  # Président's pair first
-
-    state.dealt_to[index] = dealt_to
-    state.manche_steps[index] = 0
-    state.hands[index] = hands
-    state.n_held[index] = hands.sum(axis=2, dtype=np.int16)
-    state.played[index] = 0
-    state.passed_bits[index] = 0
-    # Every seat is dealt cards; one whose whole hand went in the exchange gets as many back before the lead.
-    state.holding_bits[index] = (1 << p) - 1
-    state.out_order[index] = -1
-    state.out_rank[index] = -1
-    state.penalized[index] = False
-    state.gives_left[index] = gives_left
-    state.partner[index] = partner
-    state.gave[index] = gave
-    state.received[index] = received
-    state.prev_pos[index] = prev_pos
-    state.roles[index] = roles
-    state.leader[index] = leader
-    state.current[index] = np.where(exchanging, giver, leader)
-    state.phase[index] = np.where(exchanging, PHASE_EXCHANGE, PHASE_PLAY)
-    state.trick_rank[index] = -1
-    state.trick_count[index] = 0
-    state.trick_owner[index] = -1
-    state.revolution[index] = False
-    state.constrained[index] = False
-    state.n_out[index] = 0
-    state.n_normal_out[index] = 0
-    state.n_penalized[index] = 0
-    state.dealer[index] = dealer
-
-
 # --------------------------------------------------------------------------------------
-# Legal actions
+# Legal actions (the rules of it in trick.py)
 # --------------------------------------------------------------------------------------
 def legal_mask(rules: Rules, state: GameState, slots: np.ndarray | None = None, compiled: bool = False) -> np.ndarray:
     """``(B, num_actions) bool``: the legal actions of the player to act in every slot, or ``(n, num_actions)``
     in the slots ``slots (n,) int`` only. ``compiled``: by the Numba kernel where it is available
-    (:mod:`president_env.compiled`, the same mask)."""
+    (``trick.compiled_legal_mask``, the same mask as ``trick.legal_mask``)."""
     if compiled and _compiled.available():
-        index = _arange(state.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
-        return _compiled.legal_mask(rules, tables(rules), state, index)
-    tab = tables(rules)
-    r, c, p = rules.n_ranks, rules.max_count, rules.n_players
-    if slots is None:
-        b = state.batch_size
-        current, phase, trick_rank = state.current, state.phase, state.trick_rank
-        revolution, constrained, trick_count = state.revolution, state.constrained, state.trick_count
-        seat_row = _flat_seat(current, p)
-    else:
-        slots = np.asarray(slots, dtype=np.int64)
-        b = slots.size
-        current, phase, trick_rank = state.current.take(slots), state.phase.take(slots), state.trick_rank.take(slots)
-        revolution, constrained = state.revolution.take(slots), state.constrained.take(slots)
-        trick_count = state.trick_count.take(slots)
-        seat_row = slots * p + current
-    hand = state.hands.reshape(-1, r).take(seat_row, axis=0)
-    usable = hand
-    if rules.twos_wild:
-        # A natural rank can be completed by 2s when at least one natural card is held.
-        usable = np.where(tab.wild_ranks & (hand > 0), np.minimum(hand + hand[:, TWO : TWO + 1], c), hand)
-    in_play = phase == PHASE_PLAY
-    context = (revolution * 2 + constrained) * (r + 1) + (trick_rank + 1)
-    usable = usable * (tab.rank_ok[context] & in_play[:, None])
-    key = usable * (c + 1) + trick_count[:, None]
-    mask = np.empty((b, rules.num_actions), bool)
-    mask[:, 0] = in_play & (trick_rank >= 0)
-    mask[:, 1 : 1 + r * c] = tab.play_words[key].view(bool).reshape(b, r * c)
-    mask[:, 1 + r * c :] = (hand > 0) & (phase == PHASE_EXCHANGE)[:, None]
-    return mask
-
-
-def _flat_seat(seat: np.ndarray, n_players: int) -> np.ndarray:
-    """Row of ``(slot, seat)`` in a ``(B*P, ...)`` view of a seat-indexed array."""
-    return _arange(seat.shape[0]) * n_players + seat
-
-
-_ARANGE = np.arange(1)
-
-
-def _arange(n: int) -> np.ndarray:
-    """A cached ``arange(n)`` (read-only) for the hot path."""
-    global _ARANGE
-    if _ARANGE.shape[0] < n:
-        _ARANGE = np.arange(max(n, 2 * _ARANGE.shape[0]))
-        _ARANGE.flags.writeable = False
-    return _ARANGE[:n]
+        index = index_range(state.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
+        return trick.compiled_legal_mask(rules, tables(rules), state, index)
+    return trick.legal_mask(rules, tables(rules), state, slots)
 
 
 # Why an action is illegal: the reason codes of IllegalMove.reason, in the order why_illegal decides them.
@@ -705,7 +395,7 @@ def why_illegal(rules: Rules, state: GameState, slot: int, action: int) -> Illeg
     held = wild = -1
     if rank >= 0:
         held, wild = int(hand[rank]), 0
-        if rules.twos_wild and tab.wild_ranks[rank] and held > 0:
+        if tab.wild_ranks[rank] and held > 0:  # only where 2s are wild (trick.rank_tables)
             wild = int(hand[TWO])
             held += wild
     trick_rank, trick_count = int(state.trick_rank[slot]), int(state.trick_count[slot])
@@ -768,7 +458,7 @@ def describe_illegal(rules: Rules, state: GameState, slot: int, action: int) -> 
 
 
 # --------------------------------------------------------------------------------------
-# Step
+# Step (the rules of it in trick.py and manche.py)
 # --------------------------------------------------------------------------------------
 class StepResult(NamedTuple):
     """What :func:`step` reports for each stepped slot (``n`` = number of slots stepped)."""
@@ -799,15 +489,16 @@ def step(
     ended is never dealt anew here: it stays terminal (phase ``PHASE_OVER``, no legal action,
     stepping it raises) until the caller starts a new game with :func:`new_games`.
 
-    ``compiled``: the actions are played slot by slot by the Numba kernel where it is available
-    (:mod:`president_env.compiled`; the manche ends stay here), which changes nothing but the speed on a few slots.
+    ``compiled``: the actions are played, and the manches that end scored and dealt, slot by slot by the Numba
+    kernels where they are available (``trick.compiled_play``, ``manche.compiled_score`` and
+    ``manche.compiled_deal_next``), which changes nothing but the speed on a few slots.
     """
     tab = tables(rules)
     p = rules.n_players
     full = slots is None
     if full:
         b = state.batch_size
-        slot = _arange(b)
+        slot = index_range(b)
     else:
         slot = np.asarray(slots)
         if slot.ndim != 1 or slot.dtype.kind not in "iu":
@@ -821,7 +512,7 @@ def step(
         mask = legal_mask(rules, state)
         if not full:
             mask = mask[slot]
-    local = _arange(b)
+    local = index_range(b)
     if b and (actions.min() < 0 or actions.max() >= rules.num_actions):
         legal = (actions >= 0) & (actions < rules.num_actions)
     else:
@@ -833,159 +524,15 @@ def step(
         reason = describe_illegal(rules, state, s, int(actions[i]))
         raise ValueError(f"illegal action {int(actions[i])} for player_{player} in slot {s}: {reason}")
 
-    def get(name: str) -> np.ndarray:
-        return getattr(state, name) if full else getattr(state, name)[slot]
-
-    def put(name: str, value: np.ndarray) -> None:
-        if full:
-            setattr(state, name, value)
-        else:
-            getattr(state, name)[slot] = value
-
-    rewards = np.zeros((b, p), np.float32)
-    manche_over = np.zeros(b, bool)
-    game_over = np.zeros(b, bool)
-    result = StepResult(rewards, manche_over, game_over)
-    if compiled and _compiled.available():
-        over = _compiled.play(rules, tab, state, slot, actions.astype(np.int64, copy=False)).nonzero()[0]
-        if over.size:
-            _end_manche(rules, state, slot[over], over, rng, result, reward_mode, compiled=True)
-        return result
-    if full:
-        state.manche_steps += 1
+    result = StepResult(np.zeros((b, p), np.float32), np.zeros(b, bool), np.zeros(b, bool))
+    use_kernels = compiled and _compiled.available()
+    if use_kernels:
+        over = trick.compiled_play(rules, tab, state, slot, actions.astype(np.int64, copy=False))
     else:
-        state.manche_steps[slot] += 1
-    kind = tab.kind[actions]
-    is_give = kind == KIND_GIVE
-    if is_give.any():
-        _apply_gives(rules, state, slot[is_give], tab.rank[actions[is_give]])
-        if is_give.all():
-            return result
-    is_play = kind == KIND_PLAY
-    is_pass = kind == KIND_PASS
-    rank = tab.rank[actions]
-    count = np.where(is_play, tab.count[actions], 0)  # passes and gives move no card here
-    cur = get("current")
-    seat_row = slot * p + cur  # row of the acting seat in (B*P, ...) views of seat-indexed arrays
-    hands, played = state.hands.reshape(-1), state.played.reshape(-1)
-    n_held = state.n_held.reshape(-1)
-    bit = SEAT_BIT[cur]
-
-    # Cards leave the hand: naturals first, wild 2s complete.
-    card_at = seat_row * rules.n_ranks + rank
-    naturals = np.minimum(hands[card_at], count).astype(np.int8)
-    hands[card_at] -= naturals
-    played[card_at] += naturals
-    used_twos = None
-    if rules.twos_wild:
-        used_twos = (count - naturals).astype(np.int8)
-        two_at = seat_row * rules.n_ranks + TWO
-        hands[two_at] -= used_twos
-        played[two_at] += used_twos
-    n_held[seat_row] -= count.astype(np.int16)
-
-    # What the play means, judged by the order in force before it.
-    trick_rank = get("trick_rank")
-    revolution = get("revolution")
-    is_match = is_play & (trick_rank == rank)
-    ends_by_top = None
-    if rules.top_rank_ends_trick:
-        top_rank = JOKER if rules.jokers else np.where(revolution, 0, TWO)
-        ends_by_top = is_play & (rank == top_rank)
-    if rules.revolution:
-        put("revolution", revolution ^ (is_play & (count >= 4)))
-
-    holding = get("holding_bits")
-    went_out = is_play & (n_held[seat_row] == 0)
-    out_local = went_out.nonzero()[0]
-    if out_local.size:
-        twos_out = None if used_twos is None else used_twos[out_local]
-        _go_out(rules, state, slot[out_local], cur[out_local], rank[out_local], twos_out)
-        holding = holding & ~np.where(went_out, bit, 0).astype(np.uint8)
-        put("holding_bits", holding)
-
-    # Turn order: the next eligible seat clockwise; the trick ends when the turn would
-    # reach the last player to have played, or nobody else can act.
-    passed = get("passed_bits") | np.where(is_pass, bit, 0).astype(np.uint8)
-    if rules.pass_rule == "can_return":
-        passed = np.where(is_play, 0, passed).astype(np.uint8)
-    owner = np.where(is_play, cur, get("trick_owner"))
-    eligible = holding & ~passed & ~bit
-    nxt = next_seat_bits(eligible, cur, p)
-    if rules.equal_rank == "skip":
-        skipping = is_match & (nxt >= 0)
-        if skipping.any():
-            skipped = np.maximum(nxt, 0)
-            after_skip = next_seat_bits(eligible & ~SEAT_BIT[skipped], skipped, p)
-            nxt = np.where(skipping, after_skip, nxt)
-    trick_ends = (nxt < 0) | (nxt == owner)
-    if ends_by_top is not None:
-        trick_ends |= ends_by_top
-    trick_ends &= ~is_give
-
-    # The winner leads the next trick, or the next seat holding cards if he went out.
-    owner_seat = np.maximum(owner, 0)  # owner is -1 only where a give was made
-    winner_holds = (holding & SEAT_BIT[owner_seat]) > 0
-    new_leader = np.where(winner_holds, owner, next_seat_bits(holding, owner_seat, p))
-    acted = ~is_give
-    put("current", np.where(acted, np.where(trick_ends, new_leader, nxt), cur))
-    put("trick_rank", np.where(trick_ends, -1, np.where(is_play, rank, trick_rank)))
-    put("trick_count", np.where(trick_ends, 0, np.where(is_play, count, get("trick_count"))))
-    put("trick_owner", np.where(trick_ends, -1, owner))
-    put("passed_bits", np.where(trick_ends, 0, passed).astype(np.uint8))
-    if rules.equal_rank == "or_nothing":
-        put("constrained", np.where(acted, ~trick_ends & is_match, get("constrained")))
-
-    if out_local.size:
-        over = out_local[POPCOUNT[holding[out_local]] <= 1]
-        if over.size:
-            _end_manche(rules, state, slot[over], over, rng, result, reward_mode)
+        over = trick.play(rules, tab, state, slot, actions, full)
+    if over.size:
+        _end_manche(rules, state, slot[over], over, rng, result, reward_mode, compiled=use_kernels)
     return result
-
-
-def _apply_gives(rules: Rules, state: GameState, index: np.ndarray, rank: np.ndarray) -> None:
-    """Exchange phase: the seat to act gives one card of ``rank`` to its partner."""
-    giver = state.current[index]
-    partner = state.partner[index, giver].astype(np.int64)
-    state.hands[index, giver, rank] -= 1
-    state.hands[index, partner, rank] += 1
-    state.n_held[index, giver] -= 1
-    state.n_held[index, partner] += 1
-    state.gave[index, giver, rank] += 1
-    state.received[index, partner, rank] += 1
-    state.gives_left[index, giver] -= 1
-    pending = state.gives_left[index] > 0
-    more = pending.any(axis=1)
-    next_giver = np.argmin(np.where(pending, state.prev_pos[index], rules.n_players), axis=1)
-    state.current[index] = np.where(more, next_giver, state.leader[index])
-    state.phase[index] = np.where(more, PHASE_EXCHANGE, PHASE_PLAY)
-
-
-def _go_out(rules: Rules, state: GameState, index: np.ndarray, seat: np.ndarray, rank: np.ndarray, used_twos) -> None:
-    """Players at ``seat`` of slots ``index`` just played their last card (``rank``, ``used_twos`` wild 2s):
-    they leave the manche (penalised with ``finish_on_two``)."""
-    state.out_order[index, seat] = state.n_out[index]
-    state.n_out[index] += 1
-    if rules.finish_on_two != "penalty":  # nobody is penalized (``penalized`` stays as the deal set it: False)
-        state.out_rank[index, seat] = state.n_normal_out[index]
-        state.n_normal_out[index] += 1
-        return
-    bad = (rank == TWO) | (rank == JOKER)
-    if used_twos is not None:
-        bad |= used_twos > 0
-    state.penalized[index, seat] = bad
-    state.out_rank[index, seat] = np.where(bad, state.n_penalized[index], state.n_normal_out[index])
-    state.n_penalized[index] += bad
-    state.n_normal_out[index] += ~bad
-
-
-def final_positions(rules: Rules, state: GameState, index: np.ndarray) -> np.ndarray:
-    """Finishing positions by seat ``(n,P) int8`` of slots whose manche just ended."""
-    out_rank = state.out_rank[index].astype(np.int64)
-    n_normal = state.n_normal_out[index].astype(np.int64)[:, None]
-    holder = state.n_held[index] > 0
-    positions = np.where(state.penalized[index], n_normal + 1 + out_rank, out_rank)
-    return np.where(holder, n_normal, positions).astype(np.int8)
 
 
 def end_manches(
@@ -993,58 +540,28 @@ def end_manches(
 ) -> StepResult:
     """The end of the manches that a play in ``slots (n,) int64`` just ended (every player but one out), as
     :func:`step` plays it: scoring, then the next deal or the game's end. For a caller that played the step
-    by :class:`president_env.compiled.Slot`; returns the step's :class:`StepResult` for those slots."""
+    by :class:`president_env.trick.Slot`; returns the step's :class:`StepResult` for those slots."""
     n = slots.size
     result = StepResult(np.zeros((n, rules.n_players), np.float32), np.zeros(n, bool), np.zeros(n, bool))
-    _end_manche(rules, state, slots, _arange(n), rng, result, reward_mode)
+    _end_manche(rules, state, slots, index_range(n), rng, result, reward_mode)
     return result
 
 
 def _end_manche(rules, state, index, local, rng, result: StepResult, reward_mode, compiled: bool = False) -> None:
     """Score the manche in slots ``index`` (rows ``local`` of ``result``), then deal the next manche, or leave
     the slot terminal (``PHASE_OVER``) where the game ended. ``compiled``: by the Numba kernels where they are
-    available (``compiled.score`` and ``compiled.deal_next``: the same scores and deals from the same draws)."""
+    available (``manche.compiled_score`` and ``manche.compiled_deal_next``: the same scores and deals from the same
+    draws); the shuffled decks are drawn here for both."""
     tab = tables(rules)
     if compiled and _compiled.available():
-        positions, over = _compiled.score(rules, tab, state, index, local, result, reward_table(rules, reward_mode))
-        if not over.all():
-            going_on = ~over
-            cont = index[going_on]
-            _compiled.deal_next(rules, tab, state, cont, positions[going_on], _shuffled_decks(rules, state, cont, rng))
-        return
-    p = rules.n_players
-    sub_rows = np.arange(index.size)[:, None]
-    pos_by_seat = final_positions(rules, state, index)
-    players = state.player_at_seat[index].astype(np.int64)
-    pos_by_player = np.empty_like(pos_by_seat)
-    pos_by_player[sub_rows, players] = pos_by_seat
-    result.rewards[local] = reward_table(rules, reward_mode)[pos_by_player]
-    result.manche_over[local] = True
-    decisive = state.decisive[index]
-    state.scores[index] += np.where(decisive[:, None], 0, tab.points[pos_by_player])
-    state.manche[index] += 1
-    state.last_positions[index] = pos_by_player
-
-    last_regular = (state.manche[index] >= rules.manches) & ~decisive
-    scores = state.scores[index]
-    tied = scores == scores.max(axis=1, keepdims=True)
-    needs_decider = last_regular & (tied.sum(axis=1) > 1)
-    over = decisive | (last_regular & ~needs_decider)
-    # Winner: the best total, or among the tied players the best placed in the decisive manche.
-    contenders = np.where(decisive[:, None], state.tied[index], tied)
-    winner = np.argmin(np.where(contenders, pos_by_player, p + 1), axis=1)
-    state.last_winner[index[over]] = winner[over]
-    state.last_scores[index[over]] = scores[over]
-    state.decisive[index] = needs_decider
-    state.tied[index[needs_decider]] = tied[needs_decider]
-    result.game_over[local] = over
-
+        score, deal_next = manche.compiled_score, manche.compiled_deal_next
+    else:
+        score, deal_next = manche.score, manche.deal_next
+    positions, over = score(rules, tab, state, index, local, result, reward_table(rules, reward_mode))
     going_on = ~over
     if going_on.any():
         cont = index[going_on]
-        prev_by_seat, dealer = _seat_for_roles(rules, state, cont, pos_by_player[going_on])  # the Trou du cul deals
-        _deal_and_start(rules, state, cont, rng, dealer, prev_by_seat)
-    state.phase[index[over]] = PHASE_OVER
+        deal_next(rules, tab, state, cont, positions[going_on], _shuffled_decks(rules, state, cont, rng))
 
 
 def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -1054,9 +571,9 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """
     b, a = mask.shape
     flat = mask.ravel().nonzero()[0]
-    bounds = np.searchsorted(flat, _arange(b + 1) * a)
+    bounds = np.searchsorted(flat, index_range(b + 1) * a)
     n_legal = bounds[1:] - bounds[:-1]
     if not n_legal.all():
         raise ValueError(f"row {int(np.flatnonzero(n_legal == 0)[0])} of the mask has no legal action")
     pick = (rng.random(b) * n_legal).astype(np.int64)
-    return flat[bounds[:-1] + pick] - _arange(b) * a
+    return flat[bounds[:-1] + pick] - index_range(b) * a

@@ -144,7 +144,7 @@ class PresidentGymEnv(gymnasium.Env):
     def __setstate__(self, state: dict) -> None:
         # The action space comes back without its link to the game: rebind it.
         self.__dict__.update(state)
-        self.action_space._legal_mask = self.action_masks
+        self.action_space.bind(self.action_masks)
 
     def action_masks(self) -> np.ndarray:
         """``(num_actions,) bool``: the learner's legal actions now (all False once the game ended)."""

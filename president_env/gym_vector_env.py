@@ -220,7 +220,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         try:
             self._play_opponents(active, reward, terminated)
         finally:
-            self.game._mask = None
+            self.game.invalidate_mask()
 
     def _play_opponents(self, active: np.ndarray, reward: np.ndarray, terminated: np.ndarray) -> None:
         """The loop of :meth:`_advance` over the games ``active`` (their opponent is to act)."""
@@ -466,7 +466,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                 slots=None if whole else rows,
                 compiled=True,
             )
-            game._mask = None
+            game.invalidate_mask()
             reward[rows] = self._carried[rows] + events.rewards[np.arange(rows.size), self.learner[rows]]
             self._carried[rows] = 0.0
             terminated[rows] = events.game_over

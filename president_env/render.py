@@ -31,7 +31,7 @@ from .engine import PHASE_EXCHANGE, GameState
 from .rules import Rules
 
 ROLE_LABELS: tuple[str, ...] = ("Président", "Vice-Président", "Neutre", "Vice-Trou", "Trou du cul")
-"""Display names of the role codes 0..4 (``engine.ROLE_NAMES`` order)."""
+"""Display names of the role codes 0..4 (``deals.ROLE_NAMES`` order)."""
 
 
 def ordinal(n: int) -> str:

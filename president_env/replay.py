@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .actions import action_name
-from .engine import ROLE_NAMES
+from .deals import ROLE_NAMES
 from .rules import Rules
 from .single import MAX_NAME, MAX_SEED, Event, GameRecord, SingleGame, check_note
 from .user_input import short_repr

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from . import compiled as _compiled
-from . import deals, engine, observation
+from . import deals, engine, observation, trick
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_name, action_tables
 from .cards import TWO, card_name, card_rank, deck, parse_card, sort_cards, validate_deal
 from .engine import GameState
@@ -431,8 +431,8 @@ class SingleGame:
         self._play_arrays: tuple | None = None  # the state's arrays _load_play reads, where they stay the same
         if game.compiled and _compiled.available():
             state = game.state
-            self._slot = _compiled.Slot(rules, engine.tables(rules), state)  # the kernels keep the arrays too
-            self._play_arrays = tuple((name, getattr(state, name)) for name in _compiled.PLAY_CHANGES)
+            self._slot = trick.Slot(rules, engine.tables(rules), state)  # the kernels keep the arrays too
+            self._play_arrays = tuple((name, getattr(state, name)) for name in trick.PLAY_CHANGES)
 
     def __getstate__(self) -> dict:
         """Pickled without the observation writer (it holds closures), the tables and the bound kernels; rebuilt
@@ -459,17 +459,17 @@ class SingleGame:
 
     def _load_play(self, seat: int) -> None:
         """After a play or pass of ``seat`` that ended no manche: copy only what it may change
-        (``compiled.PLAY_CHANGES``, the seat's rows of ``hands`` and ``played``, and ``compiled.OUT_CHANGES``
+        (``trick.PLAY_CHANGES``, the seat's rows of ``hands`` and ``played``, and ``trick.OUT_CHANGES``
         where the seat went out). The lists are changed in place: ``ended`` never shares them (a game's end
         loads every field anew)."""
         state, fields = self.engine_game.state, self.__dict__
         arrays = self._play_arrays  # the NumPy step replaces the arrays: read them anew there
-        for name, array in arrays or ((name, getattr(state, name)) for name in _compiled.PLAY_CHANGES):
+        for name, array in arrays or ((name, getattr(state, name)) for name in trick.PLAY_CHANGES):
             fields[name] = array.tolist()[0]
         self.hands[seat] = bytearray(state.hands[0, seat].tobytes())
         self.played[seat] = bytearray(state.played[0, seat].tobytes())
         if not self.n_held[seat]:
-            for name in _compiled.OUT_CHANGES:
+            for name in trick.OUT_CHANGES:
                 fields[name] = getattr(state, name).tolist()[0]
         self._mask = None
 
@@ -669,7 +669,7 @@ class SingleGame:
         self.events.append(event)
         if not manche_over:
             if kind == KIND_GIVE:
-                self._load(_compiled.PLAY_STATE)
+                self._load(trick.PLAY_STATE)
             else:
                 self._load_play(seat)
             if self.trick_rank < 0:

@@ -41,6 +41,11 @@ class LegalActionSpace(spaces.Discrete):
         super().__init__(n, seed=seed)
         self._legal_mask: Callable[[], np.ndarray] | None = legal_mask
 
+    def bind(self, legal_mask: Callable[[], np.ndarray]) -> None:
+        """Draw :meth:`sample` among the actions ``legal_mask()`` allows: the owning env links its space to its game
+        on creation and again after unpickling (a pickled space samples like a plain ``Discrete``)."""
+        self._legal_mask = legal_mask
+
     def __getstate__(self) -> dict:
         # Pickled alone (a saved SB3 model keeps its action space), the space must not drag its env along:
         # the copy samples like a plain Discrete. Pickled with its env, the env rebinds it in __setstate__.

@@ -130,8 +130,14 @@ class VecGame:
         engine.redeal(self.rules, self.state, index, deals)
         self._mask = None
 
+    def invalidate_mask(self) -> None:
+        """Forget the cached :meth:`legal_mask`: for a caller that changed :attr:`state` itself (``engine.step`` on
+        some slots, as the vector env does) rather than through :meth:`step`, :meth:`reset` or :meth:`redeal`."""
+        self._mask = None
+
     def legal_mask(self) -> np.ndarray:
-        """``(B, num_actions) bool`` legal actions of the player to act (read-only, cached until the next step)."""
+        """``(B, num_actions) bool`` legal actions of the player to act (read-only, cached until the next step, or
+        until :meth:`invalidate_mask`)."""
         if self._mask is None:
             self._mask = engine.legal_mask(self.rules, self.state, compiled=self.compiled)
             self._mask.flags.writeable = False

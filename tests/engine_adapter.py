@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from president_env import Rules
-from president_env.engine import PHASE_EXCHANGE, ROLE_NAMES
+from president_env.deals import ROLE_NAMES
+from president_env.engine import PHASE_EXCHANGE
 from president_env.vec_game import VecGame
 
 

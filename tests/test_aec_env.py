@@ -17,7 +17,8 @@ from pettingzoo.test import api_test, render_test, seed_test
 import president_env as pe
 from president_env.aec_env import raw_env
 from president_env.cards import deck
-from president_env.engine import ROLE_NAMES, reward_table, sample_legal
+from president_env.deals import ROLE_NAMES
+from president_env.engine import reward_table, sample_legal
 from president_env.observation import layout
 from president_env.rules import Rules
 

@@ -18,14 +18,19 @@ Cycles are refused among the imports that run when a module is imported, and amo
 those inside functions too: an import inside a function may defer an optional dependency (torch, ray, scipy) or a
 costly module, never dodge a cycle. Imports under ``if TYPE_CHECKING:`` never run (annotations only): they must
 respect the layers but may close a cycle.
-A new module of ``president_env`` is core until it is added to ``VIEWS``. The front ends (apps) hold the one-game
-holder and read no private attribute of another object and no env's rendered text. Benchmarks (``benchmarks/``) and
-maintenance scripts (``scripts/``) are not installed and not checked.
+A new module of ``president_env`` is core until it is added to ``VIEWS``. The views and the front ends (apps) read no
+private attribute of another object; the front ends hold the one-game holder and read no env's rendered text. The
+``Rules`` fields that change play are read, in the core and the views, only by the rule modules ``trick`` and
+``manche`` (each holding a rule area's NumPy and compiled forms), so a rule change touches one package file.
+Benchmarks (``benchmarks/``) and maintenance scripts (``scripts/``) are not installed and not checked.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -255,32 +260,128 @@ RENDERED = frozenset({"render_text", "last_action", "render"})
 """What an env renders as text: a front end shows the one-game holder's facts, never re-reads these."""
 
 
-def front_end_reads(modules: dict[str, Path]) -> list[str]:
-    """Where a front end (the apps layer) reads another object's private attribute (``x._name``, not ``self._name``)
-    or an env's rendered text (:data:`RENDERED`), as ``module:line reads x._name``."""
+def private_reads(modules: dict[str, Path]) -> list[str]:
+    """Where a view or a front end (the views and apps layers) reads another object's private attribute (``x._name``,
+    not ``self._name``), or a front end an env's rendered text (:data:`RENDERED`), as ``module:line reads x._name``."""
     found = []
     for module, path in modules.items():
-        if layer(module) != "apps":
+        if layer(module) not in ("views", "apps"):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Attribute):
                 continue
             private = node.attr.startswith("_") and not node.attr.startswith("__")
             own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
-            if (private and not own) or node.attr in RENDERED:
+            rendered = layer(module) == "apps" and node.attr in RENDERED
+            if (private and not own) or rendered:
                 found.append(f"{module}:{node.lineno} reads {ast.unparse(node)}")
     return found
 
 
-def test_front_ends_read_the_one_game_holder_not_private_state_or_rendered_text(tmp_path):
-    """``president-play`` and ``president-web`` hold ``single.SingleGame`` (``docs/architecture.md``, One holder for
-    one game): they read its public attributes, never another object's private state nor an env's render text."""
-    assert front_end_reads(MODULES) == []
-    demo = tmp_path / "demo.py"
-    demo.write_text("self._ok = 1\ncards = env.unwrapped._cards\ntext = env.render_text()\n")
-    assert front_end_reads({"president_env.apps.demo": demo}) == [
+def test_views_and_front_ends_read_public_state_only(tmp_path):
+    """The views and ``president-play`` / ``president-web`` read what the objects they hold publish (the game's
+    ``legal_mask()`` and ``invalidate_mask()``, the action space's ``bind``, ``single.SingleGame``'s attributes:
+    ``docs/architecture.md``, One holder for one game), never another object's private state; the front ends
+    never an env's render text either."""
+    assert private_reads(MODULES) == []
+    view, app = tmp_path / "view.py", tmp_path / "app.py"
+    view.write_text("self._ok = 1\nspace._legal_mask = f\nself.game._mask = None\ntext = self.render()\n")
+    app.write_text("self._ok = 1\ncards = env.unwrapped._cards\ntext = env.render_text()\n")
+    assert private_reads({"president_env.gym_vector_env": view, "president_env.apps.demo": app}) == [
+        "president_env.gym_vector_env:2 reads space._legal_mask",
+        "president_env.gym_vector_env:3 reads self.game._mask",
         "president_env.apps.demo:2 reads env.unwrapped._cards",
         "president_env.apps.demo:3 reads env.render_text",
+    ]
+
+
+# ---- one rule, one file: where the Rules fields that change play are read -----------------------------------------
+RULE_MODULES = frozenset({"president_env.trick", "president_env.manche"})
+"""Where the rules are applied: each holds a rule area's NumPy batched form and its compiled per-slot form."""
+DESCRIBE = frozenset({"president_env.rules", "president_env.presets"})
+"""Modules that define, validate and name rules rather than apply them: they read every field."""
+SIZES = frozenset({"n_players", "decks", "jokers", "n_ranks", "max_count", "n_cards", "num_actions", "copies"})
+"""``Rules`` fields and properties that size the game (arrays, spaces): read everywhere."""
+DESCRIBED_ELSEWHERE = {
+    ("president_env.actions", "twos_wild"): "typed_action: which typed cards name one play (notation, not legality)",
+    ("president_env.observation", "exchange"): "the bound of the gives segment",
+    ("president_env.observation", "manches"): "the bounds of the points and manche segments",
+    ("president_env.render", "manches"): "the header's manche count",
+    ("president_env.render", "revolution"): "the header says whether the order is turned",
+}
+"""The few reads of a play field outside the rule modules, each describing the game rather than deciding it."""
+
+
+def play_fields() -> frozenset[str]:
+    """The ``Rules`` fields and derived properties that change how the game plays: all but :data:`SIZES`."""
+    rules = importlib.import_module("president_env.rules").Rules
+    derived = {name for name, value in vars(rules).items() if isinstance(value, functools.cached_property)}
+    return frozenset({f.name for f in dataclasses.fields(rules)} | derived) - SIZES
+
+
+def rule_reads(modules: dict[str, Path], fields: frozenset[str]) -> list[tuple[str, str, int]]:
+    """``(module, field, line)`` of each read of one of ``fields`` on a rules object in the core and the views:
+    ``rules.x``, ``self.rules.x``, ``game._rules.x`` (anything named ``...rules``), or ``getattr(rules, "x")``."""
+
+    def of_rules(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Name) and node.id.endswith("rules")) or (
+            isinstance(node, ast.Attribute) and node.attr.endswith("rules")
+        )
+
+    found = []
+    for module, path in modules.items():
+        if layer(module) not in ("core", "views") or module in DESCRIBE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in fields and of_rules(node.value):
+                found.append((module, node.attr, node.lineno))
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr"
+                and len(node.args) >= 2
+                and of_rules(node.args[0])
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value in fields
+            ):
+                found.append((module, node.args[1].value, node.lineno))
+    return sorted(set(found))
+
+
+def rule_branches_outside(reads: list[tuple[str, str, int]]) -> list[str]:
+    """The reads of :func:`rule_reads` outside :data:`RULE_MODULES` and :data:`DESCRIBED_ELSEWHERE`."""
+    return [
+        f"{module}:{line} reads rules.{field} (a rule is applied in {' or '.join(sorted(RULE_MODULES))} only)"
+        for module, field, line in reads
+        if module not in RULE_MODULES and (module, field) not in DESCRIBED_ELSEWHERE
+    ]
+
+
+def test_a_rule_is_applied_in_one_file_of_the_package(tmp_path):
+    """A rule change touches one package file (plus the oracle, ``tests/oracle/reference.py``): the fields of
+    ``Rules`` that change play are read, in the core and the views, only by ``trick.py`` (the legal mask and the
+    decisions of a manche) and ``manche.py`` (the deal, the exchange, scoring, the game's end), each holding its
+    NumPy and its compiled form side by side; and each field is applied there (``exchange`` through
+    ``exchange_pairs``; ``top_rank`` serves the agents)."""
+    fields = play_fields()
+    assert {"twos_wild", "equal_rank", "deal_start", "scoring", "exchange_pairs", "manches"} <= fields
+    assert not fields & SIZES
+    reads = rule_reads(MODULES, fields)
+    assert rule_branches_outside(reads) == []
+    applied = {field for module, field, _ in reads if module in RULE_MODULES}
+    assert applied == fields - {"exchange", "top_rank"}
+    assert {(module, field) for module, field, _ in reads if module not in RULE_MODULES} == set(DESCRIBED_ELSEWHERE)
+    # A rule branch anywhere else fails, whatever the object is called; the rule modules may branch.
+    branch = "def f(rules, game):\n    if rules.twos_wild and game.rules.pass_rule:\n"
+    branch += "        return getattr(rules, 'lead')\n"
+    for name in ("engine.py", "gym_vector_env.py", "trick.py"):
+        (tmp_path / name).write_text(branch)
+    made_up = {f"president_env.{name[:-3]}": tmp_path / name for name in ("engine.py", "gym_vector_env.py", "trick.py")}
+    assert rule_branches_outside(rule_reads(made_up, fields)) == [
+        f"president_env.{module}:{line} reads rules.{field} (a rule is applied in president_env.manche or "
+        "president_env.trick only)"
+        for module in ("engine", "gym_vector_env")
+        for field, line in (("lead", 3), ("pass_rule", 2), ("twos_wild", 2))
     ]
 
 

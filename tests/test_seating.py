@@ -15,10 +15,10 @@ from helpers import acts, deal_in_order, legal, make_deal, run
 from oracle.reference import ReferenceGame, positions_from_roles, start_random_game, table_for_roles
 
 import president_env as pe
-from president_env import PASS, Rules, deals
+from president_env import PASS, Rules, manche
 from president_env.aec_env import raw_env
 from president_env.cards import deck
-from president_env.engine import ROLE_NAMES
+from president_env.deals import ROLE_NAMES
 from president_env.evaluation.play import group_setup
 from president_env.vec_game import VecGame
 
@@ -254,7 +254,7 @@ def test_duplicate_first_deals_are_regular_deals_from_the_drawn_trou_du_cul(n):
 @pytest.mark.parametrize("preset", ["standard", "family", "big_table", "party"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_engines_deal_and_table_are_the_references(preset, seed):
-    """Tournaments deal through ``deals.deal_hands`` / ``deals.table_for_roles``: the same cards, seats and dealer
+    """Tournaments deal through ``manche.deal_hands`` / ``manche.table_for_roles``: the same cards, seats and dealer
     as the reference's ``deal_cards`` / ``table_for_roles`` from the same generator (the oracle is independent)."""
     from oracle.reference import deal_cards
 
@@ -266,16 +266,16 @@ def test_the_engines_deal_and_table_are_the_references(preset, seed):
     role_by_pos = engine.tables(rules).role_by_pos
     for _ in range(5):
         names = [ROLE_NAMES[role_by_pos[pos]] for pos in rng.permutation(n)]
-        seat_of_player, dealer = deals.table_for_roles(rules, names)
+        seat_of_player, dealer = manche.table_for_roles(rules, names)
         assert (seat_of_player, dealer) == table_for_roles(rules, positions_from_roles(names, n))
         state = rng.bit_generator.state
-        ours = deals.deal_hands(rules, rng, dealer, seat_of_player)
+        ours = manche.deal_hands(rules, rng, dealer, seat_of_player)
         rng.bit_generator.state = state
         assert ours == deal_cards(rules, rng, dealer, seat_of_player)
-        assert deals.deal_hands(rules, np.random.default_rng(seed), 0) == deal_cards(
+        assert manche.deal_hands(rules, np.random.default_rng(seed), 0) == deal_cards(
             rules, np.random.default_rng(seed), 0, list(range(n))
         )
     with pytest.raises(ValueError, match="seat_of_player"):
-        deals.deal_hands(rules, rng, 0, [0] * n)
+        manche.deal_hands(rules, rng, 0, [0] * n)
     with pytest.raises(ValueError, match="dealer"):
-        deals.deal_hands(rules, rng, n, None)
+        manche.deal_hands(rules, rng, n, None)

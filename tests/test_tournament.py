@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import president_env as pe
-from president_env import agents, engine, registry
+from president_env import agents, deals, engine, registry
 from president_env.agents import Agent
 from president_env.cards import deck
 from president_env.evaluation import distributed, ladder
@@ -469,7 +469,7 @@ def test_match_statistics_on_hand_made_records():
         first = [(i - rotation) % p for i in range(p)]  # rotation s: player s goes out first, and so on
         second = [(rotation - i) % p for i in range(p)]
         roles = [int(engine.tables(pe.Rules()).role_by_pos[q]) for q in first]
-        rows.append((rotation, 0, first, [engine.NO_ROLE] * p, rotation))
+        rows.append((rotation, 0, first, [deals.NO_ROLE] * p, rotation))
         rows.append((rotation, 1, second, roles, rotation))
     points = [[3 - q for q in pos] for _, _, pos, _, _ in rows]
     records = MancheRecords(
@@ -508,7 +508,7 @@ def test_roles_and_winners_follow_each_match(rules):
             first, second = rows  # manches 0 and 1 (a decisive manche is played, not recorded)
             assert (rec.roles[second] == role_by_pos[rec.positions[first]]).all()  # roles from the finishing order
             if rules.initial_roles == "none":
-                assert (rec.roles[first] == engine.NO_ROLE).all()
+                assert (rec.roles[first] == deals.NO_ROLE).all()
             totals = rec.points[rows].sum(axis=0)
             winner = rec.winner[first]
             assert (rec.winner[rows] == winner).all() and totals[winner] == totals.max()

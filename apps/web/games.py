@@ -41,7 +41,7 @@ from president_env import agents as agent_registry
 from president_env import engine
 from president_env.actions import action_name, action_tables, typed_action
 from president_env.cards import RANK_NAMES, parse_card
-from president_env.engine import ROLE_NAMES
+from president_env.deals import ROLE_NAMES
 from president_env.render import ROLE_LABELS, sort_cards
 from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
 from president_env.replay import Replay, replay_steps
