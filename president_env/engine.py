@@ -787,6 +787,7 @@ def step(
     reward_mode: str = "zero_sum",
     slots: np.ndarray | None = None,
     compiled: bool = False,
+    check: bool = True,
 ) -> StepResult:
     """Apply one action per slot and report what happened (:class:`StepResult`).
 
@@ -801,6 +802,9 @@ def step(
 
     ``compiled``: the actions are played slot by slot by the Numba kernel where it is available
     (:mod:`president_env.compiled`; the manche ends stay here), which changes nothing but the speed on a few slots.
+
+    ``check=False``: the caller vouches that every action is legal (drawn from ``mask``), so the legality check
+    is skipped (an illegal action would then corrupt the state): for a batched caller's own random draws.
     """
     tab = tables(rules)
     p = rules.n_players
@@ -817,21 +821,22 @@ def step(
     actions = np.asarray(actions)
     if actions.shape != (b,) or actions.dtype.kind not in "iu":
         raise ValueError(f"actions must be an integer array of shape ({b},), got {actions.dtype} {actions.shape}")
-    if mask is None:
-        mask = legal_mask(rules, state)
-        if not full:
-            mask = mask[slot]
-    local = _arange(b)
-    if b and (actions.min() < 0 or actions.max() >= rules.num_actions):
-        legal = (actions >= 0) & (actions < rules.num_actions)
-    else:
-        legal = mask.reshape(-1)[local * rules.num_actions + actions]
-    if not legal.all():
-        i = int(np.flatnonzero(~legal)[0])
-        s = int(slot[i])
-        player = int(state.player_at_seat[s, state.current[s]])
-        reason = describe_illegal(rules, state, s, int(actions[i]))
-        raise ValueError(f"illegal action {int(actions[i])} for player_{player} in slot {s}: {reason}")
+    if check:
+        if mask is None:
+            mask = legal_mask(rules, state)
+            if not full:
+                mask = mask[slot]
+        local = _arange(b)
+        if b and (actions.min() < 0 or actions.max() >= rules.num_actions):
+            legal = (actions >= 0) & (actions < rules.num_actions)
+        else:
+            legal = mask.reshape(-1)[local * rules.num_actions + actions]
+        if not legal.all():
+            i = int(np.flatnonzero(~legal)[0])
+            s = int(slot[i])
+            player = int(state.player_at_seat[s, state.current[s]])
+            reason = describe_illegal(rules, state, s, int(actions[i]))
+            raise ValueError(f"illegal action {int(actions[i])} for player_{player} in slot {s}: {reason}")
 
     def get(name: str) -> np.ndarray:
         return getattr(state, name) if full else getattr(state, name)[slot]
