@@ -477,6 +477,7 @@ def step(
     reward_mode: str = "zero_sum",
     slots: np.ndarray | None = None,
     compiled: bool = False,
+    check: bool = True,
 ) -> StepResult:
     """Apply one action per slot and report what happened (:class:`StepResult`).
 
@@ -492,6 +493,9 @@ def step(
     ``compiled``: the actions are played, and the manches that end scored and dealt, slot by slot by the Numba
     kernels where they are available (``trick.compiled_play``, ``manche.compiled_score`` and
     ``manche.compiled_deal_next``), which changes nothing but the speed on a few slots.
+
+    ``check=False``: the caller vouches that every action is legal (drawn from ``mask``), so the legality check
+    is skipped (an illegal action would then corrupt the state): for a batched caller's own random draws.
     """
     tab = tables(rules)
     p = rules.n_players
@@ -508,21 +512,22 @@ def step(
     actions = np.asarray(actions)
     if actions.shape != (b,) or actions.dtype.kind not in "iu":
         raise ValueError(f"actions must be an integer array of shape ({b},), got {actions.dtype} {actions.shape}")
-    if mask is None:
-        mask = legal_mask(rules, state)
-        if not full:
-            mask = mask[slot]
-    local = index_range(b)
-    if b and (actions.min() < 0 or actions.max() >= rules.num_actions):
-        legal = (actions >= 0) & (actions < rules.num_actions)
-    else:
-        legal = mask.reshape(-1)[local * rules.num_actions + actions]
-    if not legal.all():
-        i = int(np.flatnonzero(~legal)[0])
-        s = int(slot[i])
-        player = int(state.player_at_seat[s, state.current[s]])
-        reason = describe_illegal(rules, state, s, int(actions[i]))
-        raise ValueError(f"illegal action {int(actions[i])} for player_{player} in slot {s}: {reason}")
+    if check:
+        if mask is None:
+            mask = legal_mask(rules, state)
+            if not full:
+                mask = mask[slot]
+        local = index_range(b)
+        if b and (actions.min() < 0 or actions.max() >= rules.num_actions):
+            legal = (actions >= 0) & (actions < rules.num_actions)
+        else:
+            legal = mask.reshape(-1)[local * rules.num_actions + actions]
+        if not legal.all():
+            i = int(np.flatnonzero(~legal)[0])
+            s = int(slot[i])
+            player = int(state.player_at_seat[s, state.current[s]])
+            reason = describe_illegal(rules, state, s, int(actions[i]))
+            raise ValueError(f"illegal action {int(actions[i])} for player_{player} in slot {s}: {reason}")
 
     result = StepResult(np.zeros((b, p), np.float32), np.zeros(b, bool), np.zeros(b, bool))
     use_kernels = compiled and _compiled.available()

@@ -154,6 +154,9 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         self._needs_observations = any(
             getattr(o, "needs_observations", True) and not views for o, views in zip(self._distinct, self._by_views)
         )
+        # The registry's RandomAgent draws straight from its generator: what its act_batch does, less the checks
+        # of masks that the engine made.
+        self._draws = [type(o) is registry.RandomAgent for o in self._distinct]
         self.game = VecGame(self.rules, batch_size=self.num_envs, reward_mode=reward_mode, autoreset=False)
         self.obs_dim = layout(self.rules).size
         self.num_actions = self.rules.num_actions
@@ -196,12 +199,17 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
             rows = np.flatnonzero(objects == k)
             if rows.size:
                 views = StateViews(layout(self.rules), work, slots=active[rows]) if self._by_views[k] else None
-                actions[rows] = self._act(k, obs[rows], views, mask[rows])
+                actions[rows] = self._act(k, None if obs is None else obs[rows], views, mask[rows])
         return actions
 
-    def _act(self, k: int, obs: np.ndarray, views: dict | None, mask: np.ndarray) -> np.ndarray:
-        """Actions of the distinct opponent ``k`` for the rows of ``obs`` / ``views`` / ``mask``."""
+    def _act(self, k: int, obs: np.ndarray | None, views: dict | None, mask: np.ndarray) -> np.ndarray:
+        """Actions of the distinct opponent ``k`` for the rows of ``obs`` / ``views`` / ``mask`` (``obs`` is
+        ``None`` where no opponent reads observations: zeros are made for those that take them anyway)."""
         opponent = self._distinct[k]
+        if self._draws[k]:
+            return engine.sample_legal(mask, opponent.rng)
+        if obs is None:
+            obs = np.zeros((mask.shape[0], self.obs_dim), np.float32)
         if self._by_views[k]:
             return np.asarray(opponent.act_views(views, mask), dtype=np.int64).reshape(-1)
         if hasattr(opponent, "act_batch"):
@@ -224,12 +232,14 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
 
     def _play_opponents(self, active: np.ndarray, reward: np.ndarray, terminated: np.ndarray) -> None:
         """The loop of :meth:`_advance` over the games ``active`` (their opponent is to act)."""
-        rules, game = self.rules, self.game
+        rules, game, learner = self.rules, self.game, self.learner
         state = game.state
         work, work_games = state, None  # the batch the loop steps, and the game of each of its rows
         # The compiled kernels touch the acting rows only; observations are computed for a whole batch.
         compact = self._needs_observations or not compiled.available()
+        single = len(self._distinct) == 1
         any_views = any(self._by_views)
+        check = not all(self._draws)  # the random draws come from the engine's mask: legal by construction
         try:
             while active.size:
                 if compact and active.size <= _COMPACT_BELOW * work.batch_size and work.batch_size > _COMPACT_MIN:
@@ -239,15 +249,14 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                     work, work_games = state.take(active_games), active_games
                     active = np.arange(active_games.size)
                 active_games = active if work_games is None else work_games[active]
-                whole = active.size == work.batch_size
-                mask = engine.legal_mask(rules, work, None if whole else active, compiled=True)
+                slots = None if active.size == work.batch_size else active
+                mask = engine.legal_mask(rules, work, slots, compiled=True)
+                obs = None
                 if self._needs_observations:
                     obs = observe(rules, work)
-                    obs = obs if whole else obs[active]
-                else:
-                    obs = np.zeros((active.size, self.obs_dim), np.float32)
-                if len(self._distinct) == 1:
-                    views = StateViews(layout(rules), work, slots=None if whole else active) if any_views else None
+                    obs = obs if slots is None else obs[active]
+                if single:
+                    views = StateViews(layout(rules), work, slots=slots) if any_views else None
                     actions = self._act(0, obs, views, mask)
                 else:
                     actions = self._opponent_actions(work, active, obs, mask, active_games)
@@ -259,15 +268,19 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                         game.rng,
                         mask=mask,
                         reward_mode=game.reward_mode,
-                        slots=None if whole else active,
+                        slots=slots,
                         compiled=True,
+                        check=check,
                     )
                 except ValueError as error:
                     raise ValueError(f"an opponent chose an illegal action: {error}") from None
-                if events.manche_over.any():
-                    reward[active_games] += events.rewards[np.arange(active.size), self.learner[active_games]]
-                    terminated[active_games[events.game_over]] = True
-                going_on = ~events.game_over & ~self._learner_player_at_turn(work, active, active_games)
+                going_on = ~self._learner_player_at_turn(work, active, active_games)
+                ended = events.manche_over.nonzero()[0]
+                if ended.size:
+                    ended_games = active_games[ended]
+                    reward[ended_games] += events.rewards[ended, learner[ended_games]]
+                    terminated[ended_games[events.game_over[ended]]] = True
+                    going_on &= ~events.game_over
                 active = active[going_on]
         finally:  # the games moved to a smaller batch go back, also when an opponent failed
             if work_games is not None:
@@ -472,7 +485,10 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
             terminated[rows] = events.game_over
             going_on = rows[~events.game_over]
         if restarted.size:
-            going_on = np.union1d(going_on, restarted)
+            moving = np.zeros(self.num_envs, bool)
+            moving[going_on] = True
+            moving[restarted] = True
+            going_on = np.flatnonzero(moving)
         self._advance(going_on, reward, terminated)
         if restarted.size:
             self._carried[restarted] = reward[restarted]

@@ -86,3 +86,29 @@ def test_reset_slots_validates():
             game.reset(slots=slots)
     with pytest.raises(ValueError, match="autoreset"):
         pe.VecGame(pe.Rules(), autoreset="yes")
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_an_unchecked_step_plays_what_a_checked_one_does(compiled):
+    """``check=False`` (a caller's own legal draws) skips the legality check and changes nothing else: two copies of
+    a batch stepped on subsets of slots, manche and game ends included, stay equal field by field."""
+    rules = pe.load_preset("party").replace(manches=2)
+    checked = engine.allocate(rules, 16)
+    engine.new_games(rules, checked, np.arange(16), np.random.default_rng(0))
+    unchecked = checked.copy()
+    rng_a, rng_b, draws = np.random.default_rng(1), np.random.default_rng(1), np.random.default_rng(2)
+    ends = 0
+    for _ in range(300):
+        slots = np.flatnonzero((checked.phase != PHASE_OVER) & (draws.random(16) < 0.7))
+        if not slots.size:
+            continue
+        mask = engine.legal_mask(rules, checked, slots)
+        actions = sample_legal(mask, draws)
+        a = engine.step(rules, checked, actions, rng_a, mask=mask, slots=slots, compiled=compiled)
+        b = engine.step(rules, unchecked, actions, rng_b, mask=mask, slots=slots, compiled=compiled, check=False)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+        ends += int(a.manche_over.sum())
+    for name in engine.GameState.__dataclass_fields__:
+        np.testing.assert_array_equal(getattr(checked, name), getattr(unchecked, name), err_msg=name)
+    assert ends > 0 and (checked.phase == PHASE_OVER).any()

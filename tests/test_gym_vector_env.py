@@ -431,3 +431,25 @@ def test_one_opponent_object_per_seat_plays_as_one_shared_object():
             np.testing.assert_array_equal(x, y, err_msg=f"step {t}")
         info_a = ra[4]
         np.testing.assert_array_equal(info_a["action_mask"], rb[4]["action_mask"])
+
+
+class _PassesAlways:
+    """A batched opponent that always passes (illegal when it leads a trick)."""
+
+    needs_observations = False
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return np.zeros(masks.shape[0], np.int64)
+
+
+def test_an_opponents_illegal_action_is_named_also_beside_random_opponents():
+    """The legality check is skipped only for the registry's random players (their draws come from the engine's
+    mask); any other opponent's illegal action still raises, with random players at the same table."""
+    rules = pe.Rules()
+    venv = pe.vector_env(8, rules=rules, opponents=["random", _PassesAlways(), "random"], seat=0)
+    with pytest.raises(ValueError, match="an opponent chose an illegal action"):
+        venv.reset(seed=0)
+        for _ in range(200):
+            mask = venv.action_masks()
+            mask[~mask.any(axis=1), 0] = True
+            venv.step(engine.sample_legal(mask, np.random.default_rng(1)))
