@@ -99,7 +99,7 @@ def test_manches_replaces_the_match_length_of_the_rules():
 def test_shipped_configs_load_by_name():
     assert load_config("quick") == load_config(Path(__file__).resolve().parent.parent / "configs/train/quick.yaml")
     with pytest.raises(
-        ValueError, match="shipped configs by name: .*party, probe, probe_scratch, quebec, quick, standard_3p, standard_4p"
+        ValueError, match="shipped configs by name: .*party, probe, probe_scratch, quebec, quick, standard_3p"
     ):
         load_config("no_such_config")
 

@@ -243,8 +243,8 @@ class Run:
 def start_weights(source: str, spec: dict[str, Any]) -> dict[str, torch.Tensor]:
     """The weights (actor and critic) of ``source``, a shipped learned agent's name or a checkpoint file, for a
     network of ``spec``; ``ValueError`` naming ``init.weights`` when it holds none or another network."""
-    path = agents.shipped_checkpoint(source) if source in agents.SHIPPED_AGENTS else Path(source)
-    if source not in agents.SHIPPED_AGENTS and not path.is_file():
+    path = agents.weights_file(source)
+    if path is None:
         raise ValueError(
             f"init.weights: {source!r} has no weights to start from (a baseline, not a learned agent); "
             "name a shipped learned agent or a checkpoint file"

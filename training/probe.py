@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,11 +61,8 @@ FROM_SCRATCH = "from scratch (a scale, not a best response)"
 def target_weights(target: str) -> dict[str, Any] | None:
     """The network spec of ``target``'s weights (a shipped learned agent or a checkpoint file), or ``None`` for an
     agent without weights (a baseline)."""
-    if target in agents.SHIPPED_AGENTS:
-        return load_checkpoint(agents.shipped_checkpoint(target))["network"]
-    if os.path.isfile(target):
-        return load_checkpoint(target)["network"]
-    return None
+    path = agents.weights_file(target)
+    return None if path is None else load_checkpoint(path)["network"]
 
 
 def table_rules(target: str, network: dict[str, Any] | None) -> Rules:
@@ -226,8 +222,8 @@ def run_probe(
 
 def target_steps(target: str) -> int | None:
     """The env steps the target trained for, where its checkpoint says."""
-    path = agents.shipped_checkpoint(target) if target in agents.SHIPPED_AGENTS else target
-    if not os.path.isfile(path):
+    path = agents.weights_file(target)
+    if path is None:
         return None
     progress = load_checkpoint(path).get("progress") or {}
     return progress.get("global_step")
