@@ -160,3 +160,16 @@ def test_a_probe_folder_holding_another_targets_run_is_refused(tmp_path, capsys)
     start_run(TARGET, tmp_path, False, None, 512, None, False, TINY).checkpoint()
     code = main(["--target", "ppo-standard-4p-long", "--out", str(tmp_path), "--no-progress"])
     assert code == 2 and "holds another probe's run" in capsys.readouterr().err
+
+
+def test_a_second_sitting_continues_the_run_where_it_stopped(tmp_path):
+    first = start_run(TARGET, tmp_path, False, None, 256, None, False, TINY)  # 128 env steps an update: 2 updates
+    first.train()
+    first.close()
+    second = start_run(TARGET, tmp_path, False, None, 512, 5.0, False, [])
+    try:
+        assert (second.update, second.global_step) == (2, 256) and second.config.budget.total_steps == 512
+        assert second.config.budget.time_limit_min == pytest.approx(first.elapsed / 60 + 5.0)
+        assert all(torch.equal(w, first.net.state_dict()[k]) for k, w in second.net.state_dict().items())
+    finally:
+        second.close()
