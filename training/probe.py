@@ -79,10 +79,12 @@ def table_rules(target: str, network: dict[str, Any] | None) -> Rules:
 
 
 def probe_overrides(
-    target: str, rules_path: Path, out_dir: Path, network: dict[str, Any] | None, steps: int | None
+    target: str, rules: Rules, out_dir: Path, network: dict[str, Any] | None, steps: int | None
 ) -> list[str]:
-    """The ``--set`` overrides that point the recipe at ``target`` (rules written at ``rules_path``); with
-    ``network`` (the target's spec) the learner is the target's network and starts from its weights."""
+    """The ``--set`` overrides that point the recipe at ``target`` on ``rules`` (given as YAML text, so that the
+    run resumes from any folder); with ``network`` (the target's spec) the learner is the target's network and
+    starts from its weights."""
+    text = json.dumps(rules.to_yaml())
     overrides = [
         f"opponents.baselines={{{json.dumps(target)}: 1.0}}",
         f"budget.eval_opponent={json.dumps(target)}",
@@ -96,10 +98,10 @@ def probe_overrides(
             f"network.activation={network['activation']}",
         ]
     if network is not None and network.get("kind") == "universal":
-        table = json.dumps([{"rules": str(rules_path)}])
+        table = f"[{{rules: {text}}}]"
         overrides += ["kind=universal", f"tables={table}", f"network.critic={network['critic']}"]
     else:
-        overrides.append(f"rules={json.dumps(str(rules_path))}")
+        overrides.append(f"rules={text}")
     if steps is not None:
         overrides.append(f"budget.total_steps={steps}")
     return overrides
@@ -135,10 +137,10 @@ def start_run(
         extra += [] if minutes is None else [f"budget.time_limit_min={elapsed + minutes}"]
         return trainer.resume(checkpoint, progress=progress, overrides=extra)
     out.mkdir(parents=True, exist_ok=True)
-    rules_path = out / "rules.yaml"
-    (table_rules(target, network) if rules_spec is None else resolve_rules(rules_spec)).to_yaml(rules_path)
+    rules = table_rules(target, network) if rules_spec is None else resolve_rules(rules_spec)
+    rules.to_yaml(out / "rules.yaml")
     recipe = SCRATCH_CONFIG if scratch else PROBE_CONFIG
-    changes = probe_overrides(target, rules_path, run_dir, network, steps)
+    changes = probe_overrides(target, rules, run_dir, network, steps)
     changes += [] if minutes is None else [f"budget.time_limit_min={minutes}"]
     return trainer(load_config(recipe, changes + list(overrides)), progress=progress)
 
