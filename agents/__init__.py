@@ -77,6 +77,14 @@ def shipped_checkpoint(name: str) -> Path:
     return Path(str(importlib.resources.files("president_env.agents") / "checkpoints" / f"{name}.pt"))
 
 
+def weights_file(name: str) -> Path | None:
+    """The checkpoint file that holds the weights of the learned agent ``name`` (a shipped agent's packaged file, or
+    ``name`` itself when it is a file); ``None`` for an agent without weights (a baseline, a style)."""
+    if name in SHIPPED_AGENTS:
+        return shipped_checkpoint(name)
+    return Path(name) if Path(name).is_file() else None
+
+
 SHIPPED_AGENTS: dict[str, str] = {
     "ppo-standard-4p": "the standard preset (4 players)",
     "ppo-standard-4p-long": "the standard preset (4 players)",
@@ -332,4 +340,5 @@ __all__ = [
     "SHIPPED_AGENTS",
     "UNIVERSAL_AGENTS",
     "shipped_checkpoint",
+    "weights_file",
 ]

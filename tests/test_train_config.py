@@ -88,9 +88,10 @@ def test_manches_replaces_the_match_length_of_the_rules():
     assert load_config(None, ["rules=party"]).resolve_rules() == pe.load_preset("party")
     assert load_config(None, ["rules=party", "manches=1"]).resolve_rules() == pe.load_preset("party").replace(manches=1)
     # The shipped agents' recipes name the single manches their agents were trained on.
-    for name in ("standard_4p", "standard_4p_long", "party", "standard_3p", "probe"):
+    for name in ("standard_4p", "standard_4p_long", "party", "standard_3p"):
         assert load_config(name).resolve_rules().manches == 1
     assert load_config("quick").resolve_rules().manches == pe.Rules().manches > 1  # the main job plays matches
+    assert load_config("probe").resolve_rules().manches == pe.Rules().manches  # a probe plays the preset's match
     with pytest.raises(ValueError, match="manches must be an integer from 1 to 100 or null, got 0"):
         load_config(None, ["manches=0"])
 
@@ -98,7 +99,7 @@ def test_manches_replaces_the_match_length_of_the_rules():
 def test_shipped_configs_load_by_name():
     assert load_config("quick") == load_config(Path(__file__).resolve().parent.parent / "configs/train/quick.yaml")
     with pytest.raises(
-        ValueError, match="shipped configs by name: .*party, probe, quebec, quick, standard_3p, standard_4p"
+        ValueError, match="shipped configs by name: .*party, probe, probe_scratch, quebec, quick, standard_3p"
     ):
         load_config("no_such_config")
 

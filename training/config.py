@@ -130,7 +130,7 @@ class OpponentConfig(_Section):
     @classmethod
     def _known_agents(cls, baselines: dict[str, float]) -> dict[str, float]:
         for name in baselines:
-            check_name(name, checkpoints=False)
+            check_name(name)
         return baselines
 
     @model_validator(mode="after")
@@ -178,12 +178,27 @@ class RolloutConfig(_Section):
     ray_cpus_per_shard: Number = Field(1.0, gt=0, le=1024)  # CPUs per shard's actor (fractional: more shards than CPUs)
 
 
+class InitConfig(_Section):
+    """Where the learner starts: fresh weights (the default), or those of a learned agent (a best response starts
+    from its target's, so that it starts at the target's strength)."""
+
+    weights: str | None = None  # a shipped learned agent's name or a checkpoint file; the network must be its shape
+    critic_warmup: int = Field(0, ge=0)  # first updates that train the critic only (the actor frozen)
+
+    @field_validator("weights")
+    @classmethod
+    def _known_weights(cls, weights: str | None) -> str | None:
+        return None if weights is None else check_name(weights)
+
+
 class RunConfig(_Section):
-    """What every run has: its seed, folder and threads, the algorithm, network, opponents and budget."""
+    """What every run has: its seed, folder and threads, where the learner starts, the algorithm, network,
+    opponents and budget."""
 
     seed: int = Field(1, ge=0)  # root seed: games, sampling, network initialisation, opponents
     out_dir: str = "runs/ppo"  # checkpoints, config.yaml, metrics.jsonl, TensorBoard events
     threads: int = Field(0, ge=0, le=MAX_THREADS)  # torch CPU threads, at most the process's CPUs (0: all of them)
+    init: InitConfig = Field(default_factory=InitConfig)
     ppo: PPOConfig = Field(default_factory=PPOConfig)
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     opponents: OpponentConfig = Field(default_factory=OpponentConfig)

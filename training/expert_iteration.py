@@ -275,7 +275,7 @@ def expert_iteration(
             parts = list(pool.map(_label, tasks, paths))
     labelled_s = time.perf_counter() - started
     data = Positions.concatenate(parts)
-    checkpoint = load_checkpoint(agents.shipped_checkpoint(policy) if policy in agents.SHIPPED_AGENTS else policy)
+    checkpoint = load_checkpoint(agents.weights_file(policy) or policy)
     net = build_policy(checkpoint)
     metrics = distill(net, data, distill_config)
     metrics.update(labelling_s=round(labelled_s, 1), total_s=round(time.perf_counter() - started, 1))

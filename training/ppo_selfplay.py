@@ -47,6 +47,10 @@ from .config import RunConfig, RunSeeds, TrainConfig, apply_override, from_dict
 from .ppo import ppo_update
 from .rollout import merge_shards, start_shards
 
+CRITIC_PREFIXES = ("value_head.", "critic.")
+"""The critic's parameters by name: :class:`PolicyNet`'s value head (on the trunk it shares with the actor) and
+:class:`~president_env.agents.universal.UniversalNet`'s critic; the others are the actor's."""
+
 STOP_FILE = "STOP"
 """A file of this name in the run's folder ends the sitting after the update in progress (and checkpoints it); the
 run removes it as it ends."""
@@ -72,6 +76,8 @@ class Run:
         with torch.random.fork_rng():
             torch.manual_seed(self.seeds.network)
             self.net = self.build_net()
+        if config.init.weights is not None:
+            self.net.load_state_dict(start_weights(config.init.weights, self.net.spec()))
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
         self.update = self.global_step = 0
         self.elapsed = 0.0
@@ -115,7 +121,17 @@ class Run:
         if p.anneal_lr:
             frac = max(0.0, 1.0 - self.global_step / (budget.anneal_steps or budget.total_steps))
             self.optimizer.param_groups[0]["lr"] = frac * p.learning_rate
-        return ppo_update(self.net, self.optimizer, batch, p, self.generator)
+        if self.update >= self.config.init.critic_warmup:
+            return ppo_update(self.net, self.optimizer, batch, p, self.generator)
+        # init.critic_warmup: the critic learns the actor's values first; the actor's weights get no gradient
+        actor = [w for name, w in self.net.named_parameters() if not name.startswith(CRITIC_PREFIXES)]
+        for weight in actor:
+            weight.requires_grad_(False)
+        try:
+            return ppo_update(self.net, self.optimizer, batch, p, self.generator)
+        finally:
+            for weight in actor:
+                weight.requires_grad_(True)
 
     def train_step(self) -> dict[str, float]:
         """One rollout and one update; returns the scalars to log."""
@@ -222,6 +238,22 @@ class Run:
         self.update, self.global_step = int(progress["update"]), int(progress["global_step"])
         self.elapsed = float(progress["elapsed_s"])
         self.last_eval = dict(checkpoint.get("metrics") or {})
+
+
+def start_weights(source: str, spec: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """The weights (actor and critic) of ``source``, a shipped learned agent's name or a checkpoint file, for a
+    network of ``spec``; ``ValueError`` naming ``init.weights`` when it holds none or another network."""
+    path = agents.weights_file(source)
+    if path is None:
+        raise ValueError(
+            f"init.weights: {source!r} has no weights to start from (a baseline, not a learned agent); "
+            "name a shipped learned agent or a checkpoint file"
+        )
+    checkpoint = load_checkpoint(path)
+    held = {**checkpoint["network"], "hidden": list(checkpoint["network"].get("hidden", ()))}
+    if held != spec:
+        raise ValueError(f"init.weights: {source!r} holds the network {held}; this run builds {spec}")
+    return checkpoint["model"]
 
 
 class Trainer(Run):
