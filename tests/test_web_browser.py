@@ -390,6 +390,9 @@ def test_game_url_resumes_and_the_rules_page(browser):
         # Another browser (no secret) with the same link cannot see or play the game.
         driver.execute_script("localStorage.clear()")
         driver.get(url + "/")
+        # The page's start is asynchronous: wait until it has drawn the setup (its hash listener is then in
+        # place) before the link's fragment-only navigation, which a busy machine could otherwise interleave.
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#seats select"))
         driver.get(game_url)
         error = wait(driver, lambda d: d.find_element(By.ID, "setup-error").text)
         assert "another browser" in error
