@@ -155,3 +155,23 @@ def test_rollout_view_equals_the_decoded_observation(preset):
         for name in SEGMENT_NAMES:
             np.testing.assert_array_equal(getattr(direct, name), getattr(decoded, name), name)
         game.step(engine.sample_legal(game.legal_mask(), rng))
+
+
+def test_rollouts_play_the_same_games_on_the_numba_kernels_and_on_numpy(monkeypatch):
+    """The rollouts step on the compiled engine where Numba runs: the action values must be the NumPy path's."""
+    from president_env import compiled
+
+    if not compiled.available():
+        pytest.skip("needs Numba (the fast extra)")
+    rules = pe.load_preset("party").replace(manches=3, initial_roles="draw")
+    game = mid_manche(rules, 12, seed=6, steps=12)
+    obs, mask = game.observe(), game.legal_mask()
+    fast = MonteCarloAgent(rules, config=SMALL, seed=2).action_values(obs, mask)
+    monkeypatch.setenv(compiled.ENV_SWITCH, "0")
+    compiled.available.cache_clear()
+    try:
+        plain = MonteCarloAgent(rules, config=SMALL, seed=2).action_values(obs, mask)
+    finally:
+        monkeypatch.delenv(compiled.ENV_SWITCH)
+        compiled.available.cache_clear()
+    np.testing.assert_array_equal(fast, plain)
