@@ -1,11 +1,15 @@
-"""Gather the shipped learned agents' measurements into one table and one plot.
+"""Gather the shipped learned agents' match measurements into one table and one plot.
 
-    python scripts/agents_report.py            # reads docs/results/agents/, writes agents.md and agents.png there,
-                                               # and the same table in README.md between its agents-table markers
+    python scripts/agents_report.py            # reads docs/results/, writes docs/results/matches/agents.md and
+                                               # agents.png, and the same table in README.md between its
+                                               # agents-table markers
 
-Each agent's folder ``docs/results/agents/<table>/`` holds the ``president-eval --against`` outputs
-(``<opponent>/results.json``) and the training run's ``metrics.jsonl``; this script only reads
-them. A repository maintenance script: it is not part of the installed package.
+Every row is one agent at one table against ``P - 1`` copies of each baseline, in the table's own match (5 manches,
+a decisive one on a tie), seed 0, 200 duplicate deal groups unless the cell says otherwise: each per-table agent on
+its own table (``president-eval --against`` outputs in ``docs/results/matches/<agent>/<opponent>/results.json``),
+then ``ppo-universal`` on the same table and the same deals (``scripts/measure_universal.py --seed 0`` outputs in
+``docs/results/experiments/universal/seed0*/``). The training column reads each run's ``metrics.jsonl``. This script
+only reads; a repository maintenance script, not part of the installed package.
 """
 
 from __future__ import annotations
@@ -20,9 +24,24 @@ from president_env.evaluation.report import errorbar_png, format_estimate, markd
 from president_env.evaluation.statistics import Estimate
 
 DOCS_RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
-RESULTS = DOCS_RESULTS / "agents"
+MATCHES = DOCS_RESULTS / "matches"
+UNIVERSAL = DOCS_RESULTS / "experiments" / "universal"
 README = DOCS_RESULTS.parent.parent / "README.md"
 README_MARKERS = ("<!-- agents-table -->\n", "<!-- /agents-table -->")
+OPPONENTS = ("heuristic-3", "mc-4")
+
+# table: (its per-table agents, where each one's training metrics are)
+TABLES: dict[str, tuple[tuple[str, Path], ...]] = {
+    "standard": (
+        ("ppo-standard-4p", DOCS_RESULTS / "ppo" / "metrics.jsonl"),
+        ("ppo-standard-4p-long", DOCS_RESULTS / "experiments" / "standard_4p_long" / "metrics.jsonl"),
+    ),
+    **{
+        table: ((f"ppo-{table.replace('standard_', 'standard-')}", DOCS_RESULTS / "agents" / table / "metrics.jsonl"),)
+        for table in ("standard_3p", "standard_5p", "quebec", "big_table", "family", "party", "or_nothing")
+    },
+}
+UNIVERSAL_RUN = UNIVERSAL / "sitting3" / "metrics.jsonl"  # the shipped policy's sitting; its counters span all three
 
 
 def readme_with_table(readme: str, table: str) -> str:
@@ -34,72 +53,64 @@ def readme_with_table(readme: str, table: str) -> str:
     return head + start + table + "\n" + end + rest.split(end, 1)[1]
 
 
-OPPONENTS = ("heuristic-3", "mc-4")
+def measured(name: str) -> dict[str, Path]:
+    """A per-table agent's results against each opponent (``president-eval --against`` output folders)."""
+    return {opponent: MATCHES / name / opponent / "results.json" for opponent in OPPONENTS}
 
 
-def sources(results: Path) -> list[tuple[str, dict[str, Path], Path]]:
-    """``(agent, {opponent: results.json}, metrics.jsonl)`` of every measured agent, the standard ones first."""
-    ppo, long = DOCS_RESULTS / "ppo", DOCS_RESULTS / "experiments" / "standard_4p_long"
-    # The standard agents' results predate the per-table folders.
-    found = [
-        ("ppo-standard-4p", {o: ppo / f"vs_{o}" / "results.json" for o in OPPONENTS}, ppo / "metrics.jsonl"),
-        ("ppo-standard-4p-long", {o: long / f"vs_{o}" / o / "results.json" for o in OPPONENTS}, long / "metrics.jsonl"),
-    ]
-    for folder in sorted(p for p in results.iterdir() if p.is_dir()) if results.is_dir() else []:
-        name = "ppo-" + folder.name.replace("standard_", "standard-")
-        found.append((name, {o: folder / o / "results.json" for o in OPPONENTS}, folder / "metrics.jsonl"))
-    return found
+def universal_results(table: str, opponent: str) -> Path | None:
+    """``ppo-universal``'s seed-0 result against ``opponent`` at ``table``: the folder with the most deal groups."""
+    found = sorted(UNIVERSAL.glob(f"seed0*/{table}/{opponent}/results.json"))
+    return max(found, key=lambda path: json.loads(path.read_text())["config"]["n_deals"], default=None)
 
 
-def estimate(stats: dict, key: str, n: int) -> Estimate:
-    return Estimate(stats[key], stats[f"{key}_ci"], n)
+def cell(path: Path | None, name: str) -> tuple[str, Estimate | None]:
+    """The table cell of ``name``'s advantage in the results file ``path`` (blank when not measured)."""
+    if path is None or not path.is_file():
+        return "", None
+    result = json.loads(path.read_text())
+    stats, n = result["agents"][name], result["config"]["n_deals"]
+    advantage = Estimate(stats["advantage"], stats["advantage_ci"], n)
+    return f"{format_estimate(advantage, signed=True)} ({n})", advantage
 
 
-def training_summary(metrics: Path) -> tuple[int, float]:
-    """Env steps and minutes of the shipped run (its last metrics line)."""
+def training_summary(metrics: Path) -> str:
+    """Env steps and minutes of a run (its last metrics line)."""
+    if not metrics.is_file():
+        return ""
     last = json.loads(metrics.read_text().strip().splitlines()[-1])
-    return int(last["global_step"]), float(last["elapsed_s"]) / 60
+    return f"{int(last['global_step']) / 1e6:.0f} M, {float(last['elapsed_s']) / 60:.0f} min"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--results", type=Path, default=RESULTS, help="folder of the agents' result folders")
+    parser.add_argument("--out", type=Path, default=MATCHES, help="folder for agents.md and agents.png")
     args = parser.parse_args(argv)
-    if not args.results.is_dir():
-        parser.error(f"--results {args.results}: no such folder")
-    rows, groups, unshipped = [], {opponent: ([], []) for opponent in OPPONENTS}, []
-    for name, paths, metrics in sources(args.results):
-        shipped = agents.shipped_checkpoint(name).is_file()
-        if not shipped:
-            unshipped.append(name.removeprefix("ppo-"))
-        cells = [f"`{name}`" if shipped else f"{name} (not shipped)", agents.SHIPPED_AGENTS.get(name, "")]
-        for opponent, path in paths.items():
-            if not path.is_file():
-                cells.append("")
-                continue
-            result = json.loads(path.read_text())
-            stats, n = result["agents"][name], result["config"]["n_deals"]
-            advantage = estimate(stats, "advantage", n)
-            cells.append(f"{format_estimate(advantage, signed=True)} ({n})")
-            groups[opponent][0].append(name.removeprefix("ppo-"))
-            groups[opponent][1].append(advantage)
-        if metrics.is_file():
-            steps, minutes = training_summary(metrics)
-            cells.append(f"{steps / 1e6:.0f} M, {minutes:.0f} min")
-        else:
-            cells.append("")
-        rows.append(cells)
-    header = ["agent", "trained for", "vs heuristic-3 ×(P-1) (deal groups)", "vs mc-4 ×(P-1) (deal groups)", "training"]
+    rows, groups = [], {opponent: ([], []) for opponent in OPPONENTS}
+    for table, specialists in TABLES.items():
+        lineup = [(name, measured(name), metrics) for name, metrics in specialists]
+        lineup.append(("ppo-universal", {o: universal_results(table, o) for o in OPPONENTS}, UNIVERSAL_RUN))
+        for name, paths, metrics in lineup:
+            cells = [table, f"`{name}`"]
+            for opponent, path in paths.items():
+                text, advantage = cell(path, name)
+                cells.append(text)
+                if advantage is not None:
+                    groups[opponent][0].append(f"{name.removeprefix('ppo-')} @ {table}")
+                    groups[opponent][1].append(advantage)
+            cells.append(training_summary(metrics) + (" (all tables)" if name in agents.UNIVERSAL_AGENTS else ""))
+            rows.append(cells)
+    header = ["table", "agent", "vs heuristic-3 ×(P-1) (deal groups)", "vs mc-4 ×(P-1) (deal groups)", "training"]
     table = markdown_table(header, rows, text_columns=2)
-    (args.results / "agents.md").write_text(table + "\n", encoding="utf-8")
-    if args.results == RESULTS:
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "agents.md").write_text(table + "\n", encoding="utf-8")
+    if args.out == MATCHES:
         README.write_text(readme_with_table(README.read_text(encoding="utf-8"), table), encoding="utf-8")
     errorbar_png(
-        args.results / "agents.png",
+        args.out / "agents.png",
         groups={f"vs {opponent}": values for opponent, values in groups.items() if values[0]},
         ylabel="advantage (points per manche)",
-        title="Learned agents, each on its own table, against copies of a baseline"
-        + (f" (not shipped: {', '.join(unshipped)})" if unshipped else ""),
+        title="Learned agents in each table's 5-manche match against copies of a baseline (seed 0)",
     )
     print(table)
     return 0

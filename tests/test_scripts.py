@@ -46,8 +46,8 @@ def test_the_render_demo_plays_a_game():
 
 
 def test_the_readme_shows_the_agents_table():
-    """README.md's agents-table block is docs/results/agents/agents.md, as scripts/agents_report.py writes it."""
+    """README.md's agents-table block is docs/results/matches/agents.md, as scripts/agents_report.py writes it."""
     start, end = "<!-- agents-table -->\n", "<!-- /agents-table -->"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split(start, 1)[1].split(end, 1)[0]
-    assert block == (ROOT / "docs" / "results" / "agents" / "agents.md").read_text(encoding="utf-8")
+    assert block == (ROOT / "docs" / "results" / "matches" / "agents.md").read_text(encoding="utf-8")
