@@ -68,10 +68,10 @@ REPLAY_CHUNK = 200
 """Moves of a replay checked and turned into frames per turn of the replay worker (a fraction of a second)."""
 QUICK_AGENTS = frozenset({"random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5"})
 """Agents made in microseconds (no file to load): made on the event loop, never refused as busy."""
-HINT_AGENTS = ("ppo-universal", "ppo-standard-4p-long", "ppo-standard-4p")
+HINT_AGENTS = ("ppo-universal",)
 """Hints come from the first of these that plays the table (``ppo-universal``, the strongest agent in a match at
-every table, plays them all), else its shipped learned agent, else heuristic-3 (the Monte-Carlo agents take
-seconds)."""
+every table, plays them all where torch is installed), else the table's shipped learned agent, else heuristic-3
+(the Monte-Carlo agents take seconds)."""
 DROP_AFTER = 20.0
 """Seconds without a request after which a person at a table for friends is away: an agent plays for them."""
 RETURN_WITHIN = 600.0
