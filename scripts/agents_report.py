@@ -22,6 +22,7 @@ from pathlib import Path
 from president_env import agents
 from president_env.evaluation.report import errorbar_png, format_estimate, markdown_table
 from president_env.evaluation.statistics import Estimate
+from president_env.user_input import check_writable_dir
 
 DOCS_RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 MATCHES = DOCS_RESULTS / "matches"
@@ -86,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=MATCHES, help="folder for agents.md and agents.png")
     args = parser.parse_args(argv)
+    try:
+        check_writable_dir(args.out, "--out")
+    except ValueError as err:
+        parser.error(str(err))
     rows, groups = [], {opponent: ([], []) for opponent in OPPONENTS}
     for table, specialists in TABLES.items():
         lineup = [(name, measured(name), metrics) for name, metrics in specialists]
@@ -102,7 +107,6 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(cells)
     header = ["table", "agent", "vs heuristic-3 ×(P-1) (deal groups)", "vs mc-4 ×(P-1) (deal groups)", "training"]
     table = markdown_table(header, rows, text_columns=2)
-    args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "agents.md").write_text(table + "\n", encoding="utf-8")
     if args.out == MATCHES:
         README.write_text(readme_with_table(README.read_text(encoding="utf-8"), table), encoding="utf-8")
