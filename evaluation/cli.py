@@ -2,6 +2,7 @@
 
     president-eval --agents heuristic-3,heuristic-2 --deals 200 --workers 2 --out results/eval
     president-eval --agents ppo-standard-4p --against heuristic-3,mc-4 --deals 200 --out results/vs
+    president-eval --agents ppo-universal --against mc-5 --rules big_table --resume results/vs/chunks ...
 
 Writes ``results.json``, ``results.md`` and ``results.png`` (with ``--against``: ``versus.*`` and one folder
 per opponent) and prints the Markdown table. Everything the user named is checked before any game is
@@ -23,7 +24,16 @@ from president_env.user_input import check_writable_dir
 
 from .play import seat_lineup
 from .report import versus_markdown, write_outputs, write_versus
-from .tournament import DEFAULT_CHUNK_DEALS, DEFAULT_DEALS, check_counts, check_seeds, evaluate, evaluate_against
+from .tournament import (
+    DEFAULT_CHUNK_DEALS,
+    DEFAULT_DEALS,
+    against_folder,
+    check_counts,
+    check_seeds,
+    evaluate,
+    evaluate_against,
+    open_store,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,6 +67,13 @@ def _parser() -> argparse.ArgumentParser:
         "n_players - 1 copies of it (writes versus.json|md|png and one folder per opponent)",
     )
     parser.add_argument("--out", default="results/eval", help="output folder (default: %(default)s)")
+    parser.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="keep every finished chunk in DIR and load the chunks DIR already holds instead of playing them: a "
+        "stopped tournament continues where it stopped, with the result of an uninterrupted run (with --against, "
+        "one subfolder per opponent)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
         "--save-replays",
@@ -82,6 +99,13 @@ def start_ray(address: str) -> None:
         raise ValueError(f"--ray {address}: Ray could not start ({type(err).__name__}: {detail})") from None
 
 
+def _tournaments(resume: str, lineup: list[str], against: list[str], n_players: int) -> list[tuple[Path, list]]:
+    """``(resume folder, lineup seated)`` of each tournament the command runs."""
+    if not against:
+        return [(Path(resume), seat_lineup(lineup, n_players))]
+    return [(against_folder(resume, name), [lineup[0]] + [name] * (n_players - 1)) for name in against]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``president-eval``: run a tournament from the command line and print its Markdown table."""
     parser = _parser()
@@ -103,6 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
         check_seeds(seed=args.seed, agent_seed=args.agent_seed)
         check_writable_dir(args.out, "--out")
+        if args.resume is not None:
+            for folder, seats in _tournaments(args.resume, lineup, against, rules.n_players):
+                open_store(folder, seats, rules, args.seed, args.chunk_deals, args.agent_seed)
         if args.ray is not None:
             start_ray(args.ray)
     except (ValueError, ImportError) as err:
@@ -116,6 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         chunk_deals=args.chunk_deals,
         agent_seed=args.agent_seed,
         ray_address=args.ray,
+        resume_dir=args.resume,
     )
     if args.against is not None:
         results = evaluate_against(lineup[0], against, rules, **options)

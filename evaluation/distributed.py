@@ -49,10 +49,10 @@ def init_ray(address: str | None = "local", num_cpus: int | None = None) -> Any:
 def map_ordered(
     fn: Callable[[Any], Any],
     items: Sequence[Any],
-    on_result: Callable[[int], Any] | None = None,
+    on_result: Callable[[int, Any], Any] | None = None,
     num_cpus: float = 1,
 ) -> list[Any]:
-    """``[fn(item) for item in items]`` as Ray tasks; ``on_result(i)`` is called as task ``i`` finishes.
+    """``[fn(item) for item in items]`` as Ray tasks; ``on_result(i, result)`` is called as task ``i`` finishes.
 
     Results come back in the order of ``items`` whatever order the tasks finish in. An exception in a
     task is raised here (wrapped by Ray, which keeps the original type as a base class).
@@ -69,7 +69,7 @@ def map_ordered(
             i = position[ref]
             results[i] = ray.get(ref)
             if on_result is not None:
-                on_result(i)
+                on_result(i, results[i])
     return results
 
 

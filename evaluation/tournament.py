@@ -15,14 +15,18 @@ The command line is ``president-eval`` (:mod:`~president_env.evaluation.cli`).
 chunk ``i`` draws its deals, its game generator and its agents' seeds from child ``i`` of
 ``SeedSequence(seed)``, whichever process plays it (:mod:`~president_env.evaluation.backends`), so
 ``workers`` and Ray change the speed and nothing else; the first ``k`` chunks of a longer tournament are
-those of a shorter one with the same seed and ``chunk_deals``.
+those of a shorter one with the same seed and ``chunk_deals``. So a long tournament can be stopped and continued
+(``resume_dir``, :mod:`~president_env.evaluation.resume`): the chunks a run finished are kept and not played again,
+and the result is the uninterrupted run's.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +38,7 @@ from president_env.user_input import short_repr
 from .backends import run_tasks
 from .play import ChunkTask, MancheRecords, agent_name, distinct_agents, seat_lineup
 from .report import TournamentResult, summarize
+from .resume import ChunkStore, identity
 
 DEFAULT_DEALS = 200
 DEFAULT_CHUNK_DEALS = 50
@@ -51,6 +56,7 @@ def evaluate(
     chunk_deals: int = DEFAULT_CHUNK_DEALS,
     agent_seed: int | None = None,
     ray_address: str | None = None,
+    resume_dir: str | os.PathLike | None = None,
 ) -> TournamentResult:
     """A duplicate-deal tournament: each of ``n_deals`` deal groups played in all ``P`` seat rotations.
 
@@ -70,6 +76,9 @@ def evaluate(
         ray_address: play the chunks as Ray tasks instead (``"local"``, ``"auto"``, ``"ray://host:10001"``;
             see :mod:`president_env.evaluation.distributed`); ``workers`` is then unused. Does not change
             the result either.
+        resume_dir: a folder that keeps every finished chunk (:class:`~president_env.evaluation.resume.ChunkStore`);
+            the chunks it already holds for this tournament are loaded, not played. ``ValueError`` when it holds
+            another tournament's chunks.
     Returns:
         A :class:`TournamentResult`.
     """
@@ -94,7 +103,8 @@ def evaluate(
         ChunkTask(rules, specs, entry_agent, start, min(chunk_deals, n_deals - start), play_seed, agent_seeds)
         for start, (play_seed, agent_seeds) in zip(starts, _chunk_seeds(seed, agent_seed, len(starts), len(specs)))
     ]
-    parts = run_tasks(tasks, workers, progress, n_deals, ray_address)
+    store = None if resume_dir is None else open_store(resume_dir, entries, rules, seed, chunk_deals, agent_seed)
+    parts = run_tasks(tasks, workers, progress, n_deals, ray_address, store)
     config = {
         "lineup": [agent_name(spec) for spec in entries],
         "rules": rules.to_dict(),
@@ -104,6 +114,20 @@ def evaluate(
         "agent_seed": agent_seed,
     }  # neither workers nor ray_address: they change the speed, not the result
     return summarize(config, config["lineup"], MancheRecords.concatenate(parts))
+
+
+def open_store(
+    folder: str | os.PathLike, lineup: Sequence[Any], rules: Rules, seed: int, chunk_deals: int, agent_seed: int | None
+) -> ChunkStore:
+    """The :class:`~president_env.evaluation.resume.ChunkStore` of the tournament of ``lineup`` (one entry per
+    player) in ``folder``; ``ValueError`` when the folder holds another tournament's chunks or cannot be written."""
+    return ChunkStore(folder, identity(list(lineup), rules, seed, chunk_deals, agent_seed))
+
+
+def against_folder(resume_dir: str | os.PathLike, opponent: Any) -> Path:
+    """The resume folder of the tournament against ``opponent`` in :func:`evaluate_against`: ``resume_dir/<name>``
+    (characters other than letters, digits, ``.``, ``_`` and ``-`` replaced by ``_``)."""
+    return Path(resume_dir) / re.sub(r"[^A-Za-z0-9._-]", "_", agent_name(opponent))
 
 
 def check_counts(**counts: Any) -> None:
@@ -144,12 +168,19 @@ def evaluate_against(
 ) -> dict[str, TournamentResult]:
     """One ``agent`` against ``n_players - 1`` copies of each opponent: one tournament per opponent.
 
-    Every tournament uses the same deals (same ``seed``); ``kwargs`` are :func:`evaluate`'s. Returns
-    ``{opponent name: TournamentResult}``; the agent is the first entry of each result's ``agents``.
+    Every tournament uses the same deals (same ``seed``); ``kwargs`` are :func:`evaluate`'s, and a ``resume_dir``
+    keeps each opponent's chunks in its own folder (:func:`against_folder`). Returns ``{opponent name:
+    TournamentResult}``; the agent is the first entry of each result's ``agents``.
     """
     rules = resolve_rules(rules)
+    resume_dir = kwargs.pop("resume_dir", None)
     return {
-        agent_name(opponent): evaluate([agent] + [opponent] * (rules.n_players - 1), rules, **kwargs)
+        agent_name(opponent): evaluate(
+            [agent] + [opponent] * (rules.n_players - 1),
+            rules,
+            resume_dir=None if resume_dir is None else against_folder(resume_dir, opponent),
+            **kwargs,
+        )
         for opponent in opponents
     }
 
@@ -158,8 +189,10 @@ __all__ = [
     "DEFAULT_CHUNK_DEALS",
     "DEFAULT_DEALS",
     "MAX_DEALS",
+    "against_folder",
     "check_counts",
     "check_seeds",
     "evaluate",
     "evaluate_against",
+    "open_store",
 ]

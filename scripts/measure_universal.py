@@ -2,6 +2,7 @@
 
     python scripts/measure_universal.py --seed 0 --deals 200 --out docs/results/universal/seed0
     python scripts/measure_universal.py --seed 0 --deals 200 --opponents heuristic-3,specialist,mc-4,mc-5 --out DIR
+    python scripts/measure_universal.py --seed 0 --deals 200 --opponents mc-5 --tables big_table --resume --out DIR
 
 Plays ``president-eval --against`` (:func:`~president_env.evaluation.tournament.evaluate_against`) of the agent
 (``--agent``: ``ppo-universal``, or a universal checkpoint path) at each table of :data:`TABLES` (every preset, and
@@ -24,7 +25,7 @@ from pathlib import Path
 from president_env import agents
 from president_env.evaluation.report import dump_json, format_estimate, markdown_table, write_versus
 from president_env.evaluation.statistics import Estimate
-from president_env.evaluation.tournament import check_counts, check_seeds, evaluate_against
+from president_env.evaluation.tournament import against_folder, check_counts, check_seeds, evaluate_against, open_store
 from president_env.presets import load_preset
 from president_env.registry import check_name
 from president_env.rules import Rules
@@ -39,6 +40,9 @@ TABLES: dict[str, tuple[Rules, str]] = {
 }
 """``{table: (rules, its specialist)}``: every preset in its own match, and the standard rules at 3 and 5 players."""
 SPECIALIST = "specialist"
+CHUNKS = "chunks"
+"""``OUT/<table>/chunks/``: with ``--resume``, each finished chunk of the table's tournaments (a stopped run
+continues from them; ``president-eval --resume``)."""
 
 
 def opponents_at(table: str, opponents: list[str]) -> list[str]:
@@ -46,13 +50,17 @@ def opponents_at(table: str, opponents: list[str]) -> list[str]:
     return [TABLES[table][1] if name == SPECIALIST else name for name in opponents]
 
 
-def measure(agent: str, tables: list[str], opponents: list[str], out: Path, **options) -> dict[str, dict]:
-    """Play and write every table; returns ``{table: {opponent: {advantage, ci, groups}}}`` (opponents as named)."""
+def measure(
+    agent: str, tables: list[str], opponents: list[str], out: Path, resume: bool = False, **options
+) -> dict[str, dict]:
+    """Play and write every table; returns ``{table: {opponent: {advantage, ci, groups}}}`` (opponents as named).
+    ``resume``: keep each table's finished chunks in ``OUT/<table>/chunks/`` and load those already there."""
     summary: dict[str, dict] = {}
     for table in tables:
         started = time.perf_counter()
         rules, named = TABLES[table][0], opponents_at(table, opponents)
-        results = evaluate_against(agent, named, rules, **options)
+        resume_dir = out / table / CHUNKS if resume else None
+        results = evaluate_against(agent, named, rules, resume_dir=resume_dir, **options)
         write_versus(results, out / table)
         own = next(iter(next(iter(results.values())).agents))
         summary[table] = {
@@ -102,6 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
     parser.add_argument("--chunk-deals", type=int, default=50, help="deal groups per batch (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help=f"keep each finished chunk in OUT/<table>/{CHUNKS}/ and load the chunks already there (a stopped run "
+        "continues where it stopped, with the same result)",
+    )
     args = parser.parse_args(argv)
     opponents = [name.strip() for name in args.opponents.split(",") if name.strip()]
     tables = [name.strip() for name in args.tables.split(",") if name.strip()]
@@ -123,6 +137,13 @@ def main(argv: list[str] | None = None) -> int:
                 check_name(name)
                 agents.make(name, rules)  # a missing checkpoint, or an agent of other rules, is refused now
         check_writable_dir(args.out, "--out")
+        if args.resume:
+            for table in tables:
+                rules = TABLES[table][0]
+                for name in opponents_at(table, opponents):
+                    lineup = [args.agent] + [name] * (rules.n_players - 1)
+                    folder = against_folder(args.out / table / CHUNKS, name)
+                    open_store(folder, lineup, rules, args.seed, args.chunk_deals, None)
     except (ValueError, ImportError, OSError) as err:
         parser.error(" ".join(str(err).split()))
     options = dict(
@@ -132,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         chunk_deals=args.chunk_deals,
         progress=not args.no_progress,
     )
-    summary = measure(args.agent, tables, opponents, args.out, **options)
+    summary = measure(args.agent, tables, opponents, args.out, resume=args.resume, **options)
     table = summary_markdown(args.agent, summary, opponents, args.seed)
     (args.out / "summary.md").write_text(table + "\n", encoding="utf-8")
     record = {"agent": args.agent, "seed": args.seed, "deals": args.deals, "opponents": opponents, "tables": summary}

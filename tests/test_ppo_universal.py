@@ -185,6 +185,12 @@ def test_the_measuring_script_writes_one_row_per_table_and_refuses_bad_arguments
     table = (out / "summary.md").read_text()
     assert "| party " in table and "`ppo-party`" in table and "(1)" in table
     assert (out / "party" / "ppo-party" / "results.json").is_file() and (out / "party" / "versus.md").is_file()
+    resumed = tmp_path / "resumed"  # --resume keeps each table's chunks, and a second run loads them
+    for _ in range(2):
+        assert measure.main([*argv, "--out", str(resumed), "--no-progress", "--resume"]) == 0
+        assert (resumed / "summary.md").read_text() == table
+    assert (resumed / "party" / "chunks" / "ppo-party" / "chunk-00000.npz").is_file()
+    assert (resumed / "party" / "chunks" / "heuristic-1" / "tournament.json").is_file()
     capsys.readouterr()
     for bad, words in (
         (["--tables", "nowhere"], "unknown table(s) nowhere"),

@@ -49,18 +49,21 @@ def local_ray():
 def test_map_ordered_returns_results_in_item_order_and_reports_each(local_ray):
     seen = []
     square = lambda x: x * x  # noqa: E731 -- pickled by value: Ray workers cannot import this test module
-    assert map_ordered(square, [3, 1, 2, 5], on_result=seen.append) == [9, 1, 4, 25]
-    assert sorted(seen) == [0, 1, 2, 3]
+    assert map_ordered(square, [3, 1, 2, 5], on_result=lambda i, result: seen.append((i, result))) == [9, 1, 4, 25]
+    assert sorted(seen) == [(0, 9), (1, 1), (2, 4), (3, 25)]
     assert init_ray("local") is local_ray  # an existing connection is reused
 
 
-def test_a_tournament_on_ray_equals_the_same_tournament_in_process(local_ray):
+def test_a_tournament_on_ray_equals_the_same_tournament_in_process(local_ray, tmp_path):
     lineup = ["heuristic-3", "heuristic-2", "random", "heuristic-2"]
     options = dict(rules="standard", n_deals=12, seed=7, chunk_deals=4, progress=False)
     here = tournament.evaluate(lineup, **options)
-    there = tournament.evaluate(lineup, ray_address="local", **options)
+    there = tournament.evaluate(lineup, ray_address="local", resume_dir=tmp_path / "chunks", **options)
     assert here.to_dict() == there.to_dict()
     assert here.config == there.config  # the backend is not part of the result
+    # Ray's finished chunks are kept as they come back, and a resumed run in this process loads them all.
+    assert len(list((tmp_path / "chunks").glob("chunk-*.npz"))) == 3
+    assert tournament.evaluate(lineup, resume_dir=tmp_path / "chunks", **options).to_dict() == here.to_dict()
 
 
 def test_president_eval_ray_flag_writes_the_same_results(local_ray, tmp_path, capsys):

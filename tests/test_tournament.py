@@ -560,3 +560,106 @@ def test_president_eval_says_in_one_line_when_ray_cannot_start(monkeypatch, tmp_
             "See the logs"
         )
     )
+
+
+# ---- a stopped tournament continues (evaluation/resume.py) ------------------------------------------------------
+def test_a_stopped_tournament_resumes_from_its_finished_chunks_with_the_uninterrupted_result(tmp_path, monkeypatch):
+    from president_env.evaluation import backends
+
+    rules = pe.Rules().replace(manches=2)
+    kwargs = dict(n_deals=6, seed=5, chunk_deals=2, progress=False)
+    whole = evaluate(["heuristic-3", "heuristic-1"], rules, **kwargs)
+    folder = tmp_path / "chunks"
+    played: list[int] = []
+    play_chunk = backends.play_chunk
+
+    def counting(task, report=None):
+        played.append(task.first_group)
+        return play_chunk(task, report)
+
+    monkeypatch.setattr(backends, "play_chunk", counting)
+
+    def stop_in_third(task, report=None):  # the first run is killed in its third chunk: two are kept
+        if task.first_group == 4:
+            raise KeyboardInterrupt("stopped")
+        return counting(task, report)
+
+    monkeypatch.setattr(backends, "play_chunk", stop_in_third)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(["heuristic-3", "heuristic-1"], rules, resume_dir=folder, **kwargs)
+    assert sorted(p.name for p in folder.iterdir()) == ["chunk-00000.npz", "chunk-00001.npz", "tournament.json"]
+    monkeypatch.setattr(backends, "play_chunk", counting)
+    played.clear()
+    resumed = evaluate(["heuristic-3", "heuristic-1"], rules, resume_dir=folder, **kwargs)
+    assert played == [4]  # only the chunk that was not finished
+    assert resumed.to_dict() == whole.to_dict()
+    for name in ("group", "rotation", "manche", "points", "positions", "roles", "winner"):
+        assert np.array_equal(getattr(resumed.records, name), getattr(whole.records, name)), name
+    played.clear()
+    longer = evaluate(["heuristic-3", "heuristic-1"], rules, resume_dir=folder, **{**kwargs, "n_deals": 8})
+    assert played == [6]  # a longer tournament of the same seed continues from the shorter one's chunks
+    assert longer.to_dict() == evaluate(["heuristic-3", "heuristic-1"], rules, **{**kwargs, "n_deals": 8}).to_dict()
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (dict(seed=6), "seed"),
+        (dict(chunk_deals=3), "chunk_deals"),
+        (dict(lineup=["heuristic-2", "heuristic-1"]), "lineup"),
+        (dict(rules=pe.Rules().replace(manches=3)), "rules"),
+    ],
+)
+def test_a_resume_folder_of_another_tournament_is_refused_naming_what_differs(tmp_path, change, field):
+    base = dict(lineup=["heuristic-3", "heuristic-1"], rules=pe.Rules().replace(manches=2), seed=5, chunk_deals=2)
+    folder = tmp_path / "chunks"
+    evaluate(base["lineup"], base["rules"], n_deals=2, seed=5, chunk_deals=2, progress=False, resume_dir=folder)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    other = {**base, **change}
+    with pytest.raises(ValueError, match=f"holds the chunks of another tournament: its {field} is"):
+        evaluate(
+            other["lineup"], other["rules"], n_deals=2, seed=other["seed"], chunk_deals=other["chunk_deals"],
+            progress=False, resume_dir=folder,
+        )  # fmt: skip
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_a_checkpoint_changed_under_the_same_path_is_another_tournament(tmp_path):
+    from president_env.evaluation.resume import identity
+
+    weights = tmp_path / "policy.pt"
+    weights.write_bytes(b"first weights")
+    first = identity([str(weights), "heuristic-3"], pe.Rules(), 0, 50, None)
+    weights.write_bytes(b"retrained weights")
+    second = identity([str(weights), "heuristic-3"], pe.Rules(), 0, 50, None)
+    assert first["lineup"] == second["lineup"] and first["weights"] != second["weights"]
+    assert first["weights"]["heuristic-3"] is None
+    shipped = identity(["ppo-universal"], pe.Rules(), 0, 50, None)["weights"]["ppo-universal"]
+    assert shipped is None or len(shipped) == 64
+
+
+def test_an_unreadable_chunk_file_is_a_clear_error(tmp_path):
+    folder = tmp_path / "chunks"
+    kwargs = dict(n_deals=2, seed=1, chunk_deals=1, progress=False, resume_dir=folder)
+    evaluate(["heuristic-1", "random"], pe.Rules(), **kwargs)
+    (folder / "chunk-00001.npz").write_bytes(b"not an archive")
+    with pytest.raises(ValueError, match="chunk-00001.npz cannot be read"):
+        evaluate(["heuristic-1", "random"], pe.Rules(), **kwargs)
+
+
+def test_president_eval_resume_continues_and_refuses_another_tournaments_folder(tmp_path, capsys):
+    folder = tmp_path / "chunks"
+    args = ["--agents", "heuristic-3", "--against", "random", "--deals", "2", "--chunk-deals", "1", "--no-progress"]
+    assert main(args + ["--out", str(tmp_path / "a"), "--resume", str(folder)]) == 0
+    first = capsys.readouterr().out
+    assert sorted(p.name for p in (folder / "random").iterdir()) == [
+        "chunk-00000.npz", "chunk-00001.npz", "tournament.json",
+    ]  # fmt: skip
+    assert main(args + ["--out", str(tmp_path / "b"), "--resume", str(folder)]) == 0
+    assert capsys.readouterr().out == first
+    with pytest.raises(SystemExit) as stop:
+        main(args + ["--seed", "3", "--out", str(tmp_path / "c"), "--resume", str(folder)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "holds the chunks of another tournament: its seed is 0, this one's 3" in err
+    assert "Traceback" not in err and not (tmp_path / "c" / "versus.json").exists()
