@@ -114,6 +114,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(data)
+        os.chmod(temporary, 0o644)  # mkstemp's file is private; the chunks are results like the others
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
