@@ -7,7 +7,8 @@ chunks an uninterrupted run would have played. :class:`ChunkStore` writes each f
 the tournament's identity; a later run with the same identity loads them and plays only the others. A folder that
 holds another tournament's chunks is refused, naming what differs. Learned agents are identified by the SHA-256 of
 their weights file as well as their name, so a checkpoint retrained under the same name is not mixed with the old
-one; agent objects are identified by name only.
+one; agent objects are identified by name only. The code is not part of the identity: a change to what an agent
+decides (a baseline's search, say) between two sittings would mix both versions in one result.
 """
 
 from __future__ import annotations
