@@ -22,7 +22,7 @@ from president_env.presets import resolve_rules
 from president_env.registry import check_name
 from president_env.user_input import check_writable_dir
 
-from .play import seat_lineup
+from .play import seat_lineup, versus_lineup
 from .report import versus_markdown, write_outputs, write_versus
 from .tournament import (
     DEFAULT_CHUNK_DEALS,
@@ -103,7 +103,7 @@ def _tournaments(resume: str, lineup: list[str], against: list[str], n_players: 
     """``(resume folder, lineup seated)`` of each tournament the command runs."""
     if not against:
         return [(Path(resume), seat_lineup(lineup, n_players))]
-    return [(against_folder(resume, name), [lineup[0]] + [name] * (n_players - 1)) for name in against]
+    return [(against_folder(resume, name), versus_lineup(lineup[0], name, n_players)) for name in against]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -154,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.save_replays:
         from .replays import save_games
 
-        games = seat_lineup(lineup if not against else lineup + against[:1] * (rules.n_players - 1), rules.n_players)
+        n_players = rules.n_players
+        games = versus_lineup(lineup[0], against[0], n_players) if against else seat_lineup(lineup, n_players)
         save_games(games, rules, args.save_replays, Path(folder) / "replays", args.seed, source="president-eval")
     print(table)
     print(f"\n{time.perf_counter() - started:.1f} s; results in {folder}/", file=sys.stderr)

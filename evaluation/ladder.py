@@ -27,6 +27,7 @@ from typing import Any
 from president_env.presets import resolve_rules
 from president_env.registry import check_name
 
+from .play import versus_lineup
 from .report import dump_json, errorbar_png, format_estimate, markdown_table
 from .statistics import Estimate
 from .tournament import DEFAULT_CHUNK_DEALS, check_counts, evaluate
@@ -85,7 +86,7 @@ def run_step(
 ) -> StepResult:
     """One duplicate tournament with lineup ``[stronger, weaker, weaker, ...]`` on ``preset`` (whole matches)."""
     rules = resolve_rules(preset)
-    lineup = [stronger] + [weaker] * (rules.n_players - 1)
+    lineup = versus_lineup(stronger, weaker, rules.n_players)
     started = time.perf_counter()
     result = evaluate(
         lineup, rules=rules, n_deals=deals, seed=seed, workers=workers, progress=progress, chunk_deals=chunk_deals

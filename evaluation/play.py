@@ -58,6 +58,12 @@ def seat_lineup(lineup: Sequence[Any], n_players: int) -> list[Any]:
     return [lineup[i % len(lineup)] for i in range(n_players)]
 
 
+def versus_lineup(agent: Any, opponent: Any, n_players: int) -> list[Any]:
+    """``agent`` in the first seat and ``opponent`` in each of the other ``n_players - 1``: one agent against a
+    table of copies, the lineup of every versus measurement."""
+    return [agent] + [opponent] * (n_players - 1)
+
+
 def rotation_entries(n_players: int) -> np.ndarray:
     """``(P rotations, P players) int64``: the lineup entry at each player; rotation s seats entry (i - s) % P at i."""
     players = np.arange(n_players)

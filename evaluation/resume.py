@@ -27,7 +27,7 @@ from president_env import agents as agent_registry
 from president_env.rules import Rules
 from president_env.user_input import check_writable_dir, short_repr
 
-from .play import MancheRecords, agent_name
+from .play import MancheRecords, agent_name, distinct_agents
 
 FORMAT = 1
 """Version of the folder's layout, part of the identity."""
@@ -40,7 +40,7 @@ def identity(lineup: list[Any], rules: Rules, seed: int, chunk_deals: int, agent
     return {
         "format": FORMAT,
         "lineup": [agent_name(spec) for spec in lineup],
-        "weights": {agent_name(spec): _weights_digest(spec) for spec in lineup},
+        "weights": {agent_name(spec): _weights_digest(spec) for spec in distinct_agents(lineup)[0]},
         "rules": rules.to_dict(),
         "seed": seed,
         "chunk_deals": int(chunk_deals),

@@ -36,7 +36,7 @@ from president_env.rules import Rules
 from president_env.user_input import short_repr
 
 from .backends import run_tasks
-from .play import ChunkTask, MancheRecords, agent_name, distinct_agents, seat_lineup
+from .play import ChunkTask, MancheRecords, agent_name, distinct_agents, seat_lineup, versus_lineup
 from .report import TournamentResult, summarize
 from .resume import ChunkStore, identity
 
@@ -176,7 +176,7 @@ def evaluate_against(
     resume_dir = kwargs.pop("resume_dir", None)
     return {
         agent_name(opponent): evaluate(
-            [agent] + [opponent] * (rules.n_players - 1),
+            versus_lineup(agent, opponent, rules.n_players),
             rules,
             resume_dir=None if resume_dir is None else against_folder(resume_dir, opponent),
             **kwargs,

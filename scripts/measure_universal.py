@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from president_env import agents
+from president_env.evaluation.play import versus_lineup
 from president_env.evaluation.report import dump_json, format_estimate, markdown_table, write_versus
 from president_env.evaluation.statistics import Estimate
 from president_env.evaluation.tournament import against_folder, check_counts, check_seeds, evaluate_against, open_store
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             for table in tables:
                 rules = TABLES[table][0]
                 for name in opponents_at(table, opponents):
-                    lineup = [args.agent] + [name] * (rules.n_players - 1)
+                    lineup = versus_lineup(args.agent, name, rules.n_players)
                     folder = against_folder(args.out / table / CHUNKS, name)
                     open_store(folder, lineup, rules, args.seed, args.chunk_deals, None)
     except (ValueError, ImportError, OSError) as err:

@@ -638,6 +638,20 @@ def test_a_checkpoint_changed_under_the_same_path_is_another_tournament(tmp_path
     assert shipped is None or len(shipped) == 64
 
 
+def test_the_identity_reads_the_weights_of_copies_of_one_agent_once(tmp_path, monkeypatch):
+    from president_env.evaluation import resume
+
+    weights = tmp_path / "policy.pt"
+    weights.write_bytes(b"weights")
+    read = []
+    digest = resume._weights_digest
+    monkeypatch.setattr(resume, "_weights_digest", lambda spec: read.append(spec) or digest(spec))
+    key = resume.identity(["heuristic-3"] + [str(weights)] * 3, pe.Rules(), 0, 50, None)
+    assert read == ["heuristic-3", str(weights)]
+    assert key["lineup"] == ["heuristic-3"] + [str(weights)] * 3
+    assert list(key["weights"]) == ["heuristic-3", str(weights)]
+
+
 def test_an_unreadable_chunk_file_is_a_clear_error(tmp_path):
     folder = tmp_path / "chunks"
     kwargs = dict(n_deals=2, seed=1, chunk_deals=1, progress=False, resume_dir=folder)

@@ -30,9 +30,10 @@ def evaluate_learner(
     agent: TorchPolicyAgent, rules: Rules, budget: BudgetConfig, seed: int, n_deals: int | None = None
 ) -> dict[str, float]:
     """``agent`` against ``budget.eval_opponent`` in every other seat, over duplicate deals; ``eval/`` scalars."""
+    from president_env.evaluation.play import versus_lineup
     from president_env.evaluation.tournament import evaluate
 
-    lineup = [agent] + [budget.eval_opponent] * (rules.n_players - 1)
+    lineup = versus_lineup(agent, budget.eval_opponent, rules.n_players)
     result = evaluate(lineup, rules, n_deals=n_deals or budget.eval_deals, seed=seed, progress=False)
     row = result.summary[agent.name]
     stats = {"advantage": "advantage", "advantage_ci": "advantage_ci", "points": "points"}
