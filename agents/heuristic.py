@@ -393,7 +393,6 @@ def _kernel_args(rules: Rules, w: Weights) -> tuple:
             int(rules.finish_on_two == "penalty"),
             int(rules.revolution),
             int(rules.equal_rank != "none"),
-            rules.max_count,
             int(w.match != 0),
         ],
         np.int64,
@@ -450,17 +449,24 @@ def _choose_kernel(
         flags[2] != 0,
         flags[3] != 0,
     )
-    equal, max_count, has_match = flags[4] != 0, flags[5], flags[6] != 0
+    equal, has_match = flags[4] != 0, flags[5] != 0
     step, group, pass_w, break_w, break_pairs, match_w, wild_w = w[0], w[1], w[2], w[3], w[4], w[5], w[6]
     keep_top, bad_end_w, go_out_w, control, control_groups, block, revolt_w = (
         w[7], w[8], w[9], w[10], w[11], w[12], w[13]
     )  # fmt: skip
     n_seats = held.shape[1]
     hidden = np.zeros(n_ranks, np.int64)
-    enough = np.zeros((n_ranks, max_count), np.bool_)
-    beat = np.zeros((n_ranks, max_count), np.bool_)
+    # most[r]: the most usable hidden cards of a rank that beats rank r, as in beaten(): k + 1 cards of rank r can
+    # be beaten where most[r] >= k + 1.
+    most = np.zeros(n_ranks, np.int64)
     master_group = np.zeros(n_ranks, np.bool_)
+    legal = np.zeros(n_actions, np.int64)
     for i in range(n):
+        n_legal = 0
+        for a in range(n_actions):
+            if masks[i, a]:
+                legal[n_legal] = a
+                n_legal += 1
         rev = 1 if revolution[i] else 0
         leading = trick_rank[i] < 0
         n_cards = 0
@@ -480,43 +486,40 @@ def _choose_kernel(
         one = False
         two = False
         if card_counting:
-            # beaten(): could the hidden cards beat k+1 cards of rank r?
             for r in range(n_ranks):
                 seen = hand[i, r]
                 for s in range(played.shape[1]):
                     seen += played[i, s, r]
                 hidden[r] = copies[r] - seen
-            for r in range(n_ranks):
-                usable = hidden[r] + (hidden[TWO] if wild[r] else 0)
-                for k in range(max_count):
-                    enough[r, k] = usable >= k + 1
-            for k in range(max_count):
-                if rev and revolution_rule:
-                    joker_any = False
-                    for r in range(JOKER, n_ranks):
-                        joker_any = joker_any or enough[r, k]
-                    below = False
-                    for r in range(N_NATURAL_RANKS):
-                        if equal:
-                            below = below or enough[r, k]
-                            beat[r, k] = below or joker_any
-                        else:
-                            beat[r, k] = below or joker_any
-                            below = below or enough[r, k]
-                    for r in range(N_NATURAL_RANKS, n_ranks):
-                        beat[r, k] = r == JOKER and equal and enough[r, k]
-                else:
-                    above = False
-                    for r in range(n_ranks - 1, -1, -1):
-                        if equal:
-                            above = above or enough[r, k]
-                            beat[r, k] = above
-                        else:
-                            beat[r, k] = above
-                            above = above or enough[r, k]
+            # usable: hidden[r] + (hidden[TWO] if wild[r]); a suffix maximum, or in a revolution a prefix one.
+            if rev and revolution_rule:
+                jokers = 0  # jokers beat every natural rank in a revolution
+                for r in range(JOKER, n_ranks):
+                    jokers = max(jokers, hidden[r] + (hidden[TWO] if wild[r] else 0))
+                below = 0
+                for r in range(N_NATURAL_RANKS):
+                    usable = hidden[r] + (hidden[TWO] if wild[r] else 0)
+                    if equal:
+                        below = max(below, usable)
+                        most[r] = max(below, jokers)
+                    else:
+                        most[r] = max(below, jokers)
+                        below = max(below, usable)
+                for r in range(N_NATURAL_RANKS, n_ranks):
+                    most[r] = hidden[r] + (hidden[TWO] if wild[r] else 0) if r == JOKER and equal else 0
+            else:
+                above = 0
+                for r in range(n_ranks - 1, -1, -1):
+                    usable = hidden[r] + (hidden[TWO] if wild[r] else 0)
+                    if equal:
+                        above = max(above, usable)
+                        most[r] = above
+                    else:
+                        most[r] = above
+                        above = max(above, usable)
             for r in range(n_ranks):
                 h = hand[i, r]
-                master_group[r] = h > 0 and not beat[r, max(h - 1, 0)]
+                master_group[r] = h > 0 and most[r] < max(h, 1)
                 if h > 0 and not master_group[r]:
                     not_master += 1
             # Blocking the next player (following) and opponents holding one or two cards (leading).
@@ -527,8 +530,9 @@ def _choose_kernel(
                         first = s
                         break
                 if first >= 0 and held[i, first] == trick_count[i]:
-                    for a in range(n_actions):
-                        if masks[i, a] and kind[a] == KIND_PLAY and not beat[rank[a], max(count[a] - 1, 0)]:
+                    for j in range(n_legal):
+                        a = legal[j]
+                        if kind[a] == KIND_PLAY and most[rank[a]] < max(count[a], 1):
                             threat = True
                             break
             for s in range(1, n_seats):
@@ -536,8 +540,9 @@ def _choose_kernel(
                 two = two or held[i, s] == 2
             n_lead = 0
             n_risky = 0
-            for a in range(n_actions):
-                if masks[i, a] and leading and count[a] > 0:
+            for j in range(n_legal):
+                a = legal[j]
+                if leading and count[a] > 0:
                     n_lead += 1
                     if (count[a] == 1 and one) or (count[a] == 2 and two):
                         n_risky += 1
@@ -549,9 +554,8 @@ def _choose_kernel(
                 weak = total / max(n_cards, 1) < (N_NATURAL_RANKS - 1) / 2
         best = -1
         best_cost = 0.0
-        for a in range(n_actions):
-            if not masks[i, a]:
-                continue
+        for j in range(n_legal):
+            a = legal[j]
             rk, c = rank[a], count[a]
             natural = hand[i, rk]
             if kind[a] == KIND_PLAY:
@@ -576,7 +580,7 @@ def _choose_kernel(
                     clean_out = clean_out and not bad
                 cost += go_out_w * (1.0 if clean_out else 0.0)
                 if card_counting:
-                    master_play = not beat[rk, max(c - 1, 0)]
+                    master_play = most[rk] < max(c, 1)
                     empties_rank = leftover == 0 and natural > 0
                     not_master_after = not_master - (1 if empties_rank and not master_group[rk] else 0)
                     extra = control if master_play and not_master_after <= control_groups and not goes_out else 0.0
