@@ -487,10 +487,10 @@ def _choose_kernel(
         two = False
         if card_counting:
             for r in range(n_ranks):
-                seen = hand[i, r]
-                for s in range(played.shape[1]):
-                    seen += played[i, s, r]
-                hidden[r] = copies[r] - seen
+                hidden[r] = copies[r] - hand[i, r]
+            for s in range(played.shape[1]):  # seat by seat: the rows of played are contiguous
+                for r in range(n_ranks):
+                    hidden[r] -= played[i, s, r]
             # usable: hidden[r] + (hidden[TWO] if wild[r]); a suffix maximum, or in a revolution a prefix one.
             if rev and revolution_rule:
                 jokers = 0  # jokers beat every natural rank in a revolution
