@@ -458,6 +458,7 @@ def _choose_kernel(
     hidden = np.zeros(n_ranks, np.int64)
     # most[r]: the most usable hidden cards of a rank that beats rank r, as in beaten(): k + 1 cards of rank r can
     # be beaten where most[r] >= k + 1.
+    usable = np.zeros(n_ranks, np.int64)  # hidden cards that can play rank r: its own, and wild 2s
     most = np.zeros(n_ranks, np.int64)
     master_group = np.zeros(n_ranks, np.bool_)
     legal = np.zeros(n_actions, np.int64)
@@ -491,32 +492,32 @@ def _choose_kernel(
             for s in range(played.shape[1]):  # seat by seat: the rows of played are contiguous
                 for r in range(n_ranks):
                     hidden[r] -= played[i, s, r]
-            # usable: hidden[r] + (hidden[TWO] if wild[r]); a suffix maximum, or in a revolution a prefix one.
+            for r in range(n_ranks):
+                usable[r] = hidden[r] + (hidden[TWO] if wild[r] else 0)
+            # most: a suffix maximum of usable, or in a revolution a prefix one over the naturals.
             if rev and revolution_rule:
                 jokers = 0  # jokers beat every natural rank in a revolution
                 for r in range(JOKER, n_ranks):
-                    jokers = max(jokers, hidden[r] + (hidden[TWO] if wild[r] else 0))
+                    jokers = max(jokers, usable[r])
                 below = 0
                 for r in range(N_NATURAL_RANKS):
-                    usable = hidden[r] + (hidden[TWO] if wild[r] else 0)
                     if equal:
-                        below = max(below, usable)
+                        below = max(below, usable[r])
                         most[r] = max(below, jokers)
                     else:
                         most[r] = max(below, jokers)
-                        below = max(below, usable)
+                        below = max(below, usable[r])
                 for r in range(N_NATURAL_RANKS, n_ranks):
-                    most[r] = hidden[r] + (hidden[TWO] if wild[r] else 0) if r == JOKER and equal else 0
+                    most[r] = usable[r] if r == JOKER and equal else 0
             else:
                 above = 0
                 for r in range(n_ranks - 1, -1, -1):
-                    usable = hidden[r] + (hidden[TWO] if wild[r] else 0)
                     if equal:
-                        above = max(above, usable)
+                        above = max(above, usable[r])
                         most[r] = above
                     else:
                         most[r] = above
-                        above = max(above, usable)
+                        above = max(above, usable[r])
             for r in range(n_ranks):
                 h = hand[i, r]
                 master_group[r] = h > 0 and most[r] < max(h, 1)
