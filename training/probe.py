@@ -37,6 +37,7 @@ from typing import Any
 
 from president_env import agents
 from president_env.agents.checkpoint import load_checkpoint
+from president_env.evaluation.play import versus_lineup
 from president_env.evaluation.report import TournamentResult, write_outputs, write_versus
 from president_env.evaluation.tournament import evaluate
 from president_env.presets import PRESETS, resolve_rules
@@ -150,11 +151,12 @@ def paired_tournaments(
 ) -> tuple[TournamentResult, TournamentResult]:
     """The best response at ``policy`` and the zero control (the target in the same seat) against copies of
     ``target``, on the same deal groups of ``seed`` (the control is reported as ``zero-control``)."""
-    copies = [target] * (rules.n_players - 1)
-    best = evaluate([str(policy), *copies], rules, n_deals=deals, seed=seed, progress=progress)
+    best = evaluate(
+        versus_lineup(str(policy), target, rules.n_players), rules, n_deals=deals, seed=seed, progress=progress
+    )
     control = agents.make(target, rules)
     control.name = "zero-control"
-    zero = evaluate([control, *copies], rules, n_deals=deals, seed=seed, progress=progress)
+    zero = evaluate(versus_lineup(control, target, rules.n_players), rules, n_deals=deals, seed=seed, progress=progress)
     return best, zero
 
 
