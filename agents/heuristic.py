@@ -44,7 +44,9 @@ import numpy as np
 from president_env import compiled
 from president_env.actions import KIND_PASS, KIND_PLAY, action_tables
 from president_env.cards import JOKER, N_NATURAL_RANKS, TWO
+from president_env.engine import GameState
 from president_env.engine import tables as engine_tables
+from president_env.observation import StateViews, layout
 from president_env.rules import Rules
 
 from .base import Agent, ObsView, check_batch, decode, view_of
@@ -424,23 +426,96 @@ def _choose_compiled(kernel, rules: Rules, view: ObsView, masks: np.ndarray, lev
     if w.card_counting:  # the segments only card counting reads
         played, held = _as(view.played, np.int64), _as(view.held, np.int64)
         passed, out_order = _as(view.passed, np.bool_), _as(view.out_order, np.int64)
-        trick_count = _as(view.trick_count, np.int64).reshape(n)
+        trick_count = view.trick_count
     else:
         played, held = np.zeros((n, 0, 0), np.int64), np.zeros((n, 0), np.int64)
         passed, out_order, trick_count = np.zeros((n, 0), np.bool_), held, np.zeros(n, np.int64)
+    return _call_kernel(
+        kernel, rules, w, hand, played, view.revolution, view.trick_rank, trick_count, held, passed, out_order, masks
+    )
+
+
+def rollout_view(rules: Rules, state: GameState) -> ObsView:
+    """What ``decode(rules, observe(rules, state))`` gives, read straight from the state (the spec's
+    lazy ``StateViews``: cheaper than encoding then decoding, and a segment is read only when the
+    heuristic reads it). The state must not change while the view is in use.
+
+    Only for rollouts in sampled worlds, where every seat is simulated: it reads the acting
+    seat's own hand and the public fields, exactly what its observation holds (tested equal).
+    """
+    return ObsView(StateViews(layout(rules), state))
+
+
+def choose_in_state(rules: Rules, state: GameState, masks: np.ndarray, level: int | Weights) -> np.ndarray:
+    """:func:`choose` for the seat to act in every slot of ``state``, as its observation shows the game (the lazy
+    ``observation.StateViews`` of the state): for rollouts in sampled worlds, where every seat is simulated.
+
+    Where Numba runs, the segments the kernel reads are gathered from the state in one compiled pass
+    (:func:`_gather_kernel`: the same values as the view, ``tests/test_monte_carlo.py``) rather than by a NumPy
+    read per segment, which cost as much as the kernel itself in the Monte-Carlo rollouts.
+    """
+    kernel = _compiled_choose() if compiled.available() else None
+    if kernel is None:
+        return choose(rules, rollout_view(rules, state), masks, level)
+    w = level if isinstance(level, Weights) else weights_for(rules, level)
+    n, p, r = state.hands.shape
+    hand, played = np.empty((n, r), np.int64), np.empty((n, 1, r), np.int64)
+    held, passed, out_order = np.empty((n, p), np.int64), np.empty((n, p), np.bool_), np.empty((n, p), np.int64)
+    _compiled_gather()(
+        state.hands, state.played, state.n_held, state.passed_bits, state.out_order, state.current, hand, played,
+        held, passed, out_order,
+    )  # fmt: skip
+    return _call_kernel(
+        kernel, rules, w, hand, played, state.revolution, state.trick_rank, state.trick_count, held, passed, out_order,
+        masks,
+    )  # fmt: skip
+
+
+def _call_kernel(
+    kernel, rules: Rules, w: Weights, hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks
+) -> np.ndarray:
+    n = hand.shape[0]
     out = np.empty(n, np.int64)
     kernel(
-        hand, played, _as(view.revolution, np.bool_).reshape(n), _as(view.trick_rank, np.int64).reshape(n),
-        trick_count, held, passed, out_order, _as(masks, np.bool_), *_kernel_args(rules, w), out,
+        hand, played, _as(revolution, np.bool_).reshape(n), _as(trick_rank, np.int64).reshape(n),
+        _as(trick_count, np.int64).reshape(n), held, passed, out_order, _as(masks, np.bool_), *_kernel_args(rules, w),
+        out,
     )  # fmt: skip
     return out
+
+
+@lru_cache(maxsize=1)
+def _compiled_gather():
+    """:func:`_gather_kernel` compiled (only where ``compiled.available()``)."""
+    return compiled.jit(_gather_kernel)
+
+
+def _gather_kernel(hands, played, n_held, passed_bits, out_order, current, hand, played_total, held, passed, seen_out):
+    """The kernel's inputs for the seat to act in each slot, as its view shows them (relative seat ``j`` is seat
+    ``current + j``): its hand, each seat's card count, pass flag and place out, and the cards played summed over
+    the seats into ``played_total (n, 1, R)`` (the kernel reads only their sum)."""
+    n, p, r = hands.shape
+    for i in range(n):
+        cur = current[i]
+        for k in range(r):
+            hand[i, k] = hands[i, cur, k]
+            played_total[i, 0, k] = 0
+        for j in range(p):
+            seat = cur + j if cur + j < p else cur + j - p
+            held[i, j] = n_held[i, seat]
+            passed[i, j] = (passed_bits[i] >> seat) & 1
+            seen_out[i, j] = out_order[i, seat]
+            for k in range(r):
+                played_total[i, 0, k] += played[i, seat, k]
 
 
 def _choose_kernel(
     hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks,
     kind, rank, count, strength, top, bad_end, wild, copies, w, flags, out,
 ):  # fmt: skip
-    """``out[i]``: the cheapest legal action of row ``i`` (lowest index on ties), every cost as pair_costs's."""
+    """``out[i]``: the cheapest legal action of row ``i`` (lowest index on ties), every cost as pair_costs's.
+    ``played (n, S, R)``: the cards played by each relative seat, or summed over them (``S = 1``): only their total
+    per rank is read."""
     n, n_ranks = hand.shape
     n_actions = masks.shape[1]
     card_counting, block_following, penalty, revolution_rule = (

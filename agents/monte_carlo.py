@@ -28,12 +28,11 @@ from typing import Any
 import numpy as np
 
 from president_env import engine
-from president_env.observation import StateViews, layout
 from president_env.rules import Rules
 
-from .base import Agent, ObsView, check_batch, decode
+from .base import Agent, check_batch, decode
 from .determinize import sample_worlds
-from .heuristic import choose
+from .heuristic import choose, choose_in_state
 
 
 @dataclass(frozen=True)
@@ -185,16 +184,4 @@ class MonteCarloAgent(Agent):
     def rollout_actions(self, state: engine.GameState, mask: np.ndarray) -> np.ndarray:
         """``(N,)`` the move of the seat to act in every rollout slot (heuristic play at the level's
         ``rollout_level``); a subclass changes who plays the rollouts here."""
-        rules = self._rollout_rules
-        return choose(rules, rollout_view(rules, state), mask, self.config.rollout_level)
-
-
-def rollout_view(rules: Rules, state: engine.GameState) -> ObsView:
-    """What ``decode(rules, observe(rules, state))`` gives, read straight from the state (the spec's
-    lazy ``StateViews``: cheaper than encoding then decoding, and a segment is read only when the
-    heuristic reads it). The state must not change while the view is in use.
-
-    Only for rollouts in sampled worlds, where every seat is simulated: it reads the acting
-    seat's own hand and the public fields, exactly what its observation holds (tested equal).
-    """
-    return ObsView(StateViews(layout(rules), state))
+        return choose_in_state(self._rollout_rules, state, mask, self.config.rollout_level)

@@ -33,8 +33,8 @@ from president_env.observation import observe
 from president_env.rules import Rules
 
 from .base import check_batch, legal_probabilities
-from .heuristic import choose
-from .monte_carlo import MonteCarloAgent, SearchConfig, rollout_view
+from .heuristic import choose_in_state
+from .monte_carlo import MonteCarloAgent, SearchConfig
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class PolicySearchAgent(MonteCarloAgent):
         rules = self._rollout_rules
         if self.search.others is None:
             return self._greedy(observe(rules, state), mask)
-        actions = choose(rules, rollout_view(rules, state), mask, self.search.others)
+        actions = choose_in_state(rules, state, mask, self.search.others)
         own = np.flatnonzero(state.current == 0)
         if own.size:  # observe only the searching seat's rows: about a quarter of them at 4 players
             actions[own] = self._greedy(observe(rules, state.take(own)), mask[own])

@@ -184,27 +184,32 @@ def _mask_kernel(
     flags, rank_ok, playable, wild, slots, hands, current, phase, trick_rank, trick_count, revolution, constrained,
     mask,
 ):  # fmt: skip
-    """:func:`legal_mask`, slot by slot (compiled by :func:`_kernels`)."""
+    """:func:`legal_mask`, slot by slot (compiled by :func:`_kernels`), into ``mask`` all False: only the entries
+    that may be True are written (a play of ``j + 1`` cards needs ``j + 1`` usable ones: ``playable[key, j]`` is
+    False from ``j = usable`` on, and a rank not held is skipped)."""
     r, c, twos_wild = flags[1], flags[2], flags[3]
     for i in range(slots.size):
         s = slots[i]
         seat = current[s]
         in_play = phase[s] == PHASE_PLAY
+        exchange = phase[s] == PHASE_EXCHANGE
         mask[i, 0] = in_play and trick_rank[s] >= 0
         context = (int(revolution[s]) * 2 + int(constrained[s])) * (r + 1) + trick_rank[s] + 1
         tc = trick_count[s]
         twos = hands[s, seat, TWO]
         for k in range(r):
             h = hands[s, seat, k]
+            if h == 0:  # nothing to give, and 2s complete only a rank held
+                continue
+            mask[i, 1 + r * c + k] = exchange
             usable = h
-            if twos_wild and wild[k] and h > 0:
+            if twos_wild and wild[k]:
                 usable = min(h + twos, c)
             if not (in_play and rank_ok[context, k]):
-                usable = 0
+                continue
             key = usable * (c + 1) + tc
-            for j in range(c):
+            for j in range(min(usable, c)):
                 mask[i, 1 + k * c + j] = playable[key, j]
-            mask[i, 1 + r * c + k] = h > 0 and phase[s] == PHASE_EXCHANGE
 
 
 # --------------------------------------------------------------------------------------
@@ -409,7 +414,8 @@ class Slot:
 
     def mask_bytes(self) -> bytes:
         """The slot's legal mask (:func:`legal_mask`) as ``num_actions`` bytes 0/1."""
-        self._mask_call(*self._mask_args)  # writes every entry
+        self._mask[:] = False  # the kernel writes only the entries that may be True
+        self._mask_call(*self._mask_args)
         return self._mask.tobytes()
 
     def play(self, action: int) -> bool:

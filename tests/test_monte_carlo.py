@@ -144,7 +144,7 @@ def test_latency_benchmark_script_runs_and_writes_its_report(tmp_path):
 @pytest.mark.parametrize("preset", ["standard", "party", "family", "big_table"])
 def test_rollout_view_equals_the_decoded_observation(preset):
     """Rollouts read the acting seat's view straight from the state; it must be what its observation says."""
-    from president_env.agents.monte_carlo import rollout_view
+    from president_env.agents.heuristic import rollout_view
     from president_env.observation import SEGMENT_NAMES
 
     rules = pe.load_preset(preset).replace(manches=3, initial_roles="draw")
@@ -155,6 +155,26 @@ def test_rollout_view_equals_the_decoded_observation(preset):
         for name in SEGMENT_NAMES:
             np.testing.assert_array_equal(getattr(direct, name), getattr(decoded, name), name)
         game.step(engine.sample_legal(game.legal_mask(), rng))
+
+
+@pytest.mark.parametrize("preset", ["standard", "party", "family", "big_table", "or_nothing"])
+def test_rollout_moves_gathered_from_the_state_are_the_heuristics_moves_on_the_view(preset):
+    """``choose_in_state`` gathers the kernel's inputs from the state in one compiled pass: every level must choose
+    what ``choose`` chooses on the acting seat's view, in every phase (exchange, leading, following, passes)."""
+    from president_env import compiled
+    from president_env.agents.heuristic import choose, choose_in_state, rollout_view
+
+    if not compiled.available():
+        pytest.skip("needs Numba (the fast extra): without it choose_in_state is choose on the view")
+    rules = pe.load_preset(preset).replace(manches=3, initial_roles="draw")
+    game = pe.VecGame(rules, 48, seed=8)
+    rng = np.random.default_rng(8)
+    for _ in range(150):
+        mask = game.legal_mask()
+        for level in (1, 2, 3):
+            on_view = choose(rules, rollout_view(rules, game.state), mask, level)
+            np.testing.assert_array_equal(choose_in_state(rules, game.state, mask, level), on_view, str(level))
+        game.step(engine.sample_legal(mask, rng))
 
 
 def test_rollouts_play_the_same_games_on_the_numba_kernels_and_on_numpy(monkeypatch):

@@ -11,8 +11,8 @@ from helpers import hidden_card_twins, mid_manche, position
 
 import president_env as pe
 from president_env import agents
-from president_env.agents.heuristic import choose
-from president_env.agents.monte_carlo import MonteCarloAgent, rollout_view
+from president_env.agents.heuristic import choose, rollout_view
+from president_env.agents.monte_carlo import MonteCarloAgent
 from president_env.agents.policy_search import PolicySearchAgent, PolicySearchConfig
 from president_env.observation import layout, observe
 
