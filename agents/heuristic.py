@@ -499,14 +499,15 @@ def _gather_kernel(hands, played, n_held, passed_bits, out_order, current, hand,
         cur = current[i]
         for k in range(r):
             hand[i, k] = hands[i, cur, k]
-            played_total[i, 0, k] = 0
+            total = 0
+            for seat in range(p):
+                total += played[i, seat, k]
+            played_total[i, 0, k] = total
         for j in range(p):
             seat = cur + j if cur + j < p else cur + j - p
             held[i, j] = n_held[i, seat]
             passed[i, j] = (passed_bits[i] >> seat) & 1
             seen_out[i, j] = out_order[i, seat]
-            for k in range(r):
-                played_total[i, 0, k] += played[i, seat, k]
 
 
 def _choose_kernel(
