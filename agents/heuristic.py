@@ -544,6 +544,9 @@ def _choose_kernel(
             if masks[i, a]:
                 legal[n_legal] = a
                 n_legal += 1
+        if n_legal == 1:  # a forced move (in the rollouts, often a pass): nothing to score
+            out[i] = legal[0]
+            continue
         rev = 1 if revolution[i] else 0
         leading = trick_rank[i] < 0
         n_cards = 0
