@@ -450,75 +450,59 @@ def choose_in_state(rules: Rules, state: GameState, masks: np.ndarray, level: in
     """:func:`choose` for the seat to act in every slot of ``state``, as its observation shows the game (the lazy
     ``observation.StateViews`` of the state): for rollouts in sampled worlds, where every seat is simulated.
 
-    Where Numba runs, the segments the kernel reads are gathered from the state in one compiled pass
-    (:func:`_gather_kernel`: the same values as the view, ``tests/test_monte_carlo.py``) rather than by a NumPy
-    read per segment, which cost as much as the kernel itself in the Monte-Carlo rollouts.
+    Where Numba runs, the kernel reads the state itself: for each row with a choice it gathers the segments it
+    scores from into one row of scratch (the same values as the view, ``tests/test_monte_carlo.py``), rather than
+    a NumPy read of every segment for every row, which cost as much as the scoring in the Monte-Carlo rollouts
+    (two thirds of their positions are forced moves, which need no segment at all).
     """
     kernel = _compiled_choose() if compiled.available() else None
     if kernel is None:
         return choose(rules, rollout_view(rules, state), masks, level)
     w = level if isinstance(level, Weights) else weights_for(rules, level)
-    n, p, r = state.hands.shape
-    hand, played = np.empty((n, r), np.int64), np.empty((n, 1, r), np.int64)
-    held, passed, out_order = np.empty((n, p), np.int64), np.empty((n, p), np.bool_), np.empty((n, p), np.int64)
-    _compiled_gather()(
-        state.hands, state.played, state.n_held, state.passed_bits, state.out_order, state.current, hand, played,
-        held, passed, out_order,
-    )  # fmt: skip
+    _, p, r = state.hands.shape
+    hand, played = np.zeros((1, r), np.int64), np.zeros((1, 1, r), np.int64)  # the row being scored
+    held, passed, out_order = np.zeros((1, p), np.int64), np.zeros((1, p), np.bool_), np.zeros((1, p), np.int64)
     return _call_kernel(
         kernel, rules, w, hand, played, state.revolution, state.trick_rank, state.trick_count, held, passed, out_order,
-        masks,
+        masks, (state.hands, state.played, state.n_held, state.passed_bits, state.out_order, state.current),
     )  # fmt: skip
+
+
+_NO_STATE = (
+    np.zeros((0, 0, 0), np.int8), np.zeros((0, 0, 0), np.int8), np.zeros((0, 0), np.int16), np.zeros(0, np.uint8),
+    np.zeros((0, 0), np.int8), np.zeros(0, np.int64),
+)  # fmt: skip
+"""The kernel's state arguments where it reads a view (empty; the engine's dtypes, so one compiled form serves)."""
 
 
 def _call_kernel(
-    kernel, rules: Rules, w: Weights, hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks
-) -> np.ndarray:
-    n = hand.shape[0]
+    kernel, rules: Rules, w: Weights, hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks,
+    state=_NO_STATE,
+) -> np.ndarray:  # fmt: skip
+    n = masks.shape[0]
     out = np.empty(n, np.int64)
     kernel(
         hand, played, _as(revolution, np.bool_).reshape(n), _as(trick_rank, np.int64).reshape(n),
         _as(trick_count, np.int64).reshape(n), held, passed, out_order, _as(masks, np.bool_), *_kernel_args(rules, w),
-        out,
+        out, *state,
     )  # fmt: skip
     return out
-
-
-@lru_cache(maxsize=1)
-def _compiled_gather():
-    """:func:`_gather_kernel` compiled (only where ``compiled.available()``)."""
-    return compiled.jit(_gather_kernel)
-
-
-def _gather_kernel(hands, played, n_held, passed_bits, out_order, current, hand, played_total, held, passed, seen_out):
-    """The kernel's inputs for the seat to act in each slot, as its view shows them (relative seat ``j`` is seat
-    ``current + j``): its hand, each seat's card count, pass flag and place out, and the cards played summed over
-    the seats into ``played_total (n, 1, R)`` (the kernel reads only their sum)."""
-    n, p, r = hands.shape
-    for i in range(n):
-        cur = current[i]
-        for k in range(r):
-            hand[i, k] = hands[i, cur, k]
-            total = 0
-            for seat in range(p):
-                total += played[i, seat, k]
-            played_total[i, 0, k] = total
-        for j in range(p):
-            seat = cur + j if cur + j < p else cur + j - p
-            held[i, j] = n_held[i, seat]
-            passed[i, j] = (passed_bits[i] >> seat) & 1
-            seen_out[i, j] = out_order[i, seat]
 
 
 def _choose_kernel(
     hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks,
     kind, rank, count, strength, top, bad_end, wild, copies, w, flags, out,
+    state_hands, state_played, n_held, passed_bits, state_out_order, current,
 ):  # fmt: skip
     """``out[i]``: the cheapest legal action of row ``i`` (lowest index on ties), every cost as pair_costs's.
-    ``played (n, S, R)``: the cards played by each relative seat, or summed over them (``S = 1``): only their total
-    per rank is read."""
-    n, n_ranks = hand.shape
+
+    The per-seat segments come from a view, ``hand (n, R)``, ``played (n, P, R)`` (or summed over the seats,
+    ``(n, 1, R)``: only its total per rank is read), ``held``, ``passed``, ``out_order (n, P)``; or, where
+    ``state_hands`` is not empty, from the state: for each row with a choice, the acting seat's segments are
+    gathered into row 0 of those arrays (relative seat ``j`` is seat ``current + j``; the played cards summed)."""
+    n, n_ranks = masks.shape[0], hand.shape[1]
     n_actions = masks.shape[1]
+    from_state = state_hands.shape[0] > 0
     card_counting, block_following, penalty, revolution_rule = (
         flags[0] != 0,
         flags[1] != 0,
@@ -547,13 +531,29 @@ def _choose_kernel(
         if n_legal == 1:  # a forced move (in the rollouts, often a pass): nothing to score
             out[i] = legal[0]
             continue
+        v = i  # the row of the per-seat segments
+        if from_state:
+            v = 0
+            cur = current[i]
+            n_all = state_hands.shape[1]
+            for r in range(n_ranks):
+                hand[0, r] = state_hands[i, cur, r]
+                total = 0
+                for seat in range(n_all):
+                    total += state_played[i, seat, r]
+                played[0, 0, r] = total
+            for j in range(n_all):
+                seat = cur + j if cur + j < n_all else cur + j - n_all
+                held[0, j] = n_held[i, seat]
+                passed[0, j] = (passed_bits[i] >> seat) & 1
+                out_order[0, j] = state_out_order[i, seat]
         rev = 1 if revolution[i] else 0
         leading = trick_rank[i] < 0
         n_cards = 0
         groups = 0
         good_held = 0
         for r in range(n_ranks):
-            h = hand[i, r]
+            h = hand[v, r]
             n_cards += h
             if h > 0:
                 groups += 1
@@ -567,10 +567,10 @@ def _choose_kernel(
         two = False
         if card_counting:
             for r in range(n_ranks):
-                hidden[r] = copies[r] - hand[i, r]
+                hidden[r] = copies[r] - hand[v, r]
             for s in range(played.shape[1]):  # seat by seat: the rows of played are contiguous
                 for r in range(n_ranks):
-                    hidden[r] -= played[i, s, r]
+                    hidden[r] -= played[v, s, r]
             for r in range(n_ranks):
                 usable[r] = hidden[r] + (hidden[TWO] if wild[r] else 0)
             # most: a suffix maximum of usable, or in a revolution a prefix one over the naturals.
@@ -598,7 +598,7 @@ def _choose_kernel(
                         most[r] = above
                         above = max(above, usable[r])
             for r in range(n_ranks):
-                h = hand[i, r]
+                h = hand[v, r]
                 master_group[r] = h > 0 and most[r] < max(h, 1)
                 if h > 0 and not master_group[r]:
                     not_master += 1
@@ -606,18 +606,18 @@ def _choose_kernel(
             if block_following and trick_rank[i] >= 0:
                 first = -1
                 for s in range(1, n_seats):
-                    if not passed[i, s] and held[i, s] > 0 and out_order[i, s] < 0:
+                    if not passed[v, s] and held[v, s] > 0 and out_order[v, s] < 0:
                         first = s
                         break
-                if first >= 0 and held[i, first] == trick_count[i]:
+                if first >= 0 and held[v, first] == trick_count[i]:
                     for j in range(n_legal):
                         a = legal[j]
                         if kind[a] == KIND_PLAY and most[rank[a]] < max(count[a], 1):
                             threat = True
                             break
             for s in range(1, n_seats):
-                one = one or held[i, s] == 1
-                two = two or held[i, s] == 2
+                one = one or held[v, s] == 1
+                two = two or held[v, s] == 2
             n_lead = 0
             n_risky = 0
             for j in range(n_legal):
@@ -630,14 +630,14 @@ def _choose_kernel(
             if revolution_rule:
                 total = 0
                 for r in range(n_ranks):
-                    total += hand[i, r] * strength[rev, r]
+                    total += hand[v, r] * strength[rev, r]
                 weak = total / max(n_cards, 1) < (N_NATURAL_RANKS - 1) / 2
         best = -1
         best_cost = 0.0
         for j in range(n_legal):
             a = legal[j]
             rk, c = rank[a], count[a]
-            natural = hand[i, rk]
+            natural = hand[v, rk]
             if kind[a] == KIND_PLAY:
                 wild_used = max(c - natural, 0)
                 leftover = natural - min(natural, c)
