@@ -159,8 +159,8 @@ def test_rollout_view_equals_the_decoded_observation(preset):
 
 @pytest.mark.parametrize("preset", ["standard", "party", "family", "big_table", "or_nothing"])
 def test_rollout_moves_gathered_from_the_state_are_the_heuristics_moves_on_the_view(preset):
-    """``choose_in_state`` gathers the kernel's inputs from the state in one compiled pass: every level must choose
-    what ``choose`` chooses on the acting seat's view, in every phase (exchange, leading, following, passes)."""
+    """``choose_in_state``'s kernel gathers each row's segments from the state itself: every level must choose what
+    ``choose`` chooses on the acting seat's view, in every phase (exchange, leading, following, passes)."""
     from president_env import compiled
     from president_env.agents.heuristic import choose, choose_in_state, rollout_view
 
