@@ -76,7 +76,8 @@ def test_illegal_moves_are_told_in_the_players_words(client):
 
 def refused(client, game_id: str, view: dict, move: str, cards: list[str]) -> str:
     """The error of a move the server refuses, checked to change nothing."""
-    response = client.post(f"/api/games/{game_id}/move", json={"version": view["version"], "move": move, "cards": cards})
+    body = {"version": view["version"], "move": move, "cards": cards}
+    response = client.post(f"/api/games/{game_id}/move", json=body)
     assert response.status_code == 400, response.text
     assert client.get(f"/api/games/{game_id}").json()["version"] == view["version"]
     return response.json()["error"]
