@@ -104,6 +104,11 @@ def play_to_the_end(driver) -> dict:
     return driver.execute_script("return ui.game")
 
 
+def view_after(driver, version: int) -> dict:
+    """The game's view once it has moved past ``version``."""
+    return wait(driver, lambda d: (g := d.execute_script("return ui.game")) and g["version"] > version and g)
+
+
 def rect(driver, css: str) -> dict:
     return driver.execute_script(f"return document.querySelector({css!r}).getBoundingClientRect().toJSON()")
 
@@ -145,7 +150,7 @@ def check_standings(driver, game: dict) -> None:
         assert driver.execute_script("return arguments[0].getBoundingClientRect().right", total) <= width
 
 
-def check_summary(driver, index: int, shot: str) -> str:
+def check_summary(driver, index: int, shot: str | None) -> str:
     """The end-of-manche summary of result ``index``, opened again: its Total column in sight; its text."""
     driver.execute_script("ui.seenResults = arguments[0]; ui.summaryOpen = false; maybeSummary()", index)
     box = driver.find_element(By.ID, "summary")
@@ -155,7 +160,8 @@ def check_summary(driver, index: int, shot: str) -> str:
     total = driver.execute_script("return [...document.querySelectorAll('#summary th')].pop().getBoundingClientRect()")
     assert total["right"] <= right and total["left"] >= 0
     text = box.text
-    shoot(driver, shot)
+    if shot:
+        shoot(driver, shot)
     driver.execute_script("closeSummary()")
     return text
 
@@ -176,7 +182,7 @@ def test_finished_games_at_desktop_and_phone_width(browser, server):
         finished.append(game_id)
         decisive = game["results"][-1]["decisive"]
         assert decisive == (setup["seed"] == 5)
-        for size, tag in ((DESKTOP, "desktop"), (PHONE, "phone")):
+        for size in (DESKTOP, PHONE):
             driver.set_window_size(*size)
             manche = driver.find_element(By.CSS_SELECTOR, "#flags .manche").text
             assert manche == ("Decisive manche" if decisive else "Manche 1 of 1"), manche
@@ -185,8 +191,8 @@ def test_finished_games_at_desktop_and_phone_width(browser, server):
             check_standings(driver, game)
             log = driver.execute_script("return [$('log').start, $('log').children.length, ui.log.length]")
             assert log[0] + log[1] - 1 == log[2] > 60, log  # numbered from the game's first move
-            players = game["rules"]["n_players"]
-            summary = check_summary(driver, len(game["results"]) - 1, f"summary-{players}p-{tag}.png")
+            shot = decisive and size == PHONE  # the pictures of docs/web.md
+            summary = check_summary(driver, len(game["results"]) - 1, "web-phone-decisive.png" if shot else None)
             if decisive:
                 note = driver.find_element(By.CSS_SELECTOR, "#results .decisive-note").text
                 for text in (summary, note):
@@ -197,8 +203,9 @@ def test_finished_games_at_desktop_and_phone_width(browser, server):
                 assert "heuristic-1 (player 1) wins the game" in driver.find_element(By.ID, "results").text
             else:
                 assert "Manche 1 is over" in summary
-            driver.execute_script("$('results').scrollIntoView({block: 'end'})")
-            shoot(driver, f"standings-{players}p-{tag}.png")
+            if shot:
+                driver.execute_script("$('results').scrollIntoView({block: 'end'})")
+                shoot(driver, "web-phone-standings.png")
         driver.set_window_size(*DESKTOP)
     # A finished game is not among "Your games".
     driver.find_element(By.ID, "nav-setup").click()
@@ -218,37 +225,38 @@ def test_exchange_words_hint_and_suits(browser, server):
         text = wait(driver, lambda d: d.find_element(By.ID, "exchange").text)
         assert text.startswith("You gave your best 2 cards (") and "to heuristic-1 (player 1)" in text, text
         assert "gives you back 2 cards of their choice" in text and "Give back" not in text, text
-    driver.set_window_size(*DESKTOP)
     # Seed 6 makes you the Président, giving back two cards: a hint, then one give, and it is your turn again.
-    create(driver, url, yaml="initial_roles: draw", seats=seats, seed=6)
-    state = wait(driver, lambda d: (g := d.execute_script("return ui.game")) and g["legal"] and g)
-    assert "Give back 2 cards" in driver.find_element(By.ID, "exchange").text
-    for size in (DESKTOP, PHONE):  # each card of the fanned hand shows its rank and suit
+    for size in (DESKTOP, PHONE):
         driver.set_window_size(*size)
+        create(driver, url, yaml="initial_roles: draw", seats=seats, seed=6)
+        state = wait(driver, lambda d: (g := d.execute_script("return ui.game")) and g["legal"] and g)
+        assert "Give back 2 cards" in driver.find_element(By.ID, "exchange").text
         wait(driver, lambda d: d.execute_script(SETTLED))  # the cards received have arrived
-        shown = driver.execute_script(CORNERS)
+        shown = driver.execute_script(CORNERS)  # each card of the fanned hand shows its rank and suit
         assert len(shown) == len(state["hand"]) >= 13 and all(shown), str(shown)
-    shoot(driver, "hand-phone.png")
+        if size == PHONE:
+            shoot(driver, "web-phone-hand.png")
+        driver.find_element(By.ID, "hint").click()
+        box = driver.find_element(By.ID, "hint-box")
+        wait(driver, lambda d, box=box: "would" in box.text)
+        hint = driver.execute_script("return ui.hint")
+        if hint["measure"] == "probability":
+            values = [td.text for td in box.find_elements(By.CSS_SELECTOR, "td:last-child")]
+            assert values and all(re.fullmatch(r"\d{1,3}\.\d %", v) for v in values), values  # not "0.7666"
+        driver.execute_script(
+            "ui.selected.clear(); ui.selected.add(ui.game.hand.findIndex((c) => rankOf(c) === arguments[0]))",
+            hint["rank"],
+        )
+        driver.find_element(By.ID, "play").click()
+        after = view_after(driver, state["version"])
+        assert after["legal"] and after["exchange"]["gives_left"] == 1  # your turn again: one more card to give
+        assert not driver.find_element(By.ID, "hint-box").is_displayed()  # the hint was for the other position
+        assert "Give back 1 card " in driver.find_element(By.ID, "exchange").text
     driver.set_window_size(*DESKTOP)
     assert driver.execute_script("return [weight('probability', 0.7666), weight('mean points', 1.25)]") == [
         "76.7 %",
         "1.25",
     ]
-    driver.find_element(By.ID, "hint").click()
-    box = driver.find_element(By.ID, "hint-box")
-    wait(driver, lambda d: "would" in box.text)
-    hint = driver.execute_script("return ui.hint")
-    if hint["measure"] == "probability":
-        values = [td.text for td in box.find_elements(By.CSS_SELECTOR, "td:last-child")]
-        assert values and all(re.fullmatch(r"\d{1,3}\.\d %", v) for v in values), values  # not "0.7666"
-    driver.execute_script(
-        "ui.selected.clear(); ui.selected.add(ui.game.hand.findIndex((c) => rankOf(c) === arguments[0]));", hint["rank"]
-    )
-    driver.find_element(By.ID, "play").click()
-    after = wait(driver, lambda d: (g := d.execute_script("return ui.game")) and g["version"] > state["version"] and g)
-    assert after["legal"] and after["exchange"]["gives_left"] == 1  # your turn again: one more card to give
-    assert not driver.find_element(By.ID, "hint-box").is_displayed()
-    assert "Give back 1 card " in driver.find_element(By.ID, "exchange").text
 
 
 SETTLED = "return document.getAnimations().every((a) => a.playState !== 'running')"
