@@ -74,6 +74,16 @@ def test_illegal_moves_are_told_in_the_players_words(client):
         assert not re.search(r"player_\d|you leads|rank order", text)
 
 
+def test_a_move_other_than_a_give_in_the_exchange_is_told_what_to_do(client):
+    # Drawn roles, seed 6: you are the Président and give back two cards first.
+    setup = {**SETUP, "yaml": "initial_roles: draw", "seed": 6, "seats": ["human"] + ["heuristic-1"] * 3}
+    view = client.post("/api/games", json=setup).json()
+    assert view["table"]["phase"] == "exchange" and view["exchange"]["gives_left"] == 2
+    expected = "it is the exchange: give back 2 cards of your choice (select one, then Give)"
+    assert refused(client, view["id"], view, "pass", []) == expected
+    assert refused(client, view["id"], view, "play", view["hand"][:1]) == expected
+
+
 def refused(client, game_id: str, view: dict, move: str, cards: list[str]) -> str:
     """The error of a move the server refuses, checked to change nothing."""
     body = {"version": view["version"], "move": move, "cards": cards}

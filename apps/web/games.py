@@ -513,7 +513,7 @@ def _why_illegal(session: Session, action: int, me: int) -> str:
     rank = RANK_NAMES[why.rank] if why.rank >= 0 else ""
     trick = RANK_NAMES[why.trick_rank] if why.trick_rank >= 0 else ""
     if why.reason == engine.MUST_GIVE:
-        return f"it is the exchange: give back {plural(why.gives_left, 'card')} of your choice (select it, then Give)"
+        return f"it is the exchange: give back {plural(why.gives_left, 'card')} of your choice (select one, then Give)"
     if why.reason == engine.NOTHING_TO_GIVE:
         return f"you hold no {rank} to give back"
     if why.reason == engine.GIVE_OUTSIDE_EXCHANGE:
