@@ -382,6 +382,7 @@ def test_game_url_resumes_and_the_rules_page(browser):
         # The setup offers only the agents that can play the chosen rules (the family preset starts with roles).
         if "ppo-standard-4p" in driver.execute_script("return ui.options.agents"):
             driver.find_element(By.ID, "nav-setup").click()
+            wait(driver, lambda d: d.switch_to.alert).accept()  # "Leave this game?" (it stays in "Your games")
             Select(driver.find_element(By.ID, "preset")).select_by_value("family")
             wait(driver, lambda d: d.execute_script("return ui.rules.initial_roles !== 'none'"))
             offered = {o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#seats select option")}

@@ -242,9 +242,11 @@ def public_table(session: Session, viewer: int) -> dict[str, Any]:
             }
         )
     players.sort(key=lambda p: p["seat"])
+    manche, decisive = game.manche, bool(view.decisive[0])
     if game.done and session.results:
         # The engine has dealt a next game already: the final table is the last manche's end.
         last = session.results[-1]
+        manche, decisive = last["manche"], last["decisive"]
         for entry in players:
             p = entry["player"]
             entry.update(
@@ -266,8 +268,8 @@ def public_table(session: Session, viewer: int) -> dict[str, Any]:
         "revolution": bool(view.revolution[0]),
         "or_nothing": bool(view.constrained[0]),
         "phase": "over" if game.done else "exchange" if view.exchange[0] else "play",
-        "manche": game.manche,
-        "decisive": bool(view.decisive[0]),
+        "manche": manche,
+        "decisive": decisive,
         "to_act": game.current_player if session.started else None,
     }
 
@@ -505,10 +507,33 @@ def _cards_action(rules: Rules, hand: Sequence[str], kind: str, cards: list[str]
 
 
 def _why_illegal(session: Session, action: int, me: int) -> str:
-    """The engine's reason, in the player's terms (it names only the player's own cards and the table)."""
-    game = session.game
-    reason = engine.describe_illegal(session.rules, game.state, 0, action)
-    return reason.replace(f"player_{me}", "you")
+    """The engine's reason (:func:`engine.why_illegal`) in the player's words: it names only the player's own cards
+    and the table."""
+    why = engine.why_illegal(session.rules, session.game.state, 0, action)
+    rank = RANK_NAMES[why.rank] if why.rank >= 0 else ""
+    trick = RANK_NAMES[why.trick_rank] if why.trick_rank >= 0 else ""
+    if why.reason == engine.MUST_GIVE:
+        return f"it is the exchange: give back {plural(why.gives_left, 'card')} of your choice (select one, then Give)"
+    if why.reason == engine.NOTHING_TO_GIVE:
+        return f"you hold no {rank} to give back"
+    if why.reason == engine.GIVE_OUTSIDE_EXCHANGE:
+        return "cards are given back only in the exchange, before the first trick"
+    if why.reason == engine.LEADER_CANNOT_PASS:
+        return "you lead this trick: play cards of one rank (you may not pass)"
+    if why.reason == engine.NOT_ENOUGH_CARDS:
+        return f"you cannot play {why.count} × {rank}: you have {why.held}" + (" counting your 2s" if why.wild else "")
+    if why.reason == engine.WRONG_COUNT:
+        return f"this trick is played {plural(why.trick_count, 'card')} at a time, not {why.count}"
+    if why.reason == engine.OR_NOTHING:
+        return f"{trick} or nothing: play {trick} or pass"
+    if why.revolution:
+        return f"{rank} does not beat the {trick} on the table (revolution: the lower rank wins)"
+    return f"{rank} does not beat the {trick} on the table"
+
+
+def plural(count: int, word: str) -> str:
+    """``"1 card"``, ``"2 cards"``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 # --------------------------------------------------------------------------------------

@@ -50,18 +50,31 @@ function pretty(cards) { return cards.map((c) => rankOf(c) + (SUITS[suitOf(c)] |
 function cardNode(card, small = false) {
   const suit = suitOf(card);
   const red = suit === "H" || suit === "D";
+  const symbol = SUITS[suit] || "★";
+  // Rank and suit in the top-left corner, the part a fanned hand leaves in sight; the suit again bottom-right.
   return el("span", { class: `card${red ? " red" : ""}${small ? " small" : ""}`, "data-card": card,
     title: card, "aria-label": card },
-    el("span", { class: "rank" }, rankOf(card)), el("span", { class: "suit" }, SUITS[suit] || "★"));
+    el("span", { class: "corner" }, el("span", { class: "rank" }, rankOf(card)), el("span", { class: "pip" }, symbol)),
+    el("span", { class: "suit" }, symbol));
 }
 
-function playerName(p) {
+function playerName(p, short = false) {
+  // You, a person's name, or the agent that plays the seat ("heuristic-1 (player 2)"; ``short``: "heuristic-1",
+  // where the player's number is shown beside it).
   const g = ui.game;
   if (p === null || p === undefined) return "nobody";
   if (g && g.human === p) return "You";
   if (g && g.names && g.names[p]) return g.names[p];
   const agent = g && g.lineup ? g.lineup[p] : "";
-  return `player ${p}${agent && agent !== "human" ? " · " + agent : ""}`;
+  if (!agent || agent === "human") return `player ${p}`;
+  return short ? agent : `${agent} (player ${p})`;
+}
+
+function sentence(text) { return text ? text[0].toUpperCase() + text.slice(1) : ""; }
+
+function weight(measure, value) {
+  // What an agent weighed a move at: a probability as a percentage, other measures as they are.
+  return measure === "probability" ? `${(100 * value).toFixed(1)} %` : String(value);
 }
 
 function ordinal(n) {
@@ -85,7 +98,7 @@ async function init() {
   $("seat").addEventListener("change", drawSeats);
   $("pace-setup").addEventListener("input", () => { $("pace-setup-value").textContent = `${$("pace-setup").value} s`; });
   $("setup-form").addEventListener("submit", (e) => { e.preventDefault(); startGame(); });
-  $("nav-setup").addEventListener("click", showSetup);
+  $("nav-setup").addEventListener("click", leaveForSetup);
   $("nav-rules").addEventListener("click", showRules);
   $("rules-close").addEventListener("click", () => $("rules-panel").classList.add("hidden"));
   $("replay-file").addEventListener("change", loadReplayFile);
@@ -108,7 +121,10 @@ async function init() {
     if (ev.animationName === "card-in") ui.animated.plays += 1;
     else if (ev.animationName === "card-arrive") ui.animated.arrivals += 1;
   });
-  window.addEventListener("hashchange", resumeFromUrl);
+  // Back and Forward move between the setup and the games opened in this tab (links push pages; see goTo).
+  window.addEventListener("popstate", route);
+  window.addEventListener("hashchange", route);
+  window.addEventListener("resize", clearSeats);
   await loadRules();
   await resumeFromUrl();
 }
@@ -174,7 +190,7 @@ async function startGame() {
     const data = await api("POST", m === "friends" ? "/api/tables" : "/api/games", body);
     if (data.key) localStorage.setItem(`president-key-${data.id}`, data.key);
     ui.key = data.key || null;
-    history.replaceState(null, "", `#game=${data.id}`);
+    goTo(`game=${data.id}`);
     openGame(data);
   } catch (err) {
     setError("setup-error", err.message);
@@ -197,9 +213,73 @@ async function resumeFromUrl() {
     openGame(await api("GET", `/api/games/${match[1]}`));
   } catch (err) {
     ui.game = null;
+    if (err.status === 404) forgetGame(match[1]);
+    history.replaceState(null, "", location.pathname);
     showSetup();
-    setError("setup-error", err.status === 403 ? `This game is played from another browser: ${err.message}` : `Game not resumed: ${err.message}`);
+    setError("setup-error", err.status === 403 ? sentence(err.message) : `Game not resumed: ${err.message}`);
   }
+}
+
+function route() {
+  // The page the address shows: a game or a table's link, else the setup.
+  if (/(game|table)=/.test(location.hash)) resumeFromUrl();
+  else if (ui.game || ui.joining) showSetup();
+}
+
+function goTo(hash) {
+  // A new page in this tab's history, "game=ID" or "" for the setup: Back returns to the one before.
+  if (location.hash.slice(1) !== hash) history.pushState(null, "", hash ? `#${hash}` : location.pathname);
+}
+
+function leaveForSetup() {
+  // "New game": a game you play goes on without you, so ask first; it stays in "Your games" (and Back).
+  const g = ui.game;
+  if (g && g.mode === "play" && !g.over && !$("game").classList.contains("hidden")) {
+    const away = g.friends && g.friends.started ? " An agent plays for you while you are away (for up to 10 minutes)." : "";
+    if (!confirm(`Leave this game?${away} Back, or "Your games" on the setup page, brings you back to it.`)) return;
+  }
+  goTo("");
+  showSetup();
+}
+
+// ---------------------------------------------------------------- your games (kept by this browser)
+const GAMES_KEY = "president-games";
+const GAME_TTL_MS = 30 * 60 * 1000;  // the server drops a game nobody asked about for 30 minutes (--idle-ttl)
+
+function myGames() {
+  // The running games opened in this browser, the latest first (a replay is a file: it is loaded again).
+  let games = [];
+  try { games = JSON.parse(localStorage.getItem(GAMES_KEY) || "[]"); } catch (err) { games = []; }
+  const now = Date.now();
+  return (Array.isArray(games) ? games : []).filter((e) => e && typeof e.id === "string" && now - e.seen < GAME_TTL_MS);
+}
+
+function keepGames(games) { localStorage.setItem(GAMES_KEY, JSON.stringify(games.slice(0, 20))); }
+
+function noteGame(g) {
+  if (!g || !g.id || !g.mode || g.mode === "replay") return;
+  const others = myGames().filter((e) => e.id !== g.id);
+  keepGames(g.over ? others : [{ id: g.id, label: gameLabel(g), seen: Date.now() }, ...others]);
+}
+
+function forgetGame(id) { keepGames(myGames().filter((e) => e.id !== id)); }
+
+function mancheLabel(table, rules) {
+  return table.decisive ? "decisive manche" : `manche ${table.manche + 1} of ${rules.manches}`;
+}
+
+function gameLabel(g) {
+  const kind = g.friends ? "Table for friends" : g.mode === "watch" ? "Watching agents" : "Playing against agents";
+  const table = g.table || (ui.frames[ui.frame] || {}).table;
+  return `${kind}, ${g.rules.n_players} players${table ? ", " + mancheLabel(table, g.rules) : ""}`;
+}
+
+function renderMyGames() {
+  const games = myGames();
+  $("my-games").classList.toggle("hidden", !games.length);
+  const time = (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  $("my-games-list").replaceChildren(...games.map((e) => el("li", {},
+    el("a", { href: `#game=${e.id}`, "data-game": e.id }, e.label), ` · last seen at ${time(e.seen)}`)));
 }
 
 function showJoin(id) {
@@ -216,7 +296,7 @@ async function joinTable() {
     const data = await api("POST", `/api/tables/${ui.joining}/join`, { name: $("join-name").value });
     localStorage.setItem(`president-key-${data.id}`, data.key);
     ui.key = data.key;
-    history.replaceState(null, "", `#game=${data.id}`);
+    history.replaceState(null, "", `#game=${data.id}`);  // the table's link becomes your seat's page
     $("join").classList.add("hidden");
     openGame(data);
   } catch (err) {
@@ -249,18 +329,34 @@ function renderLobby(g) {
   const host = f.host === g.human;
   $("lobby-host").classList.toggle("hidden", !host);
   $("lobby-wait").classList.toggle("hidden", host);
+  // The agents offered are those that can play this table's rules (after a reload the setup shows its own).
   const select = $("table-agent");
-  if (host && !select.options.length) {
-    const agents = ui.playable.length ? ui.playable : ui.options.agents;
-    for (const name of agents) select.append(el("option", { value: name }, name));
-    select.value = "heuristic-3";
+  if (host && select.dataset.table !== g.id) {
+    select.dataset.table = g.id;
+    select.replaceChildren();
+    $("table-start").disabled = true;
+    rulesOfGame(g).then((data) => {
+      if (!ui.game || ui.game.id !== g.id) return;
+      select.replaceChildren(...data.agents.map((name) => el("option", { value: name }, name)));
+      select.value = data.agents.includes("heuristic-3") ? "heuristic-3" : data.agents[0];
+      $("table-start").disabled = false;
+    }).catch((err) => { select.dataset.table = ""; setError("lobby-error", err.message); });
   }
+}
+
+async function rulesOfGame(g) {
+  // The rules page and the playable agents of a game's rules, asked once per game.
+  if (!ui.gameRules || ui.gameRules.id !== g.id) {
+    ui.gameRules = { id: g.id, data: await api("POST", "/api/rules", { yaml: JSON.stringify(g.rules) }) };
+  }
+  return ui.gameRules.data;
 }
 
 function showSetup() {
   clearTimeout(ui.timer);
   ui.game = null;
-  if (location.hash) history.replaceState(null, "", location.pathname);
+  ui.joining = null;
+  renderMyGames();
   $("setup").classList.remove("hidden");
   $("game").classList.add("hidden");
   $("join").classList.add("hidden");
@@ -271,7 +367,7 @@ async function showRules() {
   // The rules page of the table in play (or of the one being set up), in sentences made from its Rules.
   let page = ui.rulesPage;
   if (ui.game && ui.game.rules) {
-    try { page = (await api("POST", "/api/rules", { yaml: JSON.stringify(ui.game.rules) })).page; } catch (err) { /* keep the setup's */ }
+    try { page = (await rulesOfGame(ui.game)).page; } catch (err) { /* keep the setup's */ }
   }
   $("rules-lines").replaceChildren(...(page || []).map((line) => el("li", { "data-field": line.field }, line.text)));
   $("rules-panel").classList.remove("hidden");
@@ -285,9 +381,10 @@ async function loadReplayFile(event) {
   try {
     const data = await api("POST", "/api/replays", await file.text());
     ui.key = null;
-    history.replaceState(null, "", `#game=${data.id}`);
+    goTo(`game=${data.id}`);
     openGame(data);
   } catch (err) {
+    history.replaceState(null, "", location.pathname);
     showSetup();
     setError("setup-error", `Replay not loaded: ${err.message}`);
   }
@@ -297,7 +394,8 @@ async function loadReplayFile(event) {
 function openGame(data) {
   clearTimeout(ui.timer);
   ui.game = data; ui.log = []; ui.frames = []; ui.frameCount = 0; ui.frame = 0; ui.follow = data.mode === "watch";
-  ui.selected.clear(); ui.seenResults = (data.results || []).length; ui.trickSignature = ""; ui.handBefore = null; ui.hint = null;
+  ui.selected.clear(); ui.seenResults = (data.results || []).length; ui.trickSignature = ""; ui.handBefore = null;
+  ui.hint = null; ui.hintAsked = null;
   $("follow").checked = ui.follow;
   $("setup").classList.add("hidden");
   $("game").classList.remove("hidden");
@@ -313,8 +411,10 @@ function openGame(data) {
   $("hint-box").classList.add("hidden");
   $("stepper").classList.toggle("hidden", play);
   $("follow").parentElement.classList.toggle("hidden", data.mode !== "watch");
-  $("pace").parentElement.classList.toggle("hidden", data.mode === "replay");
-  $("paused").parentElement.classList.toggle("hidden", data.mode === "replay");
+  // The AI pace: yours to set when watching or playing against agents; at a table for friends, the host's only.
+  const setsPace = data.mode === "watch" || (play && (!data.friends || data.friends.host === data.human));
+  $("pace").parentElement.classList.toggle("hidden", !setsPace);
+  $("paused").parentElement.classList.toggle("hidden", !setsPace);
   $("paused").checked = Boolean(data.paused);
   $("download").href = `/api/games/${data.id}/replay${ui.key ? "?key=" + encodeURIComponent(ui.key) : ""}`;
   absorb(data);
@@ -438,16 +538,18 @@ async function askHint() {
   if (!g || g.mode !== "play" || !g.legal.length) return;
   $("hint-box").classList.remove("hidden");
   $("hint-box").textContent = "Thinking…";
+  ui.hintAsked = g.version;  // a hint is for this position only: a move (a give too) clears it
   try {
     const hint = await api("POST", `/api/games/${g.id}/hint`);
+    if (!ui.game || ui.game.id !== g.id || ui.hintAsked !== hint.version || ui.game.version !== hint.version) return;
     ui.hint = hint;
-    const why = hint.moves.slice(0, 4).map((m) => el("tr", {}, el("td", {}, m.move), el("td", {}, String(m.value))));
+    const why = hint.moves.slice(0, 4).map((m) => el("tr", {}, el("td", {}, m.move), el("td", {}, weight(hint.measure, m.value))));
     $("hint-box").replaceChildren(
       el("div", {}, `${hint.agent} would ${hint.move}`, el("span", { class: "note" }, ` (${hint.measure || "its choice"}; you may ignore it)`)),
       el("table", {}, ...why));
     renderHand();
   } catch (err) {
-    $("hint-box").textContent = `No hint: ${err.message}`;
+    if (ui.hintAsked === g.version) $("hint-box").textContent = `No hint: ${err.message}`;
   }
 }
 
@@ -457,6 +559,7 @@ function render() {
   if (!g || !g.mode) return;
   if (g.mode === "play") renderPlay(); else renderFrame();
   renderResults(g.mode === "play" ? g.results : (ui.frames[ui.frame] || {}).results || [], g);
+  noteGame(g);
 }
 
 function seatNode(p, n, mySeat, total) {
@@ -475,10 +578,24 @@ function seatNode(p, n, mySeat, total) {
   if (p.passed) classes.push("passed");
   if (p.out >= 0) classes.push("out");
   if (ui.game.human === p.player) classes.push("mine");
+  // The name in full (an agent's too: "heuristic-1", its player number under it), wrapped rather than cut.
+  const agent = playerName(p.player, true) !== playerName(p.player);
   return el("div", { class: classes.join(" "), "data-player": p.player, "data-seat": p.seat, style: `left:${x.toFixed(1)}%;top:${y.toFixed(1)}%` },
-    el("div", { class: "name" }, playerName(p.player)), role,
+    el("div", { class: "name", title: playerName(p.player) }, playerName(p.player, true)), role,
     el("div", { class: "meta" }, el("span", { class: "backs", "aria-hidden": "true" }),
-      `${plural(p.held, "card")} · ${p.score} pt${state ? " · " + state : ""}`));
+      `${agent ? `player ${p.player} · ` : ""}${plural(p.held, "card")} · ${p.score} pt${state ? " · " + state : ""}`));
+}
+
+function clearSeats() {
+  // The top and bottom seats reach out of the felt by half their height, which grows with their lines (a long
+  // name, "away"): the felt's margins make room for them, so the status line above and your hand below stay clear.
+  const felt = $("felt");
+  const seats = [...felt.querySelectorAll(".seat")].map((s) => s.getBoundingClientRect());
+  if (!seats.length || !felt.offsetParent) return;
+  const box = felt.getBoundingClientRect();
+  const gap = 6;
+  felt.style.marginTop = `${Math.max(0, box.top - Math.min(...seats.map((r) => r.top))) + gap}px`;
+  felt.style.marginBottom = `${Math.max(0, Math.max(...seats.map((r) => r.bottom)) - box.bottom) + gap}px`;
 }
 
 function renderTable(table) {
@@ -486,6 +603,7 @@ function renderTable(table) {
   const viewer = g.human !== null && g.human !== undefined ? g.human : 0;
   const mine = table.players.find((p) => p.player === viewer) || table.players[0];
   $("opponents").replaceChildren(...table.players.map((p) => seatNode(p, table.players.length, mine.seat, table.players.length)));
+  clearSeats();
   const trick = $("trick");
   const signature = `${table.manche}:${table.trick.player}:${table.trick.cards.join(",")}`;
   const fresh = signature !== ui.trickSignature;
@@ -500,7 +618,7 @@ function renderTable(table) {
   const flags = [];
   if (table.revolution) flags.push(el("span", {}, "Revolution: low ranks beat high"));
   if (table.or_nothing) flags.push(el("span", {}, `${table.trick.rank} or nothing`));
-  flags.push(el("span", { class: "manche" }, `Manche ${table.manche + 1}${table.decisive ? " (decisive)" : ""} of ${g.rules.manches}`));
+  flags.push(el("span", { class: "manche" }, sentence(mancheLabel(table, g.rules))));
   $("flags").replaceChildren(...flags);
 }
 
@@ -524,12 +642,14 @@ function renderPlay() {
   $("play").disabled = !myTurn;
   $("pass").disabled = !myTurn || !g.legal.some((m) => m.kind === "pass");
   $("hint").disabled = !myTurn;
-  if (!myTurn) { ui.hint = null; $("hint-box").classList.add("hidden"); }
+  if (!myTurn || ui.hintAsked !== g.version) { ui.hint = null; ui.hintAsked = null; $("hint-box").classList.add("hidden"); }
   renderExchange(g, exchange);
   $("download").classList.toggle("hidden", !g.over);
   renderHand();
   const log = $("log");
-  log.replaceChildren(...ui.log.slice(-60).map((e) => el("li", {}, describe(e))));
+  const shown = ui.log.slice(-60);  // the last 60 moves, numbered from the start of the game
+  log.start = ui.log.length - shown.length + 1;
+  log.replaceChildren(...shown.map((e) => el("li", {}, describe(e))));
   log.scrollTop = log.scrollHeight;
   maybeSummary();
 }
@@ -540,9 +660,19 @@ function renderExchange(g, exchange) {
   const done = g.exchange.done;
   const partner = (p) => (p === null || p === undefined ? "your partner" : playerName(p));
   let text = "";
-  if (exchange && g.exchange.partner !== null) {
-    const received = g.exchange.received.length ? `You received ${plural(g.exchange.received.length, "card")} (${g.exchange.received.join(", ")}) from ${partner(g.exchange.partner)}. ` : "";
-    text = `${received}Give back ${plural(g.exchange.gives_left, "card")} of your choice to ${partner(g.exchange.partner)}: select it, then Give.`;
+  const x = g.exchange, me = g.table.players.find((p) => p.player === g.human);
+  const low = me && me.role && ["vice_trou", "trou_du_cul"].includes(me.role.name);
+  if (exchange && x.partner !== null && x.gives_left > 0) {
+    const received = x.received.length ? `You received ${plural(x.received.length, "card")} (${x.received.join(", ")}) from ${partner(x.partner)}. ` : "";
+    text = `${received}Give back ${plural(x.gives_left, "card")} of your choice to ${partner(x.partner)}: select ${x.gives_left === 1 ? "it" : "one"}, then Give.`;
+  } else if (exchange && x.partner !== null && low && x.received.length < x.gave.length) {
+    // A low role gives its best cards at the deal, then waits for its partner's choice.
+    const got = x.received.length ? `; you received ${x.received.join(", ")} so far` : "";
+    text = `You gave your best ${plural(x.gave.length, "card")} (${x.gave.join(", ")}) to ${partner(x.partner)}${got}. ` +
+      `${partner(x.partner)} gives you back ${plural(x.gave.length - x.received.length, "card")} of their choice.`;
+  } else if (exchange && x.partner !== null) {
+    text = `You gave ${x.gave.join(", ")} to ${partner(x.partner)} and received ${x.received.join(", ")}; ` +
+      "the others finish their exchange.";
   } else if (done && (done.gave.length || done.received.length) && g.table.phase !== "over") {
     const gave = done.gave.length ? `you gave ${pretty(done.gave)}` : "you gave nothing";
     const got = done.received.length ? `you received ${pretty(done.received)}` : "you received nothing";
@@ -659,11 +789,12 @@ function maybeSummary() {
   if (ui.summaryOpen || g.results.length <= ui.seenResults) return;
   const result = g.results[ui.seenResults];
   const rows = result.order.map((p) => el("tr", {}, el("td", {}, ordinal(result.positions[p] + 1)), el("td", {}, playerName(p)),
-    el("td", {}, result.roles[p].label), el("td", {}, `+${result.points[p]}`), el("td", {}, String(result.scores[p]))));
+    el("td", {}, result.roles[p].label), pointsCell(result, p), el("td", {}, String(result.scores[p]))));
   const body = [
-    el("h3", {}, `Manche ${result.manche + 1}${result.decisive ? " (decisive)" : ""} is over`),
+    el("h3", {}, result.decisive ? "The decisive manche is over" : `Manche ${result.manche + 1} is over`),
     el("table", {}, el("tr", {}, el("th", {}, "Place"), el("th", {}, "Player"), el("th", {}, "Role earned"), el("th", {}, "Points"), el("th", {}, "Total")), ...rows),
   ];
+  if (result.decisive) body.push(el("p", { class: "decisive-note" }, decisiveNote(result)));
   // The whole last trick, from the play that led it (the server's result.last_trick: plays and passes in order).
   const trick = (result.last_trick || []).flatMap((e, k) => [...(k ? ["; "] : []), el("span", { class: "trick-move" },
     `${playerName(e.player)} `, ...(e.kind === "play" ? ["played ", ...e.cards.map((c) => cardNode(c, true))] : ["passed"]))]);
@@ -712,7 +843,7 @@ function renderFrame() {
     const top = Math.max(...moves.map((m) => Math.abs(m.value)), 1e-9);
     w.replaceChildren(el("div", {}, `What ${playerName(frame.event.player)} weighed (${frame.weighed.measure}):`),
       el("table", {}, ...moves.map((m) => el("tr", { class: m.action === frame.weighed.action ? "chosen" : "" },
-        el("td", {}, m.move), el("td", {}, String(m.value)),
+        el("td", {}, m.move), el("td", {}, weight(frame.weighed.measure, m.value)),
         el("td", {}, el("span", { class: "bar", style: `width:${Math.round(60 * Math.abs(m.value) / top)}px` }))))));
   } else if (frame.event) {
     w.classList.remove("hidden");
@@ -720,7 +851,8 @@ function renderFrame() {
   } else w.classList.add("hidden");
   const log = $("log");
   const shown = ui.frames.slice(Math.max(1, ui.frame - 59), ui.frame + 1).filter((f) => f && f.event);
-  log.replaceChildren(...shown.map((f) => el("li", {}, describe(f.event))));
+  log.start = shown.length ? shown[0].index : 1;  // frame N shows move N
+  log.replaceChildren(...shown.map((f) => el("li", { value: f.index }, describe(f.event))));
   log.scrollTop = log.scrollHeight;
 }
 
@@ -733,16 +865,48 @@ async function stepTo(index) {
   render();
 }
 
+function pointsCell(result, p) {
+  // A decisive manche's points are not added to the totals: shown in brackets.
+  return result.decisive ? el("td", { class: "void", title: "not added: the decisive manche only breaks the tie" }, `(+${result.points[p]})`)
+    : el("td", {}, `+${result.points[p]}`);
+}
+
+function decisiveNote(result) {
+  // Why the decisive manche was played and who it made the winner (docs/RULES.md: of the players tied for the
+  // highest total, the one who goes out first in it wins; its points are not added).
+  const best = Math.max(...result.scores);
+  const tied = result.scores.map((score, p) => p).filter((p) => result.scores[p] === best);
+  const first = tied.reduce((a, b) => (result.positions[b] < result.positions[a] ? b : a));
+  const names = tied.map((p) => playerName(p));
+  const list = names.length > 2 ? `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}` : names.join(" and ");
+  return `${list} were tied for the lead on ${plural(best, "point")}, so the whole table played a decisive manche. ` +
+    `Its points (in brackets) are not added: of the tied players, the first to go out wins the game. ` +
+    `${playerName(first)} went out ${ordinal(result.positions[first] + 1)}${first === result.order[0] ? "" : " (the first tied player out)"}.`;
+}
+
 function renderResults(results, g) {
+  // The standings: a row per player (the leader first), their total, then their place, role and points in each
+  // manche (a narrow screen scrolls the manches, never the totals).
   const box = $("results");
   if (!results.length) { box.replaceChildren(); return; }
-  const n = g.rules.n_players;
-  const header = el("tr", {}, el("th", {}, "Manche"), ...Array.from({ length: n }, (_, p) => el("th", {}, playerName(p))));
-  const rows = results.map((r) => el("tr", {}, el("td", {}, `${r.manche + 1}${r.decisive ? " (decisive)" : ""}`),
-    ...Array.from({ length: n }, (_, p) => el("td", {}, `${ordinal(r.positions[p] + 1)} → ${r.roles[p].label} +${r.points[p]}`))));
   const last = results[results.length - 1];
-  const totals = el("tr", {}, el("th", {}, "Total"), ...last.scores.map((s) => el("th", {}, String(s))));
-  const children = [el("table", {}, header, ...rows, totals)];
+  const decisive = results.filter((r) => r.decisive);
+  const rank = (p) => [-last.scores[p], ...decisive.map((r) => r.positions[p]), p];
+  const players = last.scores.map((s, p) => p).sort((a, b) => {
+    const x = rank(a), y = rank(b);
+    const k = x.findIndex((v, i) => v !== y[i]);
+    return k < 0 ? 0 : x[k] - y[k];
+  });
+  const header = el("tr", {}, el("th", {}, "Player"), el("th", { class: "total" }, "Total"),
+    ...results.map((r) => el("th", {}, r.decisive ? "Decisive" : `Manche ${r.manche + 1}`)));
+  const rows = players.map((p) => el("tr", { "data-player": p }, el("td", {}, playerName(p)), el("th", { class: "total" }, String(last.scores[p])),
+    ...results.map((r) => {
+      const cell = pointsCell(r, p);
+      cell.prepend(`${ordinal(r.positions[p] + 1)} `, el("span", { class: "role-earned" }, r.roles[p].label), " ");
+      return cell;
+    })));
+  const children = [el("div", { class: "standings" }, el("table", {}, header, ...rows))];
+  if (decisive.length) children.push(el("p", { class: "decisive-note" }, decisiveNote(decisive[decisive.length - 1])));
   if (g.over && g.winner !== null && g.mode === "play") {
     children.push(el("div", { class: "winner" }, g.winner === g.human ? "You win the game!" : `${playerName(g.winner)} wins the game.`));
   }
