@@ -72,8 +72,8 @@ def test_a_name_without_a_docstring_is_found(hooks, tmp_path):
 
 
 def test_the_blocks_of_a_page_and_their_members(hooks):
-    page = "# API\n\n::: president_env.Rules\n    options:\n      members:\n        - replace\n        - to_yaml\n\ntext\n"
-    page += "::: president_env.env\n"
+    page = "# API\n\n::: president_env.Rules\n    options:\n      members:\n        - replace\n        - to_yaml\n"
+    page += "\ntext\n::: president_env.env\n"
     assert hooks.blocks(page) == [("president_env.Rules", ["replace", "to_yaml"]), ("president_env.env", None)]
 
 
