@@ -111,3 +111,13 @@ def test_the_site_builds_strictly(tmp_path):
     assert "encode_play" in api and "VecGame" in api
     assert ":func:" not in api  # Sphinx roles shown as code
     assert (site / "results" / "index.html").is_file()  # docs/results/README.md, the results' index
+
+
+@pytest.mark.slow
+def test_the_model_cards_match_the_checkpoints():
+    """``docs/models.md`` is what ``scripts/model_cards.py`` writes from ``agents/checkpoints/`` (torch loads ten)."""
+    pytest.importorskip("torch")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "model_cards.py"), "--check"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
