@@ -24,14 +24,15 @@ CHECKPOINTS = ROOT / "agents" / "checkpoints"
 INTRO = """# Model cards: the shipped agents
 
 The learned agents in `agents/checkpoints/` (package data, installed with the package), each made by name:
-`agents.make("ppo-quebec")`, `president-play --opponents ppo-quebec`, `president-eval --agents ppo-quebec`. Every one
-is a masked-PPO policy trained by self-play against past versions of itself and the baselines
-([Training](training.md)), acting greedily (the most probable legal action). A per-table agent plays only the rules
-it was trained for (`agents.make` refuses others); `ppo-universal` plays any table. How strong each is, against
-heuristic-3 and mc-4 on its table's match: [the agents table](results/matches/agents.md); how the figures are
-measured: [Agents and baselines](baselines.md). The per-table agents trained on single manches, so the exchange
-and the role play of a match are new to them ([the exploitability probe](results/probe/README.md) measures what
-that costs); `ppo-universal` trained on each table's own match.
+`agents.make("ppo-quebec")`, `president-play --rules quebec --opponents ppo-quebec`,
+`president-eval --rules quebec --agents ppo-quebec --against heuristic-3`. Every one is a masked-PPO policy
+trained by self-play, against past versions of itself and against baselines ([Training](training.md); each card
+gives the mix of its tables), acting greedily (the most probable legal action). A per-table agent plays only the
+rules it was trained for (`agents.make` refuses others); `ppo-universal` plays any table. How strong each is,
+against heuristic-3 and mc-4 on its table's match: [the agents table](results/matches/agents.md); how the figures
+are measured: [Agents and baselines](baselines.md). The per-table agents trained on single manches, so the exchange
+and the role play of a match are new to them (what that cost `ppo-standard-4p-long`:
+[the exploitability probe](results/probe/README.md)); `ppo-universal` trained on each table's own match.
 
 This page is written from the checkpoints by `python scripts/model_cards.py`; `tests/test_docs_site.py` checks
 that it matches them.
@@ -78,6 +79,13 @@ def network_text(network: dict[str, Any]) -> str:
     )
 
 
+def opponents_text(opponents: dict[str, Any]) -> str:
+    """The tables' mix: self-play, past versions (snapshots) and each baseline, as shares of the games."""
+    parts = [f"self-play {opponents['self_play']:.0%}", f"past versions {opponents['snapshots']:.0%}"]
+    parts += [f"{name} {share:.1%}".replace(".0%", "%") for name, share in opponents["baselines"].items()]
+    return ", ".join(parts)
+
+
 def trained_on(checkpoint: dict[str, Any]) -> str:
     config = checkpoint["config"]
     if checkpoint["network"].get("kind") == "universal":
@@ -101,6 +109,7 @@ def card(path: Path, descriptions: dict[str, str]) -> str:
     rows = [
         ("plays", descriptions[name]),
         ("trained on", trained_on(checkpoint)),
+        ("opponents", opponents_text(config["opponents"])),
         ("network", network_text(checkpoint["network"])),
         (
             "recipe",
