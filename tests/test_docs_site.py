@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -121,3 +122,12 @@ def test_the_model_cards_match_the_checkpoints():
         [sys.executable, str(ROOT / "scripts" / "model_cards.py"), "--check"], cwd=ROOT, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_page_of_docs_is_in_the_nav():
+    """Each top-level page of ``docs/`` has its place in the site's reading order (``mkdocs.yml``, ``nav``)."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = set(re.findall(r"^\s+- (?:[^:\n]+: )?(\S+\.md)\s*$", config.split("\nnav:", 1)[1], flags=re.MULTILINE))
+    pages = {page.relative_to(ROOT / "docs").as_posix() for page in (ROOT / "docs").glob("*.md")}
+    assert sorted(pages - nav) == []  # pages the nav leaves out
+    assert sorted(name for name in nav if not (ROOT / "docs" / name).is_file()) == []  # nav entries without a page
