@@ -1,4 +1,5 @@
-"""docs/results/README.md lists every result folder (two levels deep) and no folder that is gone."""
+"""docs/results/README.md lists every result folder (two levels deep) and no folder that is gone; docs/ holds no
+binary, and results/README.md lists the binaries the results measured, each beside its docs/results folder."""
 
 from __future__ import annotations
 
