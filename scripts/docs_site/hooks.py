@@ -3,7 +3,8 @@
 **The source tree.** The repository keeps ``president_env.agents`` in ``agents/``, ``president_env.training`` in
 ``training/`` and so on (``pyproject.toml``, ``[tool.setuptools.package-dir]``). Griffe, which reads the
 docstrings for mkdocstrings, finds packages by folder, so on loading this module copies the package's ``.py``
-files into ``build/api_src/president_env/`` laid out as installed; ``mkdocs.yml`` points mkdocstrings there.
+files into :data:`API_SRC` laid out as installed (``build/api_src/president_env/agents/`` ...); ``mkdocs.yml``
+points mkdocstrings there. Griffe reads them statically: building the site imports none of the package.
 
 **Every documented name has a docstring.** Each ``::: name`` block of a page, and each public function, class and
 property of a documented class, must have a docstring: a missing one is a warning, which ``mkdocs build --strict``
@@ -31,7 +32,8 @@ import griffe
 ROOT = Path(__file__).resolve().parents[2]
 API_SRC = Path(os.environ.get("PRESIDENT_DOCS_API_SRC") or ROOT / "build" / "api_src")
 """Where the package is laid out as installed, for griffe: ``build/api_src`` (ignored by git), or the folder
-``PRESIDENT_DOCS_API_SRC`` names (``mkdocs.yml`` reads the same variable), which keeps concurrent builds apart."""
+``PRESIDENT_DOCS_API_SRC`` names, an absolute path (``mkdocs.yml`` reads the same variable): concurrent builds
+each take their own."""
 PACKAGE = "president_env"
 
 log = logging.getLogger("mkdocs.hooks.api_reference")  # a warning under mkdocs.* fails a --strict build
