@@ -53,6 +53,7 @@ class ObsView:
 
     @property
     def batch_size(self) -> int:
+        """The number of observations ``B`` this view holds."""
         return self.hand.shape[0]
 
     @property

@@ -332,6 +332,7 @@ class HeuristicAgent(Agent):
         self.name = f"heuristic-{level}" if weights is None else "heuristic-custom"
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The heuristic's choice per row: the legal action of least cost under its level's weights."""
         observations, masks = check_batch(self.rules, observations, masks)
         return choose(self.rules, decode(self.rules, observations), masks, self.weights)
 

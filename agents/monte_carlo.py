@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from president_env import engine
+from president_env.registry import Seed
 from president_env.rules import Rules
 
 from .base import Agent, check_batch, decode
@@ -64,7 +65,7 @@ class MonteCarloAgent(Agent):
         config: overrides the level's :class:`SearchConfig`.
     """
 
-    def __init__(self, rules: Rules, level: int = 4, seed=None, config: SearchConfig | None = None) -> None:
+    def __init__(self, rules: Rules, level: int = 4, seed: Seed = None, config: SearchConfig | None = None) -> None:
         if config is None and level not in LEVELS:
             raise ValueError(f"Monte-Carlo level must be one of {tuple(LEVELS)}, got {level!r}")
         super().__init__(rules, seed)
@@ -75,6 +76,7 @@ class MonteCarloAgent(Agent):
         self._rollout_rules = rules.replace(manches=1)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The searched choice per row: each legal candidate scored by rollouts over sampled hidden hands."""
         observations, masks = check_batch(self.rules, observations, masks)
         view = decode(self.rules, observations)
         actions = choose(self.rules, view, masks, self.config.rollout_level)

@@ -97,6 +97,7 @@ class PolicySearchAgent(MonteCarloAgent):
         return legal_probabilities(self.policy.policy_logits(observations), masks)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The searched choice per row: the policy's best moves scored by rollouts over sampled hidden hands."""
         observations, masks = check_batch(self.rules, observations, masks)
         probs = self.probabilities(observations, masks)
         actions = probs.argmax(axis=1)

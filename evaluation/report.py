@@ -91,6 +91,7 @@ class TournamentResult:
 
     @property
     def n_groups(self) -> int:
+        """The number of deal groups played (each in every seat rotation)."""
         return int(self.config["n_deals"])
 
     @property
@@ -117,6 +118,7 @@ class TournamentResult:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as plain JSON values: config, per-agent summary, pairwise wins and notes on each statistic."""
         return {
             "config": self.config,
             "agents": self.summary,
@@ -132,6 +134,7 @@ class TournamentResult:
         }
 
     def to_json(self, path: str | os.PathLike) -> None:
+        """Write :meth:`to_dict` to ``path`` as JSON."""
         dump_json(self.to_dict(), path)
 
     def _repr_markdown_(self) -> str:  # a result shows itself as its table in Jupyter

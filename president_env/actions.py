@@ -25,10 +25,12 @@ from .cards import RANK_NAMES, TWO, rank_index
 from .rules import Rules
 
 PASS = 0
+"""The pass action: index 0 of every action space."""
 KIND_PASS, KIND_PLAY, KIND_GIVE = 0, 1, 2
 
 
 def num_actions(rules: Rules) -> int:
+    """Size of the action space for ``rules`` (``rules.num_actions``)."""
     return rules.num_actions
 
 

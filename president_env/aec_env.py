@@ -258,9 +258,11 @@ class raw_env(AECEnv, EzPickle):
 
     # ---- spaces ---------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
+        """The agent's observation space: a ``Dict`` of ``observation`` and ``action_mask``."""
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space:
+        """The agent's action space: ``Discrete(num_actions)``, sampling only legal actions."""
         return self.action_spaces[agent]
 
     # ---- reset ----------------------------------------------------------------
@@ -269,6 +271,8 @@ class raw_env(AECEnv, EzPickle):
         return check_reset_options(self.rules, options, warn)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new game (``seed``: the same seed deals the same game); ``options`` may fix the ``deal`` and the first
+        manche's ``roles``, validated before anything changes."""
         chosen = self.check_options(options)
         # Everything is validated: the env changes only from here on.
         self.game.reset(seed=seed, **chosen)
@@ -288,6 +292,8 @@ class raw_env(AECEnv, EzPickle):
 
     # ---- observation ------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """The agent's observation dict: ``observation`` (float32) and ``action_mask`` (int8, zeros when it is not to
+        act)."""
         mask = self.action_mask(agent)
         game = self.game if self._final is None else self._final
         observation = game.observe(game.seat_of_player[self.agent_name_mapping[agent]])
@@ -310,6 +316,8 @@ class raw_env(AECEnv, EzPickle):
 
     # ---- step -------------------------------------------------------------------
     def step(self, action) -> None:
+        """Play ``action`` for the agent to act; an illegal action raises ``ValueError`` saying why and changes nothing.
+        A terminated agent steps ``None`` to leave."""
         self._require_reset("step")
         if not self.agents:
             raise RuntimeError("step() after the game ended and every agent left: call reset() to play again")
@@ -371,6 +379,7 @@ class raw_env(AECEnv, EzPickle):
 
     # ---- render -----------------------------------------------------------------
     def render(self) -> str | None:
+        """The table as text (``render_mode`` ``"ansi"`` returns it, ``"human"`` prints it)."""
         return render_for_mode(self.render_mode, self.render_text, "president_env.env()")
 
     def render_text(self, viewer: int | str | None = None) -> str:
@@ -391,6 +400,7 @@ class raw_env(AECEnv, EzPickle):
         )
 
     def close(self) -> None:
+        """Nothing to release: the env holds no outside resources."""
         pass
 
 

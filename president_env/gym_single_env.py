@@ -156,6 +156,8 @@ class PresidentGymEnv(gymnasium.Env):
 
     # ---- gymnasium API -----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Deal a new game and play the opponents up to the learner's first decision; ``(observation, info)``,
+        ``info["action_mask"]`` included."""
         chosen = check_reset_options(self.rules, options, warn=False)  # bad options raise before anything changes
         super().reset(seed=seed)
         rng = self.np_random
@@ -185,6 +187,8 @@ class PresidentGymEnv(gymnasium.Env):
         return obs, info
 
     def step(self, action) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Play the learner's action, then the opponents' until the learner acts again or the game ends; Gymnasium's
+        five-tuple."""
         if not self._started:
             raise RuntimeError("step() before reset(): call env.reset() first")
         if self._over:
@@ -219,6 +223,7 @@ class PresidentGymEnv(gymnasium.Env):
         return obs, float(reward), self._over, False, info
 
     def render(self) -> str | None:
+        """The table as text, from the learner's seat (``render_mode`` ``"ansi"`` returns it, ``"human"`` prints it)."""
         return render_for_mode(self.render_mode, self._render_text, "president_env.gym_env()")
 
     def _render_text(self) -> str:
@@ -228,6 +233,7 @@ class PresidentGymEnv(gymnasium.Env):
         return render_table(self.rules, self.game, 0, self.learner)
 
     def close(self) -> None:
+        """Nothing to release: the env holds no outside resources."""
         pass
 
 

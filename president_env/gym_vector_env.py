@@ -351,6 +351,8 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
     def reset(
         self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal every game anew (``seed``: one seed, or one per game); ``(observations (N, obs_dim), info)`` with
+        ``info["action_mask"]``."""
         if options is not None and not isinstance(options, Mapping):
             raise ValueError(
                 f"options must be a dict with keys among {', '.join(OPTION_KEYS)}, got {short_repr(options)}"
@@ -420,6 +422,8 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         return values.astype(np.int64)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One learner action per game, then the opponents' until each learner acts again; finished games are dealt anew
+        (Gymnasium autoreset)."""
         if self.closed:
             raise RuntimeError("step() after close(): make a new env")
         self._require_reset("step")
@@ -525,6 +529,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         return obs, reward, terminated, np.zeros(self.num_envs, bool), info
 
     def render(self) -> str | None:
+        """Game ``render_index`` as text, from its learner's seat."""
         self._require_reset("render")
         i = self.render_index
         return render_for_mode(

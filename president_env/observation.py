@@ -116,9 +116,11 @@ class ObservationSpec:
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The segments' names, in their order in the vector."""
         return tuple(s.name for s in self.segments)
 
     def segment(self, name: str) -> Segment:
+        """The segment called ``name``; an unknown name is a ``KeyError`` listing the segments."""
         try:
             return self._by_name[name]
         except KeyError:

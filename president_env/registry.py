@@ -59,7 +59,8 @@ class Policy(Protocol):
     """What environments, tournaments and the trainer need from an agent; the optional parts are in the module
     docstring (``act_batch``, ``reset``, ``name``, ``explain``)."""
 
-    def act(self, observation: dict[str, np.ndarray], info: dict | None = None) -> int: ...
+    def act(self, observation: dict[str, np.ndarray], info: dict | None = None) -> int:
+        """The action (an index into the action space) for one observation dict (``observation``, ``action_mask``)."""
 
 
 def check_batch(rules: Rules, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -96,9 +97,11 @@ class Agent:
         self.rng = np.random.default_rng(seed)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``(B,)`` legal actions for ``(B, obs_dim) float32`` observations and ``(B, num_actions) bool`` masks."""
         raise NotImplementedError
 
     def act(self, observation: dict[str, np.ndarray], info: dict | None = None) -> int:
+        """The action for one observation dict (``observation``, ``action_mask``): one row of :meth:`act_batch`."""
         obs = np.asarray(observation["observation"], np.float32)[None]
         mask = np.asarray(observation["action_mask"]).astype(bool)[None]
         return int(self.act_batch(obs, mask)[0])
@@ -128,6 +131,7 @@ class RandomAgent(Agent):
         super().__init__(rules, seed)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """A uniformly drawn legal action per row of ``masks`` (the observations are not read)."""
         if self.rules is not None:
             _, masks = check_batch(self.rules, observations, masks)
         else:
@@ -137,6 +141,7 @@ class RandomAgent(Agent):
         return sample_legal(masks, self.rng)
 
     def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
+        """The drawn action, with every legal action's probability (``1 / number of legal actions``)."""
         legal = np.flatnonzero(observation["action_mask"])
         values = {int(a): 1.0 / legal.size for a in legal}
         return {"action": self.act(observation, info), "measure": "probability", "values": values}

@@ -71,6 +71,7 @@ class Replay(GameRecord):
 
     # ---- JSON -------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        """The replay as the JSON document of ``docs/replay.md`` (format, version, rules, deals, every move)."""
         data: dict[str, Any] = {
             "format": FORMAT,
             "version": VERSION,
@@ -97,6 +98,7 @@ class Replay(GameRecord):
         return entry
 
     def dumps(self) -> str:
+        """:meth:`to_dict` as compact JSON text (UTF-8 card names kept as they are)."""
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
     def save(self, path: str | os.PathLike, overwrite: bool = True) -> Path:

@@ -94,6 +94,7 @@ class Rules:
 
     @cached_property
     def n_cards(self) -> int:
+        """Cards in the deck: 52 a deck plus the jokers."""
         return 52 * self.decks + self.jokers
 
     @cached_property
@@ -103,6 +104,7 @@ class Rules:
 
     @cached_property
     def num_actions(self) -> int:
+        """Size of the action space: pass, every (rank, count) play, and one give per rank."""
         return 1 + self.n_ranks * self.max_count + self.n_ranks
 
     @cached_property
@@ -118,12 +120,14 @@ class Rules:
 
     # ---- YAML ------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        """Every field as plain Python values (``exchange`` as a list); :meth:`from_dict` reads it back equal."""
         data = dataclasses.asdict(self)
         data["exchange"] = list(self.exchange)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
+        """Rules from a mapping of field names to values; an unknown field or a bad value is a ``ValueError``."""
         if not isinstance(data, dict):
             raise ValueError(f"rules must be a mapping of field names to values, got {type(data).__name__}")
         names = [f.name for f in dataclasses.fields(cls)]
@@ -160,6 +164,7 @@ class Rules:
         return cls.from_dict(data)
 
     def replace(self, **changes: Any) -> Rules:
+        """A copy with the given fields changed, validated as a new ``Rules``."""
         return dataclasses.replace(self, **changes)
 
 

@@ -44,7 +44,8 @@ class PresidentSB3VecEnv(VecEnv):
     """SB3's ``VecEnv`` interface over one :class:`PresidentVectorEnv` (see the module docstring).
 
     Args:
-        num_envs, rules, opponents, seat, reward_mode, illegal_action: as for ``president_env.vector_env``.
+        num_envs: games in the batch; ``rules``, ``opponents``, ``seat``, ``reward_mode`` and ``illegal_action``
+            are those of ``president_env.vector_env``.
         venv: an existing vector env to adapt instead (it must use ``autoreset_mode="same_step"``).
     """
 

@@ -71,6 +71,7 @@ class VecGame:
 
     @property
     def batch_size(self) -> int:
+        """The number of games ``B`` played at once."""
         return self.state.batch_size
 
     @property

@@ -1,6 +1,6 @@
 """Export a universal training checkpoint as the shipped agent ``ppo-universal``.
 
-    python scripts/ship_universal.py docs/results/experiments/universal/sitting2_ent05/checkpoint.pt
+    python scripts/ship_universal.py results/experiments/universal/sitting3/checkpoint.pt
     python scripts/ship_universal.py runs/universal_s2_ent05/checkpoint.pt --out /tmp/ppo-universal.pt
 
 Reads a checkpoint written by ``president-train`` with ``kind: universal`` (the compact resume checkpoint or its

@@ -17,6 +17,7 @@ NEEDS = {
     "bench_search_noise.py": "torch",
     "agents_report.py": "matplotlib",
     "ship_universal.py": "torch",
+    "model_cards.py": "torch",
 }
 
 

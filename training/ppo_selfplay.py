@@ -279,6 +279,7 @@ class Trainer(Run):
         self.add_snapshot()
 
     def build_net(self) -> PolicyNet:
+        """The learner's ``PolicyNet``, sized for the table and ``network``."""
         network = self.config.network
         return PolicyNet(observation_size(self.rules), self.rules.num_actions, network.hidden, network.activation)
 
@@ -288,6 +289,7 @@ class Trainer(Run):
         return None if self.shards.local else self.net.state_dict()
 
     def close(self) -> None:
+        """Release the rollout shards (their Ray actors, when they run on Ray)."""
         self.shards.close()
 
     def rollout(self) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
@@ -297,10 +299,12 @@ class Trainer(Run):
         return batch, stats
 
     def add_snapshot(self) -> None:
+        """Add the current weights to every shard's pool of past versions (when ``opponents.snapshots`` > 0)."""
         if self.config.opponents.snapshots > 0:
             self.shards.call("add_snapshot", self.weights())
 
     def write_config(self) -> None:
+        """Write the resolved ``config.yaml`` and the table's ``rules.yaml`` into the run folder."""
         super().write_config()
         self.rules.to_yaml(self.out_dir / "rules.yaml")
 

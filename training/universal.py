@@ -143,6 +143,7 @@ class UniversalTrainer(Run):
         self.start_segment()
 
     def build_net(self) -> UniversalNet:
+        """The learner's ``UniversalNet`` (one network for every table)."""
         n = self.config.network
         return UniversalNet(n.hidden, n.activation, n.critic)
 
@@ -172,6 +173,7 @@ class UniversalTrainer(Run):
         return {k: torch.from_numpy(np.concatenate([b[k] for b in batches])) for k in batches[0]}, stats
 
     def add_snapshot(self) -> None:
+        """Add the current weights to the pool of past versions the tables share."""
         self.tables[0].pool.add_snapshot(self.net)
 
     def checkpoint(self) -> None:
@@ -185,6 +187,7 @@ class UniversalTrainer(Run):
 
     # ----- evaluation and checkpoints ----------------------------------------------------------
     def agent(self, rules: Rules) -> UniversalAgent:
+        """The current policy as a greedy agent at ``rules`` (a frozen copy)."""
         return UniversalAgent(rules, copy.deepcopy(self.net).eval(), seed=0, name="learner")
 
     def evaluate(self) -> dict[str, float]:

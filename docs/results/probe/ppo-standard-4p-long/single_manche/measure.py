@@ -9,7 +9,7 @@ from president_env.presets import resolve_rules
 
 out = Path("docs/results/probe/ppo-standard-4p-long")
 rules = resolve_rules(out / "rules.yaml").replace(manches=1)
-policy = str(out / "run" / "policy.pt")
+policy = "results/probe/ppo-standard-4p-long/run/policy.pt"  # the best response's weights live outside docs/
 result = evaluate([policy] + ["ppo-standard-4p-long"] * 3, rules, n_deals=200, seed=5150, progress=False)
 write_outputs(result, out / "single_manche")
 a = result.agents[policy].advantage
