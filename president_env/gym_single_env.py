@@ -19,6 +19,8 @@ the core's one-game :class:`~president_env.single.SingleGame`, beside the AEC en
   learners that cannot mask, and ``gymnasium.utils.env_checker.check_env`` (which
   steps with actions sampled before a reset), keep running; ``illegal_action="raise"``
   raises ``ValueError`` naming the reason and changes nothing, like the AEC env.
+- **Reset options**: those of the AEC env (``deal``, ``roles``, ``dealer``); bad values and unknown keys raise
+  ``ValueError`` naming them, and nothing changes. ``reset`` and ``step`` after ``close()`` raise ``RuntimeError``.
 - **Episode**: one game (``rules.manches`` manches, plus a decisive one on a tie);
   ``terminated`` at its end, never truncated.
 - **Terminal observation**: the table after the game's last play, from the learner's seat (final
@@ -105,6 +107,7 @@ class PresidentGymEnv(gymnasium.Env):
         self._carried_reward = 0.0
         self._started = False
         self._over = False  # the game ended (its last table is game.ended / game.final)
+        self._closed = False
 
     # ---- helpers ------------------------------------------------------------------
     def _info_of(self, player: int) -> dict:
@@ -156,7 +159,8 @@ class PresidentGymEnv(gymnasium.Env):
 
     # ---- gymnasium API -----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        chosen = check_reset_options(self.rules, options, warn=False)  # bad options raise before anything changes
+        self._require_open("reset")
+        chosen = check_reset_options(self.rules, options)  # bad or unknown options raise before anything changes
         super().reset(seed=seed)
         rng = self.np_random
         self.learner = int(rng.integers(self.rules.n_players)) if self.seat is None else self.seat
@@ -185,6 +189,7 @@ class PresidentGymEnv(gymnasium.Env):
         return obs, info
 
     def step(self, action) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self._require_open("step")
         if not self._started:
             raise RuntimeError("step() before reset(): call env.reset() first")
         if self._over:
@@ -228,7 +233,12 @@ class PresidentGymEnv(gymnasium.Env):
         return render_table(self.rules, self.game, 0, self.learner)
 
     def close(self) -> None:
-        pass
+        """Close the env: ``reset`` and ``step`` then raise ``RuntimeError`` (as the vector env's)."""
+        self._closed = True
+
+    def _require_open(self, what: str) -> None:
+        if self._closed:
+            raise RuntimeError(f"{what}() after close(): the env is closed, make a new one")
 
 
 def gym_env(

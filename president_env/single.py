@@ -781,22 +781,24 @@ OPTION_KEYS = ("deal", "roles", "dealer")
 INFO_SCHEMAS = ("rich", "numeric")
 
 
-def check_reset_options(rules: Rules, options: Mapping | None, warn: bool = True) -> dict[str, list]:
+def check_reset_options(rules: Rules, options: Mapping | None, unknown_keys: str = "raise") -> dict[str, list]:
     """Reset ``options`` of one game, validated: the keyword arguments of :meth:`SingleGame.reset`.
 
-    ``options`` may hold ``"deal"`` (one list of card strings per player), ``"roles"`` (a role per player) and
-    ``"dealer"`` (a seat). ``ValueError`` naming the bad option (nothing changes anywhere); unknown keys only warn
-    (when ``warn``).
+    ``options`` may hold ``"deal"`` (one list of card strings per player), ``"roles"`` (a role per player, or the
+    finishing positions they come from) and ``"dealer"`` (a seat). ``ValueError`` naming the bad option; nothing
+    changes anywhere. An unknown key (a misspelt ``"deals"`` would deal at random unnoticed) raises too, as in the
+    vector env; ``unknown_keys="warn"`` only warns: the AEC env's, since PettingZoo's ``api_test`` resets with
+    ``options={"options": 1}``.
     """
     if options is not None and not isinstance(options, Mapping):
         raise ValueError(f"options must be a dict with keys among {', '.join(OPTION_KEYS)}, got {short_repr(options)}")
     options = dict(options or {})
-    unknown = sorted(str(k) for k in options if k not in OPTION_KEYS)
-    if unknown and warn:
-        warnings.warn(
-            f"president_v0.reset: ignoring unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_KEYS)}",
-            stacklevel=3,
-        )
+    unknown = sorted(short_repr(k, 40) for k in options if k not in OPTION_KEYS)
+    if unknown:
+        message = f"reset: unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_KEYS)}"
+        if unknown_keys != "warn":
+            raise ValueError(message)
+        warnings.warn(f"president_v0.{message} (ignored)", stacklevel=3)
     deal, roles, dealer = options.get("deal"), options.get("roles"), options.get("dealer")
     chosen: dict[str, list] = {}
     if deal is not None:
@@ -812,9 +814,22 @@ def check_reset_options(rules: Rules, options: Mapping | None, warn: bool = True
     return chosen
 
 
+def match_positions(scores: Sequence[int], winner: int) -> list[int]:
+    """Each player's place in a finished game (0 = the winner): the winner first, then by final total, highest
+    first; players with equal totals share a place (the one behind them skips as many). A player tied with the
+    winner for the highest total, who lost the decisive manche, is second."""
+    return [
+        0
+        if player == winner
+        else 1 + sum(scores[other] > scores[player] for other in range(len(scores)) if other != winner)
+        for player in range(len(scores))
+    ]
+
+
 class Standing:
     """Where each player of one game stands, beyond the observation: its place in a manche once final, the game's
-    result once over, and the infos the one-game views report from them (``docs/environment.md``, Infos).
+    result (totals, winner, each player's place in the game: :func:`match_positions`) once over, and the infos the
+    one-game views report from them (``docs/environment.md``, Infos).
 
     A place appears as soon as it is final and is never revised: on going out (not on a 2 or a joker under
     ``finish_on_two: penalty``), else when the manche ends; until then it is the player's place in the previous
@@ -828,7 +843,7 @@ class Standing:
     def reset(self) -> None:
         self.finish: list[tuple[int, int] | None] = [None] * self.n_players  # (position, manche) once known
         self.positions: list[int] | None = None  # the last finished manche's, by player
-        self.result: dict | None = None  # scores, winner, manches once the game is over
+        self.result: dict | None = None  # scores, winner, manches, places once the game is over
 
     def record(self, game: SingleGame, player: int, seat: int, manche: int, manche_over: bool, done: bool) -> bool:
         """Note what the step of ``player`` (at ``seat``, in manche ``manche``) just did to ``game``; whether the
@@ -837,7 +852,9 @@ class Standing:
             self.positions = list(game.last_positions)
             self.finish = [(position, manche) for position in self.positions]
         if done:
-            self.result = {"scores": list(game.last_scores), "winner": game.last_winner, "manches": manche + 1}
+            scores, winner = list(game.last_scores), game.last_winner
+            places = match_positions(scores, winner)
+            self.result = {"scores": scores, "winner": winner, "manches": manche + 1, "places": places}
             return True
         if manche_over:
             return True
@@ -862,6 +879,7 @@ class Standing:
                 "finish_position": -1 if finish is None else finish[0],
                 "finish_manche": -1 if finish is None else finish[1],
                 "winner": -1 if self.result is None else self.result["winner"],
+                "match_position": -1 if self.result is None else self.result["places"][player],
             }
         info = {
             "role": deals.ROLE_NAMES[role] if role >= 0 else None,
@@ -874,6 +892,7 @@ class Standing:
             info["finish_position"], info["finish_manche"] = finish
         if self.result is not None:
             info["winner"] = agents[self.result["winner"]]
+            info["match_position"] = self.result["places"][player]
         return info
 
 
@@ -889,6 +908,7 @@ __all__ = [
     "check_reset_options",
     "dealt_cards",
     "manche_start_cards",
+    "match_positions",
     "player_labels",
     "starting_positions",
     "starting_roles",
