@@ -99,7 +99,10 @@ same game. `options` may hold:
   together exactly the deck; validated;
 - `"roles"`: `{"player_0": "president", ...}` (`president`, `vice_president`,
   `neutre`, `vice_trou`, `trou_du_cul`): the first manche starts from these
-  roles, with its exchange;
+  roles, with its exchange (Neutres ordered by player index); or the finishing
+  positions by player they come from (`[3, 0, 5, 2, 1, 4]`, 0 = Président),
+  which also order the Neutres: who gives to whom in an exchange of 3 or 4
+  pairs, and the seats with `reseat_by_role`;
 - `"dealer"`: the seat of the first dealer, for a first manche without roles
   (a manche with roles, drawn or supplied, is dealt by its Trou du cul: a
   dealer given with roles raises `ValueError`).

@@ -10,7 +10,8 @@
         print(event.text(), game.cards)
 
 A replay holds the rules (every field), the seed (``None`` where none dealt the game), the first
-dealer, the roles the first manche starts from (``initial_roles: draw``), the name of the agent of
+dealer, the roles the first manche starts from (``initial_roles: draw``) with the finishing positions they come
+from (which order the Neutres), the name of the agent of
 every player, the deal of every manche (before its exchange, by player, card strings with suits) and
 the actions in order: the :class:`~president_env.single.GameRecord` the one-game holder keeps, with
 the rules. Playing it back deals exactly the recorded cards at every manche (``VecGame.redeal``), so
