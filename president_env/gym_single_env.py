@@ -27,7 +27,8 @@ the core's one-game :class:`~president_env.single.SingleGame`, beside the AEC en
   scores, the phase one-hot all 0), as in the vector env :func:`president_env.vector_env`. (The AEC
   env's final observation is the table before that last play: ``docs/environment.md``.)
 - **Info**: the AEC env's infos of the learner (``role``, ``seat``, ``manche``, ``decisive``, ``scores``,
-  ``finish_position``, ``winner``: :class:`president_env.single.Standing`), plus ``action_mask`` and ``player``.
+  ``finish_position``, and at the end ``winner`` and ``match_position``, the learner's place in the game:
+  :class:`president_env.single.Standing`), plus ``action_mask`` and ``player``.
 - **Render**: ``"ansi"`` / ``"human"``: the table from the learner's seat, its hand with canonical suits (as the
   vector env's; the AEC env follows the real suits).
 - **Reward**: the learner's manche rewards (``reward_mode``, see the AEC env)
