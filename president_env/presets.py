@@ -57,8 +57,8 @@ def resolve_rules(spec: RulesSpec) -> Rules:
     - a mapping of field names to values: ``Rules.from_dict``;
     - a ``Path`` (any ``os.PathLike``): that YAML file;
     - a string: a preset name (:data:`PRESETS`), else an existing file, else the path of a missing YAML file
-      when it looks like a path (one line ending in ``.yaml`` / ``.yml`` or holding a ``/``: an error naming
-      it, even with a ``:`` in its name), else YAML text when it holds a newline, ``:`` or ``{``.
+      when it looks like a path (one line without ``": "``, ending in ``.yaml`` / ``.yml`` or holding a ``/``: an
+      error naming it, even with a ``:`` in its name), else YAML text when it holds a newline, ``:`` or ``{``.
 
     Files and text go through the bounded YAML loader (:mod:`.user_input`). Anything else, a missing
     file or an unknown name is a ``ValueError`` that names it.

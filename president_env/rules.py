@@ -153,11 +153,11 @@ class Rules:
     def from_yaml(cls, source: str | Path) -> Rules:
         """Rules from a YAML file (a ``Path``, or a string naming a file) or from YAML text.
 
-        A string that looks like a file path (one line ending in ``.yaml`` / ``.yml`` or holding a ``/``, not
-        starting with ``{``) names a file, even one with a ``:`` in its name; else a string holding a newline,
-        ``:`` or ``{`` is read as YAML text, and any other string names a file. Unknown keys are an error; an
-        empty document gives the defaults. Any bad input (a missing, binary or oversized file, invalid YAML, a
-        key given twice, a YAML alias bomb) is a short ``ValueError`` (see ``user_input``).
+        A string that looks like a file path (one line ending in ``.yaml`` / ``.yml`` or holding a ``/``, neither
+        starting with ``{`` nor holding ``": "``) names a file, even one with a ``:`` in its name; else a string
+        holding a newline, ``:`` or ``{`` is read as YAML text, and any other string names a file. Unknown keys are
+        an error; an empty document gives the defaults. Any bad input (a missing, binary or oversized file, invalid
+        YAML, a key given twice, a YAML alias bomb) is a short ``ValueError`` (see ``user_input``).
         """
         text = str(source)
         what = "rules YAML text"
@@ -178,10 +178,11 @@ class Rules:
 
 
 def looks_like_path(text: str) -> bool:
-    """Whether a rules spec string is a file path rather than YAML text: one line, not a flow mapping, ending in
-    ``.yaml`` / ``.yml`` or holding a path separator (no rules field takes a value with a ``/``)."""
-    one_line = "\n" not in text and not text.lstrip().startswith("{")
-    return one_line and (text.endswith((".yaml", ".yml")) or "/" in text or os.sep in text)
+    """Whether a rules spec string is a file path rather than YAML text: one line, neither a flow mapping nor a
+    ``key: value`` pair, ending in ``.yaml`` / ``.yml`` or holding a path separator (no rules field takes a value
+    with a ``/``)."""
+    yaml_like = "\n" in text or ": " in text or text.lstrip().startswith("{")
+    return not yaml_like and (text.endswith((".yaml", ".yml")) or "/" in text or os.sep in text)
 
 
 def _is_int(value: Any) -> bool:

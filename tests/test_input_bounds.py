@@ -116,6 +116,10 @@ def test_a_rules_path_with_a_colon_is_read(tmp_path):
     assert pe.Rules.from_yaml(str(path)).n_players == 5
 
 
+def test_one_line_yaml_with_a_slash_in_a_comment_is_still_yaml():
+    assert resolve_rules("manches: 3  # see docs/RULES.md").manches == 3
+
+
 def test_one_line_yaml_that_is_not_a_mapping_says_so():
     with pytest.raises(ValueError, match="rules YAML text 'x:y' is not a mapping of rules fields"):
         resolve_rules("x:y")
