@@ -62,8 +62,11 @@ def evaluate(
 
     Args:
         lineup: agent names (for :func:`president_env.agents.make`) or agent objects (with ``act_batch`` or
-            ``act``), one per player; a shorter list is repeated to fill the table. Copies of one name are
-            one agent and pool their results.
+            ``act``), one per player. A shorter list is repeated around the table, by rule and without a warning
+            (player ``i`` gets entry ``i % len(lineup)``): ``[me, "heuristic-3"]`` at 4 players is ``me, h3, me,
+            h3``, two seats each, and copies of one name or object are one agent that pools its results. For
+            one agent against a table of copies of another, use :func:`evaluate_against` (or give the whole
+            lineup, ``[me, *["heuristic-3"] * 3]``). The result's ``config["lineup"]`` lists the seats in full.
         rules: any rules spec of :func:`president_env.presets.resolve_rules` (default: the standard game).
         n_deals: deal groups; the tournament plays ``n_deals * P`` games.
         seed: root seed of the deals, the game generators and (unless ``agent_seed``) the agents.

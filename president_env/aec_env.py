@@ -99,30 +99,43 @@ same game. `options` may hold:
   together exactly the deck; validated;
 - `"roles"`: `{"player_0": "president", ...}` (`president`, `vice_president`,
   `neutre`, `vice_trou`, `trou_du_cul`): the first manche starts from these
-  roles, with its exchange;
+  roles, with its exchange (Neutres ordered by player index); or the finishing
+  positions by player they come from (`[3, 0, 5, 2, 1, 4]`, 0 = Président),
+  which also order the Neutres: who gives to whom in an exchange of 3 or 4
+  pairs, and the seats with `reseat_by_role`;
 - `"dealer"`: the seat of the first dealer, for a first manche without roles
   (a manche with roles, drawn or supplied, is dealt by its Trou du cul: a
   dealer given with roles raises `ValueError`).
-Invalid options raise `ValueError` and leave the environment as it was.
+Invalid options raise `ValueError` and leave the environment as it was. Unknown
+keys only warn, where the Gymnasium envs refuse them: PettingZoo's `api_test`
+resets with `options={"options": 1}` and expects it to pass.
 
 ### Infos
 
-`infos[agent]` (default `info_schema="rich"`): `role` (role name in the
-current manche, or `None`), `seat`, `manche` (0-based index), `decisive`,
-`scores` (game totals by agent), `finish_position` (0 = out first) with
-`finish_manche` (the manche it belongs to) once known, and at the end of the
-game `winner` (agent name). A place appears as soon as it is final and is never
-revised: on going out (every going out under `finish_on_two: allowed`; under
-`penalty` one without a 2 or a joker in its last play), otherwise when the manche
-ends (the last holder; under `penalty` a player who went out on a 2 or a joker,
-whose place depends on how many finish normally and on later offenders). Until
-then it still holds the agent's place in the previous manche.
+`infos[agent]` (default `info_schema="rich"`): `role` (role name in the current
+manche, or `None`), `seat`, `manche` (0-based index), `decisive`, `scores` (game
+totals by agent), `finish_position` (0 = out first) with `finish_manche` (the
+manche it belongs to) once known, and at the end of the game `winner` (agent
+name) and `match_position`, the agent's place in the game (0 = the winner, then
+by final total; equal totals share a place): the game's result, where `role` and
+`finish_position` are those of its last manche. A place appears as soon as it is
+final and is never revised: on going out (every going out under `finish_on_two:
+allowed`; under `penalty` one without a 2 or a joker in its last play),
+otherwise when the manche ends (the last holder; under `penalty` a player who
+went out on a 2 or a joker, whose place depends on how many finish normally and
+on later offenders). Until then it still holds the agent's place in the previous
+manche.
 
 `info_schema="numeric"` gives the same facts as numbers under the same keys at
 every step, as TorchRL's `PettingZooWrapper` needs: `role` (code 0..4 in
 `deals.ROLE_NAMES` order, -1 none), `seat`, `manche`, `decisive` (0/1),
-`scores` (`(n,) int64` by player), `finish_position`, `finish_manche` and
-`winner` (player index), each -1 until known.
+`scores` (`(n,) int64` by player), `finish_position`, `finish_manche`,
+`winner` (player index) and `match_position`, each -1 until known.
+
+`scores` is keyed by agent name in the rich infos (PettingZoo's infos are per
+agent, so a name says whose total it is) and an array by player index in the
+numeric ones and in the Gymnasium vector env (`info["scores"] (N, P)`), where
+fixed-shape numbers batch.
 
 ### Copies
 
@@ -266,9 +279,10 @@ class raw_env(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     # ---- reset ----------------------------------------------------------------
-    def check_options(self, options: dict | None, warn: bool = True) -> dict[str, list]:
-        """Validate reset ``options`` without touching the env (:func:`~president_env.single.check_reset_options`)."""
-        return check_reset_options(self.rules, options, warn)
+    def check_options(self, options: dict | None) -> dict[str, list]:
+        """Validate reset ``options`` without touching the env (:func:`~president_env.single.check_reset_options`;
+        unknown keys warn: PettingZoo's ``api_test`` resets with ``options={"options": 1}``)."""
+        return check_reset_options(self.rules, options, unknown_keys="warn")
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game (``seed``: the same seed deals the same game); ``options`` may fix the ``deal`` and the first

@@ -34,9 +34,19 @@ def parse_roles(rules: Rules, roles: Mapping | Sequence) -> np.ndarray:
     """Role names per player -> previous finishing position per player ``(P,) int8``.
 
     ``roles``: a sequence of role names (player order) or a mapping ``{"player_i": name}`` /
-    ``{i: name}`` covering every player. Neutres are ordered by player index.
+    ``{i: name}`` covering every player; Neutres are then ordered by player index. Or a sequence of
+    finishing positions (player order, ints, each of ``0..P-1`` once: 0 the Président, P-1 the Trou du cul),
+    which orders the Neutres too: the position a role comes from decides its exchange partner and, with
+    ``reseat_by_role``, its seat (a replay records the roles so).
     """
     n = rules.n_players
+    if _is_positions(roles):
+        positions = [int(x) for x in roles]
+        if sorted(positions) != list(range(n)):
+            raise ValueError(
+                f"roles as finishing positions must give each of 0..{n - 1} to one player, got {positions}"
+            )
+        return np.array(positions, np.int8)
     if isinstance(roles, Mapping):
         by_player: dict[int, str] = {}
         for key, name in roles.items():
@@ -68,6 +78,13 @@ def parse_roles(rules: Rules, roles: Mapping | Sequence) -> np.ndarray:
     positions = np.empty(n, np.int8)
     positions[order] = np.arange(n)
     return positions
+
+
+def _is_positions(roles: Mapping | Sequence) -> bool:
+    """Whether ``roles`` is a non-empty sequence of ints (finishing positions), not of role names."""
+    if isinstance(roles, (Mapping, str, bytes)) or not isinstance(roles, (Sequence, np.ndarray)) or not len(roles):
+        return False
+    return all(isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) for x in roles)
 
 
 def parse_deals(rules: Rules, deals: Sequence, seat_of_player: np.ndarray | None = None) -> np.ndarray:

@@ -19,13 +19,16 @@ the core's one-game :class:`~president_env.single.SingleGame`, beside the AEC en
   learners that cannot mask, and ``gymnasium.utils.env_checker.check_env`` (which
   steps with actions sampled before a reset), keep running; ``illegal_action="raise"``
   raises ``ValueError`` naming the reason and changes nothing, like the AEC env.
+- **Reset options**: those of the AEC env (``deal``, ``roles``, ``dealer``); bad values and unknown keys raise
+  ``ValueError`` naming them, and nothing changes. ``reset`` and ``step`` after ``close()`` raise ``RuntimeError``.
 - **Episode**: one game (``rules.manches`` manches, plus a decisive one on a tie);
   ``terminated`` at its end, never truncated.
 - **Terminal observation**: the table after the game's last play, from the learner's seat (final
   scores, the phase one-hot all 0), as in the vector env :func:`president_env.vector_env`. (The AEC
   env's final observation is the table before that last play: ``docs/environment.md``.)
 - **Info**: the AEC env's infos of the learner (``role``, ``seat``, ``manche``, ``decisive``, ``scores``,
-  ``finish_position``, ``winner``: :class:`president_env.single.Standing`), plus ``action_mask`` and ``player``.
+  ``finish_position``, and at the end ``winner`` and ``match_position``, the learner's place in the game:
+  :class:`president_env.single.Standing`), plus ``action_mask`` and ``player``.
 - **Render**: ``"ansi"`` / ``"human"``: the table from the learner's seat, its hand with canonical suits (as the
   vector env's; the AEC env follows the real suits).
 - **Reward**: the learner's manche rewards (``reward_mode``, see the AEC env)
@@ -105,6 +108,7 @@ class PresidentGymEnv(gymnasium.Env):
         self._carried_reward = 0.0
         self._started = False
         self._over = False  # the game ended (its last table is game.ended / game.final)
+        self._closed = False
 
     # ---- helpers ------------------------------------------------------------------
     def _info_of(self, player: int) -> dict:
@@ -158,7 +162,8 @@ class PresidentGymEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Deal a new game and play the opponents up to the learner's first decision; ``(observation, info)``,
         ``info["action_mask"]`` included."""
-        chosen = check_reset_options(self.rules, options, warn=False)  # bad options raise before anything changes
+        self._require_open("reset")
+        chosen = check_reset_options(self.rules, options)  # bad or unknown options raise before anything changes
         super().reset(seed=seed)
         rng = self.np_random
         self.learner = int(rng.integers(self.rules.n_players)) if self.seat is None else self.seat
@@ -189,6 +194,7 @@ class PresidentGymEnv(gymnasium.Env):
     def step(self, action) -> tuple[np.ndarray, float, bool, bool, dict]:
         """Play the learner's action, then the opponents' until the learner acts again or the game ends; Gymnasium's
         five-tuple."""
+        self._require_open("step")
         if not self._started:
             raise RuntimeError("step() before reset(): call env.reset() first")
         if self._over:
@@ -233,8 +239,12 @@ class PresidentGymEnv(gymnasium.Env):
         return render_table(self.rules, self.game, 0, self.learner)
 
     def close(self) -> None:
-        """Nothing to release: the env holds no outside resources."""
-        pass
+        """Close the env: ``reset`` and ``step`` then raise ``RuntimeError`` (as the vector env's)."""
+        self._closed = True
+
+    def _require_open(self, what: str) -> None:
+        if self._closed:
+            raise RuntimeError(f"{what}() after close(): the env is closed, make a new one")
 
 
 def gym_env(

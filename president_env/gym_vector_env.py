@@ -11,6 +11,8 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
 - **Spaces**: ``single_observation_space`` / ``single_action_space`` are the single env's
   (``Box(0, high, (obs_dim,), float32)``, ``Discrete(num_actions)``); ``observation_space`` and
   ``action_space`` are their batched forms ``(N, obs_dim)`` and ``MultiDiscrete([A] * N)``.
+  ``action_space.sample()`` without a mask draws each learner's legal actions, as the single env's
+  does (:class:`~president_env.spaces.LegalMultiDiscrete`; an explicit ``mask`` is used as given).
 - **Learner**: one player per game, ``seat=int`` (that player in every game) or ``seat=None``
   (drawn for every new game from the env's ``np_random``); ``info["player"]`` ``(N,)`` says which.
 - **Opponents**: as for the single env (a name, a checkpoint path, an agent, a callable
@@ -51,7 +53,7 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
   The same seed and actions give the same games. ``reset()`` without a seed continues the streams.
   A seed that is not a non-negative integer (a float, text, ``None`` or a negative number, alone or in
   the list) raises ``ValueError`` naming it, as do options that are not a mapping; the env stays as it
-  was. ``step`` after ``close()`` raises ``RuntimeError``.
+  was. ``reset`` and ``step`` after ``close()`` raise ``RuntimeError`` (a closed env is not reopened).
 - **Reset options**: ``"deals"`` (one deal per game, each one list of card strings per player),
   ``"dealers"`` (first dealer seat per game), ``"roles"`` (per game ``None`` or a role
   assignment), ``"seats"`` (the learner's player per game, for this reset), and
@@ -77,7 +79,7 @@ from .observation import StateViews, layout, observe
 from .presets import RulesSpec, resolve_rules
 from .render import render_for_mode, render_table
 from .rules import Rules
-from .spaces import ILLEGAL_ACTION_MODES, observation_box
+from .spaces import ILLEGAL_ACTION_MODES, LegalMultiDiscrete, observation_box
 from .user_input import short_repr
 from .vec_game import VecGame
 
@@ -163,7 +165,8 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         self.single_observation_space = observation_box(self.rules)
         self.single_action_space = spaces.Discrete(self.num_actions)
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
+        # sample() draws each learner's legal actions, as the single env's action_space.sample() does.
+        self.action_space = LegalMultiDiscrete(self.num_envs, self.num_actions, self._sampling_mask)
         self.learner = np.zeros(self.num_envs, np.int64) if seat is None else np.full(self.num_envs, seat, np.int64)
         self._rows = np.arange(self.num_envs)
         self._carried = np.zeros(self.num_envs, np.float32)
@@ -177,6 +180,19 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < self.num_envs:
             raise ValueError(f"render_index must be a game index in 0..{self.num_envs - 1}, got {index!r}")
         return int(index)
+
+    def _sampling_mask(self) -> np.ndarray | None:
+        """The learners' legal actions for ``action_space.sample()``; ``None`` before the first reset."""
+        return self.game.legal_mask() if self._started else None
+
+    def __setstate__(self, state: dict) -> None:
+        # The action space comes back without its link to the game (see spaces._BoundToGame): rebind it.
+        self.__dict__.update(state)
+        self.action_space.bind(self._sampling_mask)
+
+    def _require_open(self, what: str) -> None:
+        if self.closed:
+            raise RuntimeError(f"{what}() after close(): the env is closed, make a new one")
 
     def _require_reset(self, what: str) -> None:
         if not self._started:
@@ -353,6 +369,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Deal every game anew (``seed``: one seed, or one per game); ``(observations (N, obs_dim), info)`` with
         ``info["action_mask"]``."""
+        self._require_open("reset")
         if options is not None and not isinstance(options, Mapping):
             raise ValueError(
                 f"options must be a dict with keys among {', '.join(OPTION_KEYS)}, got {short_repr(options)}"
@@ -424,8 +441,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One learner action per game, then the opponents' until each learner acts again; finished games are dealt anew
         (Gymnasium autoreset)."""
-        if self.closed:
-            raise RuntimeError("step() after close(): make a new env")
+        self._require_open("step")
         self._require_reset("step")
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .rules import Rules
+from .rules import Rules, looks_like_path
 from .user_input import is_file, short_repr
 
 PRESETS: tuple[str, ...] = ("standard", "quebec", "big_table", "family", "party", "or_nothing")
@@ -56,8 +56,9 @@ def resolve_rules(spec: RulesSpec) -> Rules:
     - a ``Rules``: itself;
     - a mapping of field names to values: ``Rules.from_dict``;
     - a ``Path`` (any ``os.PathLike``): that YAML file;
-    - a string: a preset name (:data:`PRESETS`), else an existing file, else YAML text when it holds a
-      newline, ``:`` or ``{``, else the path of a missing YAML file (an error naming it).
+    - a string: a preset name (:data:`PRESETS`), else an existing file, else the path of a missing YAML file
+      when it looks like a path (one line without ``": "``, ending in ``.yaml`` / ``.yml`` or holding a ``/``: an
+      error naming it, even with a ``:`` in its name), else YAML text when it holds a newline, ``:`` or ``{``.
 
     Files and text go through the bounded YAML loader (:mod:`.user_input`). Anything else, a missing
     file or an unknown name is a ``ValueError`` that names it.
@@ -82,10 +83,10 @@ def resolve_rules(spec: RulesSpec) -> Rules:
         return load_preset(spec)
     if is_file(spec):
         return Rules.from_yaml(Path(spec))
+    if looks_like_path(spec):
+        return Rules.from_yaml(Path(spec))  # a missing file (its name may hold a ':'): the loader's error names it
     if any(ch in spec for ch in "\n:{"):
         return Rules.from_yaml(spec)
-    if spec.endswith((".yaml", ".yml")) or "/" in spec or os.sep in spec:
-        return Rules.from_yaml(Path(spec))  # a missing file: the loader's error names it
     raise ValueError(
         f"{short_repr(spec, 200)} is neither a rules preset ({', '.join(PRESETS)}), nor an existing YAML file, "
         "nor YAML text"

@@ -10,7 +10,8 @@
         print(event.text(), game.cards)
 
 A replay holds the rules (every field), the seed (``None`` where none dealt the game), the first
-dealer, the roles the first manche starts from (``initial_roles: draw``), the name of the agent of
+dealer, the roles the first manche starts from (``initial_roles: draw``) with the finishing positions they come
+from (which order the Neutres), the name of the agent of
 every player, the deal of every manche (before its exchange, by player, card strings with suits) and
 the actions in order: the :class:`~president_env.single.GameRecord` the one-game holder keeps, with
 the rules. Playing it back deals exactly the recorded cards at every manche (``VecGame.redeal``), so
@@ -29,16 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from .actions import action_name
-from .deals import ROLE_NAMES
+from .deals import ROLE_NAMES, parse_roles, role_by_position
 from .rules import Rules
-from .single import MAX_NAME, MAX_SEED, Event, GameRecord, SingleGame, check_note
+from .single import MAX_NAME, MAX_SEED, Event, GameRecord, SingleGame, check_label, check_note
 from .user_input import short_repr
 
 FORMAT = "president-replay"
 VERSION = 1
 MAX_BYTES = 4_000_000
-"""Largest replay file accepted by :func:`load_replay` / :func:`loads` (a long game is about 100 kB)."""
-MAX_ACTIONS = 50_000
+"""Largest replay file accepted by :func:`load_replay` / :func:`loads` (a 5-manche game is about 10 to 100 kB; the
+longest game the rules allow, ``rules.MAX_MANCHES``, without notes at most about 3.6 MB: 101 manches of 108 leads
+followed by 7 passes each, about 35 kB a manche)."""
+MAX_ACTIONS = 100_000
+"""Most actions a replay holds: the longest game the rules allow has at most 88,374 (``rules.MAX_MANCHES``)."""
 
 
 @dataclass
@@ -64,6 +68,7 @@ class Replay(GameRecord):
             movers=list(record.movers),
             cards=[None if c is None else list(c) for c in record.cards],
             roles=None if record.roles is None else list(record.roles),
+            role_positions=None if record.role_positions is None else list(record.role_positions),
             result=None if record.result is None else dict(record.result),
             source=record.source,
             notes=list(record.notes) if any(n is not None for n in record.notes) else None,
@@ -85,6 +90,8 @@ class Replay(GameRecord):
             "actions": [self._action_entry(i) for i in range(len(self.actions))],
             "result": self.result,
         }
+        if self.role_positions is not None:
+            data["role_positions"] = list(self.role_positions)
         if self.notes is not None:
             data["notes"] = self.notes
         return {**self.extra, **data}
@@ -110,12 +117,11 @@ class Replay(GameRecord):
         """
         path = Path(path)
         data = self.to_dict()
-        where = _unencodable(data)
-        if where is not None:
-            raise ValueError(f"replay {where} holds text that UTF-8 cannot encode (a lone surrogate)")
+        Replay.from_dict(data)  # what load_replay would refuse is not written (it names the field)
         encoded = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        # A short name of its own: the target's name may already be the longest the file system allows.
+        temporary = path.with_name(f".replay-{os.getpid()}-{secrets.token_hex(4)}.tmp")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
             with os.fdopen(fd, "wb") as file:
@@ -163,11 +169,9 @@ class Replay(GameRecord):
         if not isinstance(players, list) or len(players) != n:
             raise ValueError(f"replay players must be a list of {n} names (one per player)")
         for i, name in enumerate(players):
-            if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME or not name.isprintable():
-                raise ValueError(
-                    f"replay players[{i}] must be a printable name of 1 to {MAX_NAME} characters, "
-                    f"got {short_repr(name)}"
-                )
+            reason = check_label(name)
+            if reason is not None:
+                raise ValueError(f"replay players[{i}] {reason}")
         source = data.get("source", "")
         if not isinstance(source, str) or len(source) > MAX_NAME:
             raise ValueError(f"replay source must be a text of at most {MAX_NAME} characters, got {short_repr(source)}")
@@ -176,6 +180,9 @@ class Replay(GameRecord):
             not isinstance(roles, list) or len(roles) != n or not all(r in ROLE_NAMES for r in roles)
         ):
             raise ValueError(f"replay roles must be null or {n} role names ({', '.join(ROLE_NAMES)})")
+        role_positions = data.get("role_positions")
+        if role_positions is not None:
+            role_positions = _check_role_positions(rules, role_positions, roles)
         deals = data["deals"]
         if not isinstance(deals, list) or not deals:
             raise ValueError("replay deals must be a non-empty list (one deal per manche)")
@@ -216,7 +223,7 @@ class Replay(GameRecord):
         if result is not None:
             _check_result(result, n)
         known = {"format", "version", "source", "rules", "seed", "dealer", "players", "roles", "deals"}
-        known |= {"actions", "result", "notes"}
+        known |= {"actions", "result", "notes", "role_positions"}
         return cls(
             rules=rules,
             players=list(players),
@@ -227,6 +234,7 @@ class Replay(GameRecord):
             movers=movers,
             cards=cards,
             roles=None if roles is None else list(roles),
+            role_positions=role_positions,
             result=result,
             source=source,
             notes=notes,
@@ -247,6 +255,10 @@ def loads(text: str | bytes) -> Replay:
         data = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
         raise ValueError(f"replay is not valid JSON: {err}") from None
+    except ValueError as err:  # Python's limit on integer digits; no replay field needs such a number
+        if "integer string conversion" not in str(err):
+            raise
+        raise ValueError("replay holds an integer of more than 4300 digits; no replay field takes one") from None
     replay = Replay.from_dict(data)
     replay.check()
     return replay
@@ -285,6 +297,26 @@ def check_new_file(path: str | os.PathLike, what: str) -> Path:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{what} {name}: cannot write in the folder {short_repr(str(folder), 200)}")
     return path
+
+
+def _check_role_positions(rules: Rules, positions: Any, roles: list[str] | None) -> list[int]:
+    """``positions`` (a replay's ``role_positions``), checked: each of ``0..n-1`` once, and the positions of the
+    recorded ``roles`` (required with them)."""
+    n = rules.n_players
+    if roles is None:
+        raise ValueError("replay role_positions are given without roles")
+    try:
+        if not isinstance(positions, list) or not all(_is_int(p) for p in positions):
+            raise ValueError("not a list of integers")
+        parsed = parse_roles(rules, positions)
+    except ValueError:
+        raise ValueError(
+            f"replay role_positions must be null or {n} finishing positions (each of 0..{n - 1} once), "
+            f"got {short_repr(positions)}"
+        ) from None
+    if [ROLE_NAMES[code] for code in role_by_position(n)[parsed]] != roles:
+        raise ValueError(f"replay role_positions {positions} do not give the roles {roles}")
+    return [int(p) for p in positions]
 
 
 def _check_result(result: Any, n: int) -> None:
@@ -330,7 +362,7 @@ def start_replay(replay: Replay) -> SingleGame:
             deals=[replay.deals[0]],
             # A manche with roles is dealt by its Trou du cul: the recorded dealer is then implied, not given.
             dealers=None if replay.roles is not None else [replay.dealer],
-            roles=None if replay.roles is None else [list(replay.roles)],
+            roles=None if replay.roles is None else [list(replay.role_positions or replay.roles)],
         )
     except ValueError as err:
         raise ValueError(f"replay manche 1: {err}") from None

@@ -9,6 +9,7 @@ derives every size the engine needs (ranks, largest play, action count).
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -30,6 +31,12 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "scoring": ("per_opponent_behind", "president_vice"),
 }
 _BOOLS = ("reseat_by_role", "top_rank_ends_trick", "revolution", "twos_wild")
+MAX_MANCHES = 100
+"""Most manches in a game, everywhere (envs, agents, tournaments, training, the apps). A long evening of
+Président is a few dozen manches; 100 (plus a decisive one) keeps every game, and its replay, bounded: at most
+101 manches of at most 874 decisions each (8 players, 108 cards, a pass by every other player after every card),
+88,374 actions, within the replay reader's limits (``replay.MAX_ACTIONS``), and the counters far from their
+types' ends (the manche index is ``int16``, the totals ``int32``)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,8 @@ class Rules:
     scoring: Literal["per_opponent_behind", "president_vice"] = "per_opponent_behind"
     """Points per manche."""
     manches: int = 5
-    """Manches in a game, a match (a decisive manche is added on a tie); 1 gives single-manche games."""
+    """Manches in a game, a match (a decisive manche is added on a tie), 1 to ``MAX_MANCHES`` (100); 1 gives
+    single-manche games."""
 
     def __post_init__(self) -> None:
         if isinstance(self.exchange, (list, tuple)):
@@ -149,23 +157,37 @@ class Rules:
     def from_yaml(cls, source: str | Path) -> Rules:
         """Rules from a YAML file (a ``Path``, or a string naming a file) or from YAML text.
 
-        A string holding a newline, ``:`` or ``{`` is read as YAML text; any other string names a file.
-        Unknown keys are an error; an empty document gives the defaults. Any bad input (a missing, binary
-        or oversized file, invalid YAML, a YAML alias bomb) is a short ``ValueError`` (see ``user_input``).
+        A string that looks like a file path (one line ending in ``.yaml`` / ``.yml`` or holding a ``/``, neither
+        starting with ``{`` nor holding ``": "``) names a file, even one with a ``:`` in its name; else a string
+        holding a newline, ``:`` or ``{`` is read as YAML text, and any other string names a file. Unknown keys are
+        an error; an empty document gives the defaults. Any bad input (a missing, binary or oversized file, invalid
+        YAML, a key given twice, a YAML alias bomb) is a short ``ValueError`` (see ``user_input``).
         """
         text = str(source)
         what = "rules YAML text"
-        if isinstance(source, Path) or not any(ch in text for ch in "\n:{"):
+        if isinstance(source, Path) or looks_like_path(text) or not any(ch in text for ch in "\n:{"):
             what = f"rules file {short_repr(text, 200)}"
             text = read_text(text, "rules file")
         data = load_yaml(text, what)
         if data is None:
             data = {}
+        if not isinstance(data, dict) and what == "rules YAML text":
+            raise ValueError(
+                f"rules YAML text {short_repr(text, 200)} is not a mapping of rules fields (nor the path of a file)"
+            )
         return cls.from_dict(data)
 
     def replace(self, **changes: Any) -> Rules:
         """A copy with the given fields changed, validated as a new ``Rules``."""
         return dataclasses.replace(self, **changes)
+
+
+def looks_like_path(text: str) -> bool:
+    """Whether a rules spec string is a file path rather than YAML text: one line, neither a flow mapping nor a
+    ``key: value`` pair, ending in ``.yaml`` / ``.yml`` or holding a path separator (no rules field takes a value
+    with a ``/``)."""
+    yaml_like = "\n" in text or ": " in text or text.lstrip().startswith("{")
+    return not yaml_like and (text.endswith((".yaml", ".yml")) or "/" in text or os.sep in text)
 
 
 def _is_int(value: Any) -> bool:
@@ -197,10 +219,10 @@ def _validate(rules: Rules) -> None:
     if len(rules.exchange) > 4:
         raise ValueError(f"exchange has {len(rules.exchange)} entries; at most 4 pairs exist (8 players)")
     # Hands hold at least 6 cards (52 cards, 8 players) and an entry at most 4: every exchange fits.
-    if not _is_int(rules.manches) or rules.manches < 1:
-        raise ValueError(f"manches must be an integer >= 1, got {short_repr(rules.manches)}")
+    if not _is_int(rules.manches) or not 1 <= rules.manches <= MAX_MANCHES:
+        raise ValueError(f"manches must be an integer from 1 to {MAX_MANCHES}, got {short_repr(rules.manches)}")
 
 
 RULE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Rules))
 RULE_CHOICES = _CHOICES
-__all__ = ["Rules", "RULE_FIELDS", "RULE_CHOICES"]
+__all__ = ["MAX_MANCHES", "Rules", "RULE_FIELDS", "RULE_CHOICES"]

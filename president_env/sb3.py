@@ -12,8 +12,9 @@ package never imports this module. The adapter follows SB3's conventions, not Gy
 
 - ``reset()`` returns the observations only (``reset_infos`` holds the infos); ``seed(s)`` and
   ``set_options(...)`` apply at the next ``reset()`` (the vector env draws every game from one seed,
-  so only the first of SB3's per-env seeds, ``s``, is used; options must be the vector env's, see
-  its ``reset``);
+  so only the first of SB3's per-env seeds, ``s``, is used; options are the vector env's, one dict for
+  every game, checked by ``set_options``: a list of per-env dicts that differ raises ``ValueError``);
+  ``reset`` and ``step`` after ``close()`` raise ``RuntimeError``;
 - ``step_async(actions)`` takes one integer per game (SB3 passes an ``(N,) int64`` array; integral
   floats are integers too) and refuses anything else with ``ValueError``, never truncating ``2.9`` to 2;
 - ``step_wait()`` returns ``obs, rewards, dones, infos`` with ``infos`` a list of ``N`` dicts; a
@@ -36,7 +37,7 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
-from .gym_vector_env import PresidentVectorEnv
+from .gym_vector_env import OPTION_KEYS, PresidentVectorEnv
 from .user_input import short_repr
 
 
@@ -76,6 +77,31 @@ class PresidentSB3VecEnv(VecEnv):
         super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
 
     # ---- stepping --------------------------------------------------------------------
+    def set_options(self, options: list[dict] | dict | None = None) -> None:
+        """Options for the next ``reset()``: the vector env's reset options (``deals``, ``dealers``, ``roles``,
+        ``seats``: per-game lists; ``reset_mask``), one dict for every game, since one vector env plays them all.
+
+        SB3's per-env form, a list of ``num_envs`` dicts, is taken when every entry is the same dict; per-env dicts
+        that differ cannot be honoured one by one and raise ``ValueError`` (give one dict whose lists hold a value
+        per game), as does anything but a dict, a list of dicts or ``None``, or an unknown key.
+        """
+        usage = "options must be None, a dict of the vector env's reset options, or a list of num_envs equal dicts"
+        if isinstance(options, (list, tuple)):
+            if len(options) != self.num_envs or not all(isinstance(entry, dict) for entry in options):
+                raise ValueError(f"{usage}; got a list of {len(options)}: {short_repr(options)}")
+            if any(not _same_options(entry, options[0]) for entry in options[1:]):
+                raise ValueError(
+                    "per-env options that differ cannot be honoured one env at a time: give one dict whose "
+                    "per-game lists (deals, dealers, roles, seats) hold a value for each game"
+                )
+            options = options[0]
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"{usage}; got {short_repr(options)}")
+        unknown = sorted(short_repr(key, 40) for key in options or {} if key not in OPTION_KEYS)
+        if unknown:
+            raise ValueError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_KEYS)}")
+        super().set_options(options)
+
     def reset(self) -> VecEnvObs:
         seed = self._seeds[0]
         options = self._options[0] or None
@@ -159,6 +185,16 @@ class PresidentSB3VecEnv(VecEnv):
 
     def get_images(self) -> Sequence[np.ndarray | None]:
         return [None for _ in range(self.num_envs)]
+
+
+def _same_options(a: dict, b: dict) -> bool:
+    """Whether two option dicts are equal (their values may be NumPy arrays)."""
+    if a.keys() != b.keys():
+        return False
+    try:
+        return all(np.array_equal(np.asarray(a[key], dtype=object), np.asarray(b[key], dtype=object)) for key in a)
+    except ValueError:  # ragged values NumPy cannot hold in one array
+        return all(repr(a[key]) == repr(b[key]) for key in a)
 
 
 __all__ = ["PresidentSB3VecEnv"]

@@ -302,6 +302,9 @@ class GameRecord:
     """The cards (suits) each action played or gave, where known (``None``: the lowest suits of the rank)."""
     roles: list[str] | None = None
     """Roles by player the first manche starts from (``None``: no roles, as with ``initial_roles: none``)."""
+    role_positions: list[int] | None = None
+    """The finishing positions by player (0 = Président) those roles come from: unlike the names, they order the
+    Neutres (who gives to whom in a 3-pair exchange, and the seats with ``reseat_by_role``)."""
     result: dict[str, Any] | None = None
     """``{"scores": [...], "winner": i, "manches": n}`` once the game is over, else ``None``."""
     source: str = ""
@@ -344,12 +347,49 @@ def starting_roles(rules: Rules, state: GameState, slot: int = 0) -> list[str] |
     return None if roles[0] < 0 else [deals.ROLE_NAMES[int(code)] for code in roles]
 
 
+def starting_positions(rules: Rules, state: GameState, slot: int = 0) -> list[int] | None:
+    """The finishing positions by player that the roles of the manche ``state`` holds in ``slot`` come from (the
+    previous manche's, or drawn), or ``None`` without roles."""
+    positions = state.prev_pos[slot][state.seat_of_player[slot].astype(np.int64)]
+    return None if positions[0] < 0 else [int(p) for p in positions]
+
+
+def player_labels(players: Sequence[Any], n: int) -> list[str]:
+    """``players`` as the labels a record keeps (the check of a replay's ``players`` on loading,
+    :func:`check_label`, passes them): text without control characters (each becomes a space, runs of spaces and
+    the ends trimmed), an empty label becomes ``player_i``, and one longer than :data:`MAX_NAME` characters keeps
+    its end (a checkpoint path: its file name) after ``…``. ``ValueError`` unless there are ``n``."""
+    if isinstance(players, (str, bytes)) or len(players) != n:
+        count = "a text" if isinstance(players, (str, bytes)) else len(players)
+        raise ValueError(f"players must name {n} players, got {count}")
+    labels = []
+    for i, name in enumerate(players):
+        text = " ".join("".join(ch if ch.isprintable() else " " for ch in str(name)).split())
+        text = text or f"player_{i}"
+        labels.append(text if len(text) <= MAX_NAME else "…" + text[-(MAX_NAME - 1) :])
+    return labels
+
+
+def check_label(name: Any) -> str | None:
+    """Why ``name`` is not a player label a record may hold (a printable text of 1 to :data:`MAX_NAME`
+    characters), or ``None``."""
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME or not name.isprintable():
+        return f"must be a printable name of 1 to {MAX_NAME} characters, got {short_repr(name)}"
+    return None
+
+
 def _without(hand: list[str], cards: Sequence[str]) -> list[str]:
     """``hand`` without ``cards`` (a multiset: each card once), as a new list."""
     rest = list(hand)
     for card in cards:
         rest.remove(card)
     return rest
+
+
+def _source_label(source: Any) -> str:
+    """The program that plays, as a record keeps it: text of at most :data:`MAX_NAME` characters (its start)."""
+    text = str(source)
+    return text if len(text) <= MAX_NAME else text[: MAX_NAME - 1] + "…"
 
 
 def _fresh_seed() -> int:
@@ -368,8 +408,9 @@ class SingleGame:
         compiled: ``False`` keeps the NumPy engine where Numba is available too (as ``VecGame``'s ``compiled``).
         autoreset: deal the next game in the step that ends one (the envs; the finished game stays readable as
             ``ended`` and ``final``); ``False`` (front ends, replays): the game stays over (``done``).
-        players: a label for each player, kept in the record (default ``player_i``).
-        source: the program that plays, kept in the record.
+        players: a label for each player, kept in the record (default ``player_i``; made a label a replay loads
+            with, :func:`player_labels`).
+        source: the program that plays, kept in the record (at most 100 characters: a longer one is cut).
     """
 
     def __init__(
@@ -388,10 +429,8 @@ class SingleGame:
         if _is_int(seed) and not 0 <= seed <= MAX_SEED:
             raise ValueError(f"seed must be an integer from 0 to 2**63-1, got {seed!r}")
         n = self.rules.n_players
-        players = [f"player_{i}" for i in range(n)] if players is None else [str(p) for p in players]
-        if len(players) != n:
-            raise ValueError(f"players must name {n} players, got {len(players)}")
-        self.players, self.source, self.autoreset = players, source, autoreset
+        players = [f"player_{i}" for i in range(n)] if players is None else player_labels(players, n)
+        self.players, self.source, self.autoreset = players, _source_label(source), autoreset
         # The engine game is not autoreset: the finished game's table is kept (``final``) before the next game
         # is dealt here, with the same draws as VecGame's autoreset.
         self.engine_game = VecGame(
@@ -412,12 +451,10 @@ class SingleGame:
     def name_players(self, players: Sequence[str], source: str | None = None) -> None:
         """Label the players (an agent name, ``"human"``, a person's name) and, given, the program that plays,
         in this game's record and in those of the games to come."""
-        if len(players) != self.rules.n_players:
-            raise ValueError(f"players must name {self.rules.n_players} players, got {len(players)}")
-        self.players = [str(p) for p in players]
+        self.players = player_labels(players, self.rules.n_players)
         self.record.players = list(self.players)
         if source is not None:
-            self.source = self.record.source = source
+            self.source = self.record.source = _source_label(source)
 
     def _bind(self) -> None:
         """The observation writer, the action tables as lists, and the compiled kernels bound to the engine
@@ -529,6 +566,7 @@ class SingleGame:
             movers=[],
             cards=[],
             roles=starting_roles(self.rules, state),
+            role_positions=starting_positions(self.rules, state),
             source=self.source,
             notes=[],
         )
@@ -743,22 +781,24 @@ OPTION_KEYS = ("deal", "roles", "dealer")
 INFO_SCHEMAS = ("rich", "numeric")
 
 
-def check_reset_options(rules: Rules, options: Mapping | None, warn: bool = True) -> dict[str, list]:
+def check_reset_options(rules: Rules, options: Mapping | None, unknown_keys: str = "raise") -> dict[str, list]:
     """Reset ``options`` of one game, validated: the keyword arguments of :meth:`SingleGame.reset`.
 
-    ``options`` may hold ``"deal"`` (one list of card strings per player), ``"roles"`` (a role per player) and
-    ``"dealer"`` (a seat). ``ValueError`` naming the bad option (nothing changes anywhere); unknown keys only warn
-    (when ``warn``).
+    ``options`` may hold ``"deal"`` (one list of card strings per player), ``"roles"`` (a role per player, or the
+    finishing positions they come from) and ``"dealer"`` (a seat). ``ValueError`` naming the bad option; nothing
+    changes anywhere. An unknown key (a misspelt ``"deals"`` would deal at random unnoticed) raises too, as in the
+    vector env; ``unknown_keys="warn"`` only warns: the AEC env's, since PettingZoo's ``api_test`` resets with
+    ``options={"options": 1}``.
     """
     if options is not None and not isinstance(options, Mapping):
         raise ValueError(f"options must be a dict with keys among {', '.join(OPTION_KEYS)}, got {short_repr(options)}")
     options = dict(options or {})
-    unknown = sorted(str(k) for k in options if k not in OPTION_KEYS)
-    if unknown and warn:
-        warnings.warn(
-            f"president_v0.reset: ignoring unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_KEYS)}",
-            stacklevel=3,
-        )
+    unknown = sorted(short_repr(k, 40) for k in options if k not in OPTION_KEYS)
+    if unknown:
+        message = f"reset: unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_KEYS)}"
+        if unknown_keys != "warn":
+            raise ValueError(message)
+        warnings.warn(f"president_v0.{message} (ignored)", stacklevel=3)
     deal, roles, dealer = options.get("deal"), options.get("roles"), options.get("dealer")
     chosen: dict[str, list] = {}
     if deal is not None:
@@ -774,9 +814,22 @@ def check_reset_options(rules: Rules, options: Mapping | None, warn: bool = True
     return chosen
 
 
+def match_positions(scores: Sequence[int], winner: int) -> list[int]:
+    """Each player's place in a finished game (0 = the winner): the winner first, then by final total, highest
+    first; players with equal totals share a place (the one behind them skips as many). A player tied with the
+    winner for the highest total, who lost the decisive manche, is second."""
+    return [
+        0
+        if player == winner
+        else 1 + sum(scores[other] > scores[player] for other in range(len(scores)) if other != winner)
+        for player in range(len(scores))
+    ]
+
+
 class Standing:
     """Where each player of one game stands, beyond the observation: its place in a manche once final, the game's
-    result once over, and the infos the one-game views report from them (``docs/environment.md``, Infos).
+    result (totals, winner, each player's place in the game: :func:`match_positions`) once over, and the infos the
+    one-game views report from them (``docs/environment.md``, Infos).
 
     A place appears as soon as it is final and is never revised: on going out (not on a 2 or a joker under
     ``finish_on_two: penalty``), else when the manche ends; until then it is the player's place in the previous
@@ -790,7 +843,7 @@ class Standing:
     def reset(self) -> None:
         self.finish: list[tuple[int, int] | None] = [None] * self.n_players  # (position, manche) once known
         self.positions: list[int] | None = None  # the last finished manche's, by player
-        self.result: dict | None = None  # scores, winner, manches once the game is over
+        self.result: dict | None = None  # scores, winner, manches, places once the game is over
 
     def record(self, game: SingleGame, player: int, seat: int, manche: int, manche_over: bool, done: bool) -> bool:
         """Note what the step of ``player`` (at ``seat``, in manche ``manche``) just did to ``game``; whether the
@@ -799,7 +852,9 @@ class Standing:
             self.positions = list(game.last_positions)
             self.finish = [(position, manche) for position in self.positions]
         if done:
-            self.result = {"scores": list(game.last_scores), "winner": game.last_winner, "manches": manche + 1}
+            scores, winner = list(game.last_scores), game.last_winner
+            places = match_positions(scores, winner)
+            self.result = {"scores": scores, "winner": winner, "manches": manche + 1, "places": places}
             return True
         if manche_over:
             return True
@@ -824,6 +879,7 @@ class Standing:
                 "finish_position": -1 if finish is None else finish[0],
                 "finish_manche": -1 if finish is None else finish[1],
                 "winner": -1 if self.result is None else self.result["winner"],
+                "match_position": -1 if self.result is None else self.result["places"][player],
             }
         info = {
             "role": deals.ROLE_NAMES[role] if role >= 0 else None,
@@ -836,6 +892,7 @@ class Standing:
             info["finish_position"], info["finish_manche"] = finish
         if self.result is not None:
             info["winner"] = agents[self.result["winner"]]
+            info["match_position"] = self.result["places"][player]
         return info
 
 
@@ -847,8 +904,12 @@ __all__ = [
     "SingleGame",
     "Standing",
     "check_note",
+    "check_label",
     "check_reset_options",
     "dealt_cards",
     "manche_start_cards",
+    "match_positions",
+    "player_labels",
+    "starting_positions",
     "starting_roles",
 ]

@@ -2,8 +2,8 @@
 
 The AEC env, the Gymnasium single env and the vector env stand side by side on the core; what they share about
 spaces lives here, once: the observation ``Box`` with the bound of the observation spec
-(:attr:`~president_env.observation.ObservationSpec.high`), the action space whose ``sample()`` draws a legal
-action, and the illegal-action modes of the Gymnasium envs.
+(:attr:`~president_env.observation.ObservationSpec.high`), the action spaces whose ``sample()`` draws legal
+actions (one game's, and the vector env's batch), and the illegal-action modes of the Gymnasium envs.
 """
 
 from __future__ import annotations
@@ -27,7 +27,24 @@ def observation_box(rules: Rules) -> spaces.Box:
     return spaces.Box(0.0, float(spec.high), (spec.size,), np.float32)
 
 
-class LegalActionSpace(spaces.Discrete):
+class _BoundToGame:
+    """The link of an action space to the legal actions of its env's game: set on creation and after unpickling by
+    the env (:meth:`bind`), dropped when the space is pickled alone (a saved SB3 model keeps its action space: the
+    copy must not drag its env along, and samples like the plain space)."""
+
+    _legal_mask: Callable[[], np.ndarray | None] | None
+
+    def bind(self, legal_mask: Callable[[], np.ndarray | None]) -> None:
+        """Draw :meth:`sample` among the actions ``legal_mask()`` allows (``None``: no game yet, the whole space)."""
+        self._legal_mask = legal_mask
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_legal_mask"] = None
+        return state
+
+
+class LegalActionSpace(_BoundToGame, spaces.Discrete):
     """``Discrete(num_actions)`` whose ``sample()`` without a mask draws among the actions legal now.
 
     ``contains`` is the plain discrete check; only sampling looks at the game, so that
@@ -39,19 +56,7 @@ class LegalActionSpace(spaces.Discrete):
 
     def __init__(self, n: int, legal_mask: Callable[[], np.ndarray], seed: int | None = None) -> None:
         super().__init__(n, seed=seed)
-        self._legal_mask: Callable[[], np.ndarray] | None = legal_mask
-
-    def bind(self, legal_mask: Callable[[], np.ndarray]) -> None:
-        """Draw :meth:`sample` among the actions ``legal_mask()`` allows: the owning env links its space to its game
-        on creation and again after unpickling (a pickled space samples like a plain ``Discrete``)."""
-        self._legal_mask = legal_mask
-
-    def __getstate__(self) -> dict:
-        # Pickled alone (a saved SB3 model keeps its action space), the space must not drag its env along:
-        # the copy samples like a plain Discrete. Pickled with its env, the env rebinds it in __setstate__.
-        state = self.__dict__.copy()
-        state["_legal_mask"] = None
-        return state
+        self.bind(legal_mask)
 
     def contains(self, x) -> bool:
         """In range and an integer as the env accepts it (:func:`~president_env.actions.as_action`): also NumPy
@@ -70,4 +75,28 @@ class LegalActionSpace(spaces.Discrete):
         return super().sample(mask=mask, probability=probability)
 
 
-__all__ = ["ILLEGAL_ACTION_MODES", "LegalActionSpace", "observation_box"]
+class LegalMultiDiscrete(_BoundToGame, spaces.MultiDiscrete):
+    """``MultiDiscrete([num_actions] * num_envs)``, the vector env's ``action_space``, whose ``sample()`` without a
+    mask draws, for every game, among its learner's actions legal now, as :class:`LegalActionSpace` does for one
+    game: so ``venv.step(venv.action_space.sample())`` plays legal moves. A game with no legal action (finished, or
+    before the first reset) draws over the whole space (its action is ignored); an explicit ``mask`` or
+    ``probability`` (Gymnasium's tuples, one array per game) is used as given."""
+
+    def __init__(self, num_envs: int, num_actions: int, legal_mask: Callable[[], np.ndarray | None]) -> None:
+        super().__init__(np.full(num_envs, num_actions, np.int64))
+        self.bind(legal_mask)
+
+    def sample(self, mask: tuple | None = None, probability: tuple | None = None) -> np.ndarray:
+        legal = None
+        if mask is None and probability is None and self._legal_mask is not None:
+            legal = self._legal_mask()
+        if legal is None:
+            return super().sample(mask=mask, probability=probability)
+        legal = np.array(legal, dtype=bool)
+        legal[~legal.any(axis=1)] = True
+        counts = legal.sum(axis=1)
+        pick = (self.np_random.random(counts.size) * counts).astype(np.int64)
+        return (legal.cumsum(axis=1) > pick[:, None]).argmax(axis=1).astype(self.dtype)
+
+
+__all__ = ["ILLEGAL_ACTION_MODES", "LegalActionSpace", "LegalMultiDiscrete", "observation_box"]

@@ -5,7 +5,9 @@ A 500-byte YAML "billion laughs" (aliases of aliases) expands to billions of val
 Every YAML the package reads goes through :func:`load_yaml`, which refuses a document above
 :data:`MAX_YAML_CHARS` characters, :data:`MAX_YAML_VALUES` values once its aliases are expanded,
 :data:`MAX_YAML_DEPTH` levels of nesting, or a recursive alias, all found on the parser's event stream
-before any value is built, and every error message shows a value through :func:`short_repr`.
+before any value is built, refuses a mapping that holds a key twice (PyYAML's ``safe_load`` keeps the last value
+silently: ``manches: 5`` then ``manches: 7`` would play 7), and every error message shows a value through
+:func:`short_repr`.
 """
 
 from __future__ import annotations
@@ -81,11 +83,32 @@ def read_text(path: str | Path, what: str, max_chars: int = MAX_YAML_CHARS) -> s
         raise ValueError(f"{what} {name} is not UTF-8 text (byte {err.start}); is it a binary file?") from None
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a mapping holding a key twice (merge keys ``<<`` may still be overridden)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:  # an unhashable key: the constructor below refuses it
+                continue
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {short_repr(key, 40)} appears twice", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def load_yaml(text: str, what: str) -> Any:
     """The value of the YAML document ``text`` (``safe_load`` semantics: plain data only, ``None`` if empty).
 
-    ``ValueError`` starting with ``what`` for invalid YAML, several documents, or a document beyond the
-    bounds above; it never shows more than a short excerpt of the input.
+    ``ValueError`` starting with ``what`` for invalid YAML, several documents, a key given twice in a mapping, or a
+    document beyond the bounds above; it never shows more than a short excerpt of the input.
     """
     if len(text) > MAX_YAML_CHARS:
         raise ValueError(f"{what} has {len(text)} characters; at most {MAX_YAML_CHARS} are read")
@@ -93,7 +116,7 @@ def load_yaml(text: str, what: str) -> Any:
         _check_events(text, what)
     except yaml.YAMLError as err:
         raise ValueError(f"{what} is not valid YAML: {_first_lines(str(err))}") from None
-    loader = yaml.SafeLoader(text)
+    loader = _UniqueKeyLoader(text)
     try:
         return loader.get_single_data()
     except yaml.YAMLError as err:

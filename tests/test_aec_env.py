@@ -472,7 +472,9 @@ def test_numeric_infos_keep_their_keys_and_shapes():
     aec = raw_env(rules=rules, info_schema="numeric")
     aec.reset(seed=2)
     shapes = {key: np.shape(value) for key, value in aec.infos["player_0"].items()}
-    assert set(shapes) == {"role", "seat", "manche", "decisive", "scores", "finish_position", "finish_manche", "winner"}
+    assert set(shapes) == {
+        "role", "seat", "manche", "decisive", "scores", "finish_position", "finish_manche", "winner", "match_position"
+    }  # fmt: skip
     assert shapes["scores"] == (4,)
 
     def check(aec, *_):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import president_env as pe
 from president_env.presets import PRESETS, load_preset, preset_path
-from president_env.rules import RULE_CHOICES, RULE_FIELDS, Rules
+from president_env.rules import MAX_MANCHES, RULE_CHOICES, RULE_FIELDS, Rules
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RULES_DIR = REPO_ROOT / "configs" / "rules"
@@ -46,7 +46,7 @@ BAD_VALUES: dict[str, list] = {
     "decks": [0, 3, 1.0, "1", None, True],
     "jokers": [-1, 3, 1.0, "1", None, True],
     "exchange": [[0], [5], [2, 0], [1, 5], [1.0], ["1"], [True], [1, 1, 1, 1, 1], "21", 2, None],
-    "manches": [0, -1, 1.5, "3", None, True],
+    "manches": [0, -1, 1.5, "3", None, True, MAX_MANCHES + 1, 10**100],
     **{name: [0, 1, 2, "true", "yes", None] for name in BOOL_FIELDS},
     **{name: ["bogus", "", None, 0, True, allowed[0].upper()] for name, allowed in RULE_CHOICES.items()},
 }
@@ -276,7 +276,7 @@ def valid_rules(draw) -> Rules:
         "decks": decks,
         "jokers": draw(st.integers(0, 2 * decks)),
         "exchange": draw(st.lists(st.integers(1, 4), min_size=0, max_size=4)),
-        "manches": draw(st.integers(1, 1000)),
+        "manches": draw(st.integers(1, MAX_MANCHES)),
     }
     for name in BOOL_FIELDS:
         fields[name] = draw(st.booleans())

@@ -75,8 +75,8 @@ def test_options_list_every_limit(client):
 def test_pasted_yaml_meets_the_same_limits_as_the_form(client):
     setup = {key: value for key, value in SETUP.items() if key != "manches"}  # the YAML's manches, not the form's
     for path, body in (
-        ("/api/rules", {"yaml": "manches: 1000000"}),
-        ("/api/games", {**setup, "seats": OPPONENTS, "yaml": "manches: 1000000"}),
+        ("/api/rules", {"yaml": "manches: 50"}),
+        ("/api/games", {**setup, "seats": OPPONENTS, "yaml": "manches: 50"}),
         ("/api/games", {**setup, "seats": OPPONENTS, "mode": "watch", "yaml": "manches: 21\nrevolution: true"}),
     ):
         before = len(client.app.state.store.sessions)

@@ -43,7 +43,7 @@ from pydantic_core import ErrorDetails
 
 from president_env.presets import resolve_rules
 from president_env.registry import check_name
-from president_env.rules import Rules
+from president_env.rules import MAX_MANCHES, Rules
 from president_env.user_input import load_yaml, read_text, short_repr
 
 TRAIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
@@ -228,7 +228,7 @@ class TrainConfig(RunConfig):
 
     kind: Literal["ppo"] = "ppo"
     rules: str = "standard"  # a preset name, a rules YAML path or YAML text (president_env.presets.resolve_rules)
-    manches: int | None = Field(None, ge=1, le=100)  # null: the rules' own match length; 1: single-manche episodes
+    manches: int | None = Field(None, ge=1, le=MAX_MANCHES)  # null: the rules' own; 1: single manches
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
 
     @field_validator("rules")
@@ -277,7 +277,7 @@ class UniversalConfig(RunConfig):
 
     kind: Literal["universal"] = "universal"
     tables: list[TableConfig] = Field(default_factory=lambda: [TableConfig()], min_length=1)
-    manches: int | None = Field(3, ge=1, le=100)  # every table plays matches of this many manches (null: the preset's)
+    manches: int | None = Field(3, ge=1, le=MAX_MANCHES)  # every table plays this many (null: the preset's)
     eval_tables: list[int] = Field(default_factory=lambda: [0])  # indices of ``tables`` evaluated every eval_every
     out_dir: str = "runs/universal"
     threads: int = Field(1, ge=0, le=MAX_THREADS)
