@@ -215,15 +215,18 @@ def test_server_survives_disconnects_mid_move():
         body = json.dumps(first_move(view)).encode()
         # 1: half a request, then the client vanishes.
         with socket.create_connection((host, port)) as sock:
-            sock.sendall(f"POST /api/games/{game_id}/move?key={key} HTTP/1.1\r\nHost: x\r\n".encode())
+            sock.sendall(f"POST /api/games/{game_id}/move HTTP/1.1\r\nHost: {host}\r\nX-Player-Key: {key}\r\n".encode())
         # 2: a whole move, the client gone before the answer (the agents then think, mc-4, in the pool).
         with socket.create_connection((host, port)) as sock:
-            head = f"POST /api/games/{game_id}/move?key={key} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            sock.sendall(head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            head = f"POST /api/games/{game_id}/move HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            head += f"X-Player-Key: {key}\r\nContent-Length: {len(body)}\r\n\r\n"
+            sock.sendall(head.encode() + body)
         # 3: a read abandoned at once, many times over.
         for _ in range(20):
             with socket.create_connection((host, port)) as sock:
-                sock.sendall(f"GET /api/games/{game_id}?key={key} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                sock.sendall(
+                    f"GET /api/games/{game_id} HTTP/1.1\r\nHost: {host}\r\nX-Player-Key: {key}\r\n\r\n".encode()
+                )
         deadline = time.monotonic() + 30
         after = http.get(f"/api/games/{game_id}").json()
         while after["version"] == view["version"] and time.monotonic() < deadline:
@@ -392,6 +395,9 @@ def test_a_play_game_acts_only_with_its_secret(client):
             response = raw.request(method, path, json=body, headers=headers)
             assert response.status_code == 403, (method, path, response.text)
             assert "link it was started with" in response.json()["error"]
+        # A secret in the URL authenticates nothing (URLs are shown, saved in the history and sent as referrers).
+        response = raw.request(method, f"{path}?key={key}", json=body)
+        assert response.status_code == 403, (method, path, response.text)
     # The secret is sent once, at creation; views never repeat it.
     view = client.get(f"/api/games/{game_id}").json()
     assert "key" not in view and key not in json.dumps(view)
