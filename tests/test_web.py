@@ -19,10 +19,12 @@ from starlette.testclient import TestClient  # noqa: E402
 from web_helpers import OPPONENTS, SETUP, STALL, Keyed, Recorder, first_move, live_server, play_game, scan  # noqa: E402
 
 from president_env import Rules  # noqa: E402
+from president_env.actions import typed_action  # noqa: E402
 from president_env.apps.web.games import ReplayLoader, Store  # noqa: E402
 from president_env.apps.web.server import create_app, main  # noqa: E402
+from president_env.cards import parse_card  # noqa: E402
 from president_env.replay import Replay, loads, replay_steps  # noqa: E402
-from president_env.single import SingleGame  # noqa: E402
+from president_env.single import MoveError, SingleGame  # noqa: E402
 
 
 @pytest.fixture
@@ -505,3 +507,40 @@ def test_hint_rules_page_and_playable_agents(client):
     learned = "ppo-universal" in client.post("/api/rules", json={"preset": "standard"}).json()["agents"]
     assert hint["agent"] == ("ppo-universal" if learned else "heuristic-3")  # the strongest quick agent
     assert client.get(f"/api/games/{game_id}").json()["version"] == view["version"]  # a hint plays nothing
+
+
+def test_a_refused_move_is_told_from_the_game_s_typed_error(client):
+    """``SingleGame.step`` refuses with a :class:`MoveError` whose code the web app reads (not its text): naming a
+    wild 2 while a natural card of the rank is left is "not the cards this action takes", with why."""
+    yaml = "twos_wild: true\nfirst_lead: dealer_left"
+    rules = Rules(twos_wild=True, first_lead="dealer_left")
+    for seed in range(300):
+        game = SingleGame.table(rules, seed=seed, players=["human", *OPPONENTS[1:]])
+        ranks = [c[:-1] for c in game.cards[0]]
+        pair = next((r for r in ranks if ranks.count(r) >= 2 and r != "2"), None)
+        if game.current_player == 0 and pair and "2" in ranks:
+            break
+    else:
+        pytest.skip("no deal with a pair and a 2 at the first lead")
+    natural = next(c for c in game.cards[0] if c[:-1] == pair)
+    two = next(c for c in game.cards[0] if c[:-1] == "2")
+    action = typed_action(rules, "play", [parse_card(natural)[0]] * 2)
+    with pytest.raises(MoveError) as refused:
+        game.step(action, cards=[natural, two])
+    assert refused.value.code == "not_taken" and refused.value.player == 0
+    with pytest.raises(MoveError) as missing:
+        game.step(action, cards=[natural, "JK"])
+    assert missing.value.code == "not_held" and missing.value.detail == "JK"
+    with pytest.raises(MoveError) as illegal:
+        game.step(typed_action(rules, "give", [0]))
+    assert illegal.value.code == "illegal" and illegal.value.detail in str(illegal.value)
+    assert len(game.events) == 0
+    view = client.post("/api/games", json={**SETUP, "yaml": yaml, "seed": seed, "seats": OPPONENTS}).json()
+    assert view["hand"] == game.cards[0]
+    response = client.post(
+        f"/api/games/{view['id']}/move", json={"version": 0, "move": "play", "cards": [natural, two]}
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error.startswith(f"cards {natural} {two} are not the cards this action takes") and "wild 2s" in error
+    assert client.get(f"/api/games/{view['id']}").json()["version"] == 0

@@ -330,10 +330,21 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
         shoot(driver, "web-final.png")
         check_screenshot(shots["table"])
 
+        # "Save replay" fetches the replay with the secret in a header and saves it from memory: no URL holds it.
+        key = driver.execute_script("return ui.key")
+        assert key not in driver.find_element(By.ID, "download").get_attribute("href")
+        driver.execute_script(
+            "const make = URL.createObjectURL; window.savedReplay = null;"
+            "URL.createObjectURL = (blob) => { blob.text().then((t) => { window.savedReplay = t; });"
+            " return make(blob); };"
+        )
+        driver.find_element(By.ID, "download").click()
+        replay_text = wait(driver, lambda d: d.execute_script("return window.savedReplay"))
+        assert (
+            loads(replay_text).actions
+            == loads(httpx.get(f"{url}/api/games/{state['id']}/replay", headers={"X-Player-Key": key}).text).actions
+        )
         # The replay of the game steps through every move.
-        replay_text = httpx.get(
-            f"{url}/api/games/{state['id']}/replay", headers={"X-Player-Key": driver.execute_script("return ui.key")}
-        ).text
         path = tmp_path / "game.json"
         path.write_text(replay_text, encoding="utf-8")
         driver.find_element(By.ID, "replay-file").send_keys(str(path))

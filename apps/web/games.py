@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from president_env import agents as agent_registry
-from president_env import engine
+from president_env import engine, registry
 from president_env.actions import action_name, action_tables, typed_action
 from president_env.cards import RANK_NAMES, card_name, parse_card
 from president_env.deals import ROLE_NAMES
@@ -49,7 +49,7 @@ from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
 from president_env.replay import Replay, replay_steps
 from president_env.replay import start_replay as replay_start
 from president_env.rules import Rules
-from president_env.single import Event, SingleGame
+from president_env.single import Event, MoveError, SingleGame
 
 HUMAN = "human"
 MODES = ("play", "watch", "replay")
@@ -496,7 +496,7 @@ def _manche_result(session: Session, event: Event) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 def human_action(session: Session, body: Any, me: int) -> tuple[int, list[str] | None]:
     """The action player ``me``'s request asks for and the cards it names, or :class:`RequestError` (4xx) saying
-    why it cannot be played."""
+    why it cannot be asked for; whether it is legal the game says when it is played (:meth:`Store.apply`)."""
     game, rules = session.game, session.rules
     if not isinstance(body, dict):
         raise RequestError("the body must be a JSON object")
@@ -512,7 +512,6 @@ def human_action(session: Session, body: Any, me: int) -> tuple[int, list[str] |
     if game.current_player != me:
         raise RequestError("it is not your turn", 409)
     kind = body.get("move")
-    mask = game.legal_mask()
     cards = None
     if kind == "pass":
         action = 0
@@ -525,9 +524,7 @@ def human_action(session: Session, body: Any, me: int) -> tuple[int, list[str] |
         action = _cards_action(rules, game.cards[me], kind, cards)
     else:
         raise RequestError('"move" must be "play", "pass" or "give"')
-    if not mask[action]:
-        raise RequestError(_why_illegal(session, action, me))
-    return action, cards
+    return action, cards  # the game checks it is legal (Store.apply: its MoveError says why not)
 
 
 def _cards_action(rules: Rules, hand: Sequence[str], kind: str, cards: list[str]) -> int:
@@ -547,11 +544,20 @@ def _cards_action(rules: Rules, hand: Sequence[str], kind: str, cards: list[str]
         raise RequestError(str(err)) from None
 
 
-def _why_illegal(session: Session, action: int, me: int) -> str:
-    """The engine's reason, in the player's terms (it names only the player's own cards and the table)."""
-    game = session.game
-    reason = engine.describe_illegal(session.rules, game.state, 0, action)
-    return reason.replace(f"player_{me}", "you")
+def _refused_move(err: MoveError) -> str:
+    """A move the game refused (:class:`~president_env.single.MoveError`), told to the person who made it."""
+    if err.code == "not_held":
+        return f"you do not hold {err.detail}"
+    if err.code == "not_taken":
+        return (
+            f"cards {err.detail} are not the cards this action takes "
+            "(wild 2s complete a play only after every natural card of its rank)"
+        )
+    if err.code == "illegal":
+        return err.detail.replace(f"player_{err.player}", "you")
+    if err.code == "over":
+        return "the game is over"
+    return str(err)
 
 
 # --------------------------------------------------------------------------------------
@@ -617,8 +623,8 @@ def seat_name(name: Any, taken: Sequence[str] = ()) -> str:
 # The store
 # --------------------------------------------------------------------------------------
 def make_lineup(rules: Rules, seats: Sequence[str], human: int | None) -> list[str]:
-    """Validate the agent names (one per player; ``"human"`` only at ``human``)."""
-    names = set(agent_registry.names())
+    """Validate the agent names (one per player; ``"human"`` only at ``human``) by the registry's one check
+    (``registry.check_name``): registered names only, never the path of a file on the server."""
     if len(seats) != rules.n_players:
         raise RequestError(f"give one agent per player ({rules.n_players}), got {len(seats)}")
     lineup = []
@@ -626,9 +632,10 @@ def make_lineup(rules: Rules, seats: Sequence[str], human: int | None) -> list[s
         if player == human:
             lineup.append(HUMAN)
             continue
-        if not isinstance(name, str) or name not in names:
-            raise RequestError(f"player {player}: unknown agent {name!r}; known agents: {', '.join(sorted(names))}")
-        lineup.append(name)
+        try:
+            lineup.append(registry.check_name(name, checkpoints=False))
+        except ValueError as err:
+            raise RequestError(f"player {player}: {err}") from None
     return lineup
 
 
@@ -1000,16 +1007,11 @@ class Store:
 
         ``RequestError`` (nothing changed) when the cards are not those the action takes.
         """
-        game = session.game
-        player = game.current_player
         note = None if weighed is None else _json_weighed(session.rules, weighed)
         try:
-            event = game.step(action, note, cards)
-        except ValueError as err:
-            message = str(err).replace(f"player_{player}", "you")
-            if "not the cards this action takes" in message:
-                message += " (wild 2s complete a play only after every natural card of its rank)"
-            raise RequestError(message) from None
+            event = session.game.step(action, note, cards)
+        except MoveError as err:
+            raise RequestError(_refused_move(err)) from None
         session.turn_since = self.clock()
         if event.manche_over:
             session.results.append(_manche_result(session, event))
