@@ -536,8 +536,9 @@ def test_a_table_for_friends_four_browsers_and_four_agents(browser):
             )
             assert lobby.count("empty: an agent will play") == 4
             shoot(host, "web-friends-lobby.png")
-            for driver in drivers[1:]:  # only the host starts
+            for driver in drivers[1:]:  # only the host starts; everyone sees the host's turn clock
                 assert not driver.find_element(By.ID, "table-start").is_displayed()
+                assert "Turn clock: 60 s (set by the host)" in driver.find_element(By.ID, "lobby-clock").text
             Select(host.find_element(By.ID, "table-agent")).select_by_value("heuristic-1")
             host.find_element(By.ID, "table-start").click()
             started = time.perf_counter()

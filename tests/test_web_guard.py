@@ -189,3 +189,22 @@ def test_a_learned_network_is_loaded_once_whatever_the_rules(monkeypatch):
             "/api/games", json={"preset": "quebec", "mode": "watch", "seats": ["ppo-standard-4p"] + ["random"] * 3}
         )
         assert refused.status_code == 400 and "trained for" in refused.json()["error"]
+
+
+def test_a_search_over_a_learned_policy_shares_its_network_too():
+    pytest.importorskip("torch")
+    name = "search-ppo-standard-4p"
+    if name not in agent_registry.names():
+        pytest.skip("the shipped learned agent is not installed")
+    with TestClient(create_app()) as client:
+        store = client.app.state.store
+        made = []
+        for manches in (1, 3):
+            body = {**SETUP, "manches": manches, "pace": 10, "seats": ["human", name, "random", "random"]}
+            response = client.post("/api/games", json=body)
+            assert response.status_code == 201, response.text
+            made.append(store.sessions[response.json()["id"]].agents[1])
+            store.close(response.json()["id"])
+        assert made[0] is not made[1] and made[1].rules.manches == 3
+        assert made[0].policy._head[0] is made[1].policy._head[0]
+        assert store.cache.ready(name, made[1].rules)

@@ -591,7 +591,7 @@ def seat_name(name: Any, taken: Sequence[str] = ()) -> str:
     A name is 1 to :data:`NAME_CHARS` printable characters, unique at the table (``taken``: the names seated) by
     :func:`name_key` (case, accents and punctuation aside); it holds no bracket (``Ann (host)``), none of the
     words of :data:`PAGE_LABELS` or an agent's name (``You``, ``Président``, ``heuristic-3``, ``player 2``), is
-    none of :data:`PAGE_NAMES` (``host``) and holds no card (``AS``): nobody passes for someone or something else.
+    none of :data:`PAGE_NAMES` (``nobody``) and holds no card (``AS``): nobody passes for someone or something else.
     """
     if not isinstance(name, str) or not name.isprintable() or not 1 <= len(name.strip()) <= NAME_CHARS:
         raise RequestError(f'"name": the name the others will see, 1 to {NAME_CHARS} printable characters')
