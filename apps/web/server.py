@@ -263,7 +263,8 @@ def create_app(
     store: Store | None = None, warm: bool = False, hosts: Sequence[str] = (), **store_options: Any
 ) -> Starlette:
     """The ASGI app. ``store``: the game store (default a new one, ``store_options`` passed to it);
-    ``warm``: load the shipped learned agents at start-up, before serving (``president-web`` does);
+    ``warm``: load the shipped learned agents and the engine's kernels at start-up, before serving (``president-web``
+    does: :meth:`Store.warm`);
     ``hosts``: names the server answers to besides the address a request came in on (:func:`check_request`)."""
     if Starlette is None:
         raise RuntimeError('president-web needs Starlette and uvicorn: pip install "president-env[web]"')
@@ -476,7 +477,7 @@ def create_app(
     async def lifespan(app: Starlette):
         task = asyncio.get_running_loop().create_task(janitor())
         if warm:  # before the first request: importing torch would hold the interpreter for a second at a time
-            await asyncio.get_running_loop().run_in_executor(store.loader, store.cache.warm)
+            await asyncio.get_running_loop().run_in_executor(store.loader, store.warm)
         try:
             yield
         finally:
