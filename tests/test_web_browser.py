@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from web_helpers import live_server
+from web_helpers import first_move, live_server
 
 from president_env.replay import loads
 
@@ -580,3 +580,41 @@ def check_screenshot(png: bytes | None) -> None:
     assert wood > 0.005 * len(pixels), "the table's wooden rim is not drawn"
     assert card > 0.01 * len(pixels), "no card faces are visible"
     assert red > 50, "no red suits are visible"
+
+
+def test_the_turn_clock_marks_a_friend_away_until_they_are_back(browser):
+    """A friend's browser at a table whose host (a script) set a 10 s turn clock, on a fake clock: the lobby says
+    it; past the clock on the friend's turn the page says an agent plays for them, and *I'm back* ends it."""
+    now = [0.0]
+    with live_server(clock=lambda: now[0]) as (url, app), httpx.Client(base_url=url, timeout=30) as http:
+        table = {"preset": "standard", "manches": 1, "seed": 9, "pace": 0, "name": "Ann", "turn_clock": 10}
+        created = http.post("/api/tables", json=table).json()
+        game_id, host_key = created["id"], {"X-Player-Key": created["key"]}
+        browser.set_window_size(1100, 900)
+        player = join_table(browser, f"{url}/#table={game_id}", "Bob")
+        lobby = wait(browser, lambda d: d.find_element(By.ID, "lobby-clock").text)
+        assert "Turn clock: 10 s (set by the host)" in lobby
+        assert (
+            http.post(f"/api/tables/{game_id}/start", json={"agent": "heuristic-1"}, headers=host_key).status_code
+            == 200
+        )
+        store = app.state.store
+        deadline = time.monotonic() + 60
+        while store.sessions[game_id].game.current_player != player or not browser.execute_script(
+            "return ui.game.legal.length"
+        ):
+            assert time.monotonic() < deadline, "the friend's turn did not come"
+            view = http.get(f"/api/games/{game_id}", headers=host_key).json()
+            if view["legal"]:
+                http.post(f"/api/games/{game_id}/move", json=first_move(view), headers=host_key)
+            time.sleep(0.02)
+        assert not browser.find_element(By.ID, "away-note").is_displayed()
+        now[0] += 11  # the friend's page is open, polling, but they do not play
+        note = wait(
+            browser, lambda d: d.find_element(By.ID, "away-note").is_displayed() and d.find_element(By.ID, "away-note")
+        )
+        assert "did not play within the turn clock (10 s)" in note.text
+        assert store.sessions[game_id].seats[player].idle
+        browser.find_element(By.ID, "im-back").click()
+        wait(browser, lambda d: not d.find_element(By.ID, "away-note").is_displayed())
+        assert not store.sessions[game_id].seats[player].idle

@@ -42,6 +42,7 @@ import ipaddress
 import json
 import math
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -524,7 +525,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME",
-        help="a host name the server is reached by, besides its address and localhost (repeatable)",
+        help="a host name the server is reached by, besides its addresses, localhost and this machine's name "
+        "(repeatable)",
     )
     return parser
 
@@ -545,7 +547,7 @@ def main(argv: list[str] | None = None) -> int:
     if Starlette is None:
         print('president-web: error: needs Starlette and uvicorn: pip install "president-env[web]"', file=sys.stderr)
         return 2
-    hosts = [*args.allow_host]
+    hosts = [*args.allow_host, socket.gethostname(), f"{socket.gethostname()}.local"]  # this machine's own names
     if args.host not in ("0.0.0.0", "::", ""):
         hosts.append(args.host.strip("[]"))
     app = create_app(warm=True, hosts=hosts, idle_ttl=args.idle_ttl, max_games=args.max_games)
