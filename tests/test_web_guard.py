@@ -208,3 +208,26 @@ def test_a_search_over_a_learned_policy_shares_its_network_too():
         assert made[0] is not made[1] and made[1].rules.manches == 3
         assert made[0].policy._head[0] is made[1].policy._head[0]
         assert store.cache.ready(name, made[1].rules)
+
+
+def test_a_body_that_is_not_json_is_refused_on_every_request_that_changes_something():
+    with TestClient(create_app()) as client:
+        host = client.post("/api/tables", json={**TABLE, "turn_clock": 10}).json()
+        game = client.post("/api/games", json=GAME).json()
+        form = {"content": "a=1", "headers": {"content-type": "application/x-www-form-urlencoded"}}
+        for path, key in (
+            (f"/api/games/{host['id']}/back", host["key"]),
+            (f"/api/games/{game['id']}/hint", game["key"]),
+            (f"/api/games/{game['id']}/pace", game["key"]),
+        ):
+            response = client.post(path, content=form["content"], headers={**form["headers"], "X-Player-Key": key})
+            assert response.status_code == 415, (path, response.text)
+        closing = client.request(
+            "DELETE",
+            f"/api/games/{game['id']}",
+            content="x",
+            headers={"X-Player-Key": game["key"], "content-type": "text/plain"},
+        )
+        assert closing.status_code == 415 and game["id"] in client.app.state.store.sessions
+        # No body at all is fine where none is needed.
+        assert client.post(f"/api/games/{game['id']}/hint", headers={"X-Player-Key": game["key"]}).status_code == 200

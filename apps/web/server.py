@@ -335,6 +335,7 @@ def create_app(
         return view_of(session, since, limit, me, store.clock())
 
     async def hint(request: Request) -> Response:
+        await read_body(request, MAX_BODY)  # none needed; one sent must be JSON, as for every other request
         session, me = play_session(request)
         if me is None:
             raise RequestError("hints are for play games", 409)
@@ -365,6 +366,7 @@ def create_app(
         return AsciiJSONResponse({**player_out(session, session.keys[key]), "key": key}, status_code=201)
 
     async def come_back(request: Request) -> Response:
+        await read_body(request, MAX_BODY)  # none needed; one sent must be JSON, as for every other request
         session, me = play_session(request)
         if me is None or not session.friends:
             raise RequestError("coming back is for a person at a table for friends", 409)
@@ -457,6 +459,7 @@ def create_app(
         return Response(text, media_type="application/json", headers=headers)
 
     async def delete_game(request: Request) -> Response:
+        await read_body(request, MAX_BODY)  # none needed; one sent must be JSON, as for every other request
         session, me = play_session(request)
         if session.friends and not session.seats[me].host:
             raise RequestError("only the host closes the table", 403)
