@@ -92,6 +92,12 @@ class PolicySearchAgent(MonteCarloAgent):
         self.policy = policy
         self.name = name or f"search-{getattr(policy, 'name', 'policy')}"
 
+    def for_rules(self, rules: Rules, seed: Any = None) -> PolicySearchAgent:
+        """The same search at ``rules`` with a generator of its own, over this agent's policy for them
+        (``policy.for_rules``: its weights shared, not copied)."""
+        policy = self.policy.for_rules(rules, seed)
+        return PolicySearchAgent(rules, policy, seed=seed, config=self.search, name=self.name)
+
     def probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """``(B, A) float64``: the policy's probabilities over the legal actions (0 elsewhere)."""
         return legal_probabilities(self.policy.policy_logits(observations), masks)

@@ -20,6 +20,7 @@ learned agents and the trainer.
 
 from __future__ import annotations
 
+import copy
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -149,12 +150,7 @@ class TorchPolicyAgent(Agent):
         name: str = "ppo",
     ) -> None:
         super().__init__(rules, seed)
-        obs_dim = layout(rules).size
-        if net.obs_dim != obs_dim or net.num_actions != rules.num_actions:
-            raise ValueError(
-                f"the network takes observations of size {net.obs_dim} and has {net.num_actions} actions; "
-                f"these rules have observations of size {obs_dim} and {rules.num_actions} actions"
-            )
+        _check_sizes(net, rules)
         cap_threads()  # acting runs NumPy's BLAS on small matrices: one thread (president_env.threads)
         self.net = net.eval()
         self.greedy = bool(greedy)
@@ -162,6 +158,15 @@ class TorchPolicyAgent(Agent):
         layers = [m for m in net.trunk if isinstance(m, nn.Linear)] + [net.policy_head]
         weights = [(m.weight.detach().cpu().numpy().T.copy(), m.bias.detach().cpu().numpy().copy()) for m in layers]
         self._trunk, self._head, self._activation = weights[:-1], weights[-1], net.activation
+
+    def for_rules(self, rules: Rules, seed: int | np.random.SeedSequence | None = None) -> TorchPolicyAgent:
+        """This policy playing ``rules`` (of the same sizes: e.g. another match length) with a generator of its
+        own, sharing this agent's weights: a rules variant costs no copy of the network."""
+        _check_sizes(self.net, rules)
+        agent = copy.copy(self)
+        agent.rules = rules
+        agent.reset(seed)
+        return agent
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """``(B, obs_dim) float32``, ``(B, A) bool`` -> ``(B,) int64`` legal actions."""
@@ -238,6 +243,16 @@ class TorchPolicyAgent(Agent):
             )
         greedy = bool(checkpoint.get("greedy", True)) if greedy is None else bool(greedy)
         return cls(rules, net, seed=seed, greedy=greedy, name=name)
+
+
+def _check_sizes(net: PolicyNet, rules: Rules) -> None:
+    """``ValueError`` unless ``net`` reads the observations and picks among the actions of ``rules``."""
+    obs_dim = layout(rules).size
+    if net.obs_dim != obs_dim or net.num_actions != rules.num_actions:
+        raise ValueError(
+            f"the network takes observations of size {net.obs_dim} and has {net.num_actions} actions; "
+            f"these rules have observations of size {obs_dim} and {rules.num_actions} actions"
+        )
 
 
 def explain_policy(agent: Any, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:

@@ -27,6 +27,7 @@ only part that acts, never sees them.
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -332,14 +333,21 @@ class UniversalAgent(Agent):
     def __init__(
         self, rules: Rules, net: UniversalNet, seed: Any = None, greedy: bool = True, name: str = "universal"
     ) -> None:
-        error = coverage_error(rules)
-        if error is not None:
-            raise ValueError(f"the universal network cannot play these rules: {error}")
+        _check_coverage(rules)
         super().__init__(rules, seed)
         self.greedy, self.name = bool(greedy), name
         linear = [m for m in net.actor if isinstance(m, nn.Linear)]
         self._layers = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in linear]
         self._activation = net.activation
+
+    def for_rules(self, rules: Rules, seed: Any = None) -> UniversalAgent:
+        """This agent playing ``rules`` with a generator of its own, sharing its weights: a table costs only its
+        small tables (:func:`action_map`, :func:`rules_features`), never a copy of the network."""
+        _check_coverage(rules)
+        agent = copy.copy(self)
+        agent.rules = rules
+        agent.reset(seed)
+        return agent
 
     def logits(self, encoded: np.ndarray) -> np.ndarray:
         """``(B, NUM_ACTIONS) float32`` unmasked logits of encoded observations ``(B, OBS_SIZE)``."""
@@ -368,6 +376,12 @@ class UniversalAgent(Agent):
         else:
             chosen = sample_masked(logits.astype(np.float64), umask, self.rng)
         return to_native(self.rules, chosen)
+
+
+def _check_coverage(rules: Rules) -> None:
+    error = coverage_error(rules)
+    if error is not None:
+        raise ValueError(f"the universal network cannot play these rules: {error}")
 
 
 def load_universal(path: str | os.PathLike, rules: Rules | str | None = None, seed: Any = None) -> Any:

@@ -420,8 +420,8 @@ class TerminalGame:
                 )
 
     def step(self, player: int, action: int) -> None:
-        """Play ``action`` for ``player`` and tell the table what happened."""
-        before = self.view()
+        """Play ``action`` for ``player`` and tell the table what happened: the step's :class:`Event` says what the
+        action was, and the holder (``SingleGame``) what it did to the table (who went out, who took the trick)."""
         info = self.raw.infos[self.agent_names[player]]
         manche, decisive = info["manche"], info["decisive"]
         actor = self.who(player)
@@ -431,21 +431,22 @@ class TerminalGame:
         if event.kind == "give" and player == self.human:
             what = f"gave back a {pe.decode(self.rules, action)[1]}"
         self.say(f"  {actor} {what}")
-        if self.raw.manche_over:  # the engine's event of the step just made
+        if event.manche_over:
             self.end_manche(manche, decisive)
             return
-        after = self.view()
-        rel = self.relative(player)
-        if before.held[0, rel] > 0 and after.held[0, rel] == 0:
-            penalty = " (on a 2: ranked last)" if after.penalized[0, rel] else ""
-            self.say(f"  -- out {ordinal(int(after.out_order[0, rel]) + 1)}: {self.label(player)}{penalty}")
-        if after.trick_rank[0] < 0 and event.kind != "give":  # this step closed its trick: the last to play took it
-            taker = [e.player for e in self.game.last_trick() if e.kind == "play"][-1]
-            self.say(f"  -- {self.trick_won(taker, after.held[0, self.relative(taker)] == 0)}")
-        if before.exchange[0] and not after.exchange[0] and (after.gave[0].any() or after.received[0].any()):
-            self.say(
-                f"  Exchange over: you gave {_rank_list(after.gave[0])} and received {_rank_list(after.received[0])}."
-            )
+        game = self.game
+        seat = game.seat_of_player[player]
+        if event.kind == "play" and not game.cards[player]:  # the play emptied the hand: out
+            penalty = " (on a 2: ranked last)" if game.penalized[seat] else ""
+            self.say(f"  -- out {ordinal(int(game.out_order[seat]) + 1)}: {self.label(player)}{penalty}")
+        if event.kind != "give" and game.trick_rank < 0:  # this step closed its trick: the last to play took it
+            taker = [e.player for e in game.last_trick() if e.kind == "play"][-1]
+            self.say(f"  -- {self.trick_won(taker, not game.cards[taker])}")
+        if event.kind == "give" and not any(game.gives_left):  # the last give: the exchange is over
+            view = self.view()
+            if view.gave[0].any() or view.received[0].any():
+                gave, received = _rank_list(view.gave[0]), _rank_list(view.received[0])
+                self.say(f"  Exchange over: you gave {gave} and received {received}.")
 
     def end_manche(self, manche: int, decisive: bool) -> None:
         infos = [self.raw.infos[a] for a in self.agent_names]

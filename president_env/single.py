@@ -214,6 +214,24 @@ def _is_int(value: Any) -> bool:
 # --------------------------------------------------------------------------------------
 # What happened, and the record of a game
 # --------------------------------------------------------------------------------------
+class MoveError(ValueError):
+    """A move :meth:`SingleGame.step` refused; nothing changed. The message names the player and the reason, as
+    for any ``ValueError``; front ends read the fields instead of the text.
+
+    Attributes:
+        code: which check failed: ``"action"`` (not an integer), ``"over"`` (the game is over), ``"illegal"``
+            (against the rules), ``"cards"`` (not card strings), ``"not_held"`` (cards the player does not
+            hold), ``"not_taken"`` (held, but not the cards the action takes: its rank, wild 2s after the naturals).
+        player: the player to act (``None`` where the check does not concern them).
+        detail: the particulars: the engine's reason (``illegal``), the cards missing (``not_held``) or named
+            (``not_taken``), the card parser's message (``cards``).
+    """
+
+    def __init__(self, code: str, message: str, player: int | None = None, detail: str = "") -> None:
+        super().__init__(message)
+        self.code, self.player, self.detail = code, player, detail
+
+
 @dataclass(slots=True)
 class Event:
     """What one action did: every field is public once the action is made, except ``cards`` of a give (known to
@@ -657,17 +675,18 @@ class SingleGame:
         """
         if type(action) is not int:
             if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-                raise ValueError(f"action must be an integer in 0..{self.rules.num_actions - 1}, got {action!r}")
+                message = f"action must be an integer in 0..{self.rules.num_actions - 1}, got {action!r}"
+                raise MoveError("action", message)
             action = int(action)
         if self.done:
-            raise ValueError("the game is over")
+            raise MoveError("over", "the game is over")
         mask = self.mask_bytes()
         game = self.engine_game
         seat = self.current
         player = self.player_at_seat[seat]
         if not 0 <= action < len(mask) or not mask[action]:
             reason = engine.describe_illegal(self.rules, game.state, 0, action)
-            raise ValueError(f"illegal action {action} for player_{player}: {reason}")
+            raise MoveError("illegal", f"illegal action {action} for player_{player}: {reason}", player, reason)
         kind, rank, count = self._tables[0][action], self._tables[1][action], self._tables[2][action]
         hand = self.cards[player]
         if cards is None:
@@ -753,18 +772,20 @@ class SingleGame:
 
     def _chosen(self, hand: list[str], cards: Sequence[str], kind: int, rank: int, count: int, seat: int) -> list[str]:
         """``cards`` (card strings the player named), checked: held, and what the action takes."""
+        player = self.player_at_seat[seat]
         if isinstance(cards, (str, bytes)) or not all(isinstance(c, str) for c in cards):
-            raise ValueError(f"cards must be a list of card strings, got {short_repr(cards)}")
+            raise MoveError("cards", f"cards must be a list of card strings, got {short_repr(cards)}", player)
         try:
             wanted = [card_name(*parse_card(c)) for c in cards]
         except ValueError as err:
-            raise ValueError(f"cards: {err}") from None
-        missing = Counter(wanted) - Counter(hand)
+            raise MoveError("cards", f"cards: {err}", player, str(err)) from None
+        missing = " ".join(sorted((Counter(wanted) - Counter(hand)).elements()))
         if missing:
-            raise ValueError(f"player_{self.player_at_seat[seat]} does not hold {' '.join(sorted(missing.elements()))}")
+            raise MoveError("not_held", f"player_{player} does not hold {missing}", player, missing)
         expected = Counter(_RANK_OF[c] for c in self._taken(hand, kind, rank, count, seat))
         if Counter(_RANK_OF[c] for c in wanted) != expected:
-            raise ValueError(f"cards {' '.join(wanted)} are not the cards this action takes")
+            named = " ".join(wanted)
+            raise MoveError("not_taken", f"cards {named} are not the cards this action takes", player, named)
         return sort_cards(wanted)
 
 
@@ -901,6 +922,7 @@ __all__ = [
     "OPTION_KEYS",
     "Event",
     "GameRecord",
+    "MoveError",
     "SingleGame",
     "Standing",
     "check_note",

@@ -19,10 +19,12 @@ from starlette.testclient import TestClient  # noqa: E402
 from web_helpers import OPPONENTS, SETUP, STALL, Keyed, Recorder, first_move, live_server, play_game, scan  # noqa: E402
 
 from president_env import Rules  # noqa: E402
+from president_env.actions import typed_action  # noqa: E402
 from president_env.apps.web.games import ReplayLoader, Store  # noqa: E402
 from president_env.apps.web.server import create_app, main  # noqa: E402
+from president_env.cards import parse_card  # noqa: E402
 from president_env.replay import Replay, loads, replay_steps  # noqa: E402
-from president_env.single import SingleGame  # noqa: E402
+from president_env.single import MoveError, SingleGame  # noqa: E402
 
 
 @pytest.fixture
@@ -215,15 +217,18 @@ def test_server_survives_disconnects_mid_move():
         body = json.dumps(first_move(view)).encode()
         # 1: half a request, then the client vanishes.
         with socket.create_connection((host, port)) as sock:
-            sock.sendall(f"POST /api/games/{game_id}/move?key={key} HTTP/1.1\r\nHost: x\r\n".encode())
+            sock.sendall(f"POST /api/games/{game_id}/move HTTP/1.1\r\nHost: {host}\r\nX-Player-Key: {key}\r\n".encode())
         # 2: a whole move, the client gone before the answer (the agents then think, mc-4, in the pool).
         with socket.create_connection((host, port)) as sock:
-            head = f"POST /api/games/{game_id}/move?key={key} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            sock.sendall(head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            head = f"POST /api/games/{game_id}/move HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            head += f"X-Player-Key: {key}\r\nContent-Length: {len(body)}\r\n\r\n"
+            sock.sendall(head.encode() + body)
         # 3: a read abandoned at once, many times over.
         for _ in range(20):
             with socket.create_connection((host, port)) as sock:
-                sock.sendall(f"GET /api/games/{game_id}?key={key} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                sock.sendall(
+                    f"GET /api/games/{game_id} HTTP/1.1\r\nHost: {host}\r\nX-Player-Key: {key}\r\n\r\n".encode()
+                )
         deadline = time.monotonic() + 30
         after = http.get(f"/api/games/{game_id}").json()
         while after["version"] == view["version"] and time.monotonic() < deadline:
@@ -392,6 +397,9 @@ def test_a_play_game_acts_only_with_its_secret(client):
             response = raw.request(method, path, json=body, headers=headers)
             assert response.status_code == 403, (method, path, response.text)
             assert "link it was started with" in response.json()["error"]
+        # A secret in the URL authenticates nothing (URLs are shown, saved in the history and sent as referrers).
+        response = raw.request(method, f"{path}?key={key}", json=body)
+        assert response.status_code == 403, (method, path, response.text)
     # The secret is sent once, at creation; views never repeat it.
     view = client.get(f"/api/games/{game_id}").json()
     assert "key" not in view and key not in json.dumps(view)
@@ -499,3 +507,40 @@ def test_hint_rules_page_and_playable_agents(client):
     learned = "ppo-universal" in client.post("/api/rules", json={"preset": "standard"}).json()["agents"]
     assert hint["agent"] == ("ppo-universal" if learned else "heuristic-3")  # the strongest quick agent
     assert client.get(f"/api/games/{game_id}").json()["version"] == view["version"]  # a hint plays nothing
+
+
+def test_a_refused_move_is_told_from_the_game_s_typed_error(client):
+    """``SingleGame.step`` refuses with a :class:`MoveError` whose code the web app reads (not its text): naming a
+    wild 2 while a natural card of the rank is left is "not the cards this action takes", with why."""
+    yaml = "twos_wild: true\nfirst_lead: dealer_left"
+    rules = Rules(twos_wild=True, first_lead="dealer_left")
+    for seed in range(300):
+        game = SingleGame.table(rules, seed=seed, players=["human", *OPPONENTS[1:]])
+        ranks = [c[:-1] for c in game.cards[0]]
+        pair = next((r for r in ranks if ranks.count(r) >= 2 and r != "2"), None)
+        if game.current_player == 0 and pair and "2" in ranks:
+            break
+    else:
+        pytest.skip("no deal with a pair and a 2 at the first lead")
+    natural = next(c for c in game.cards[0] if c[:-1] == pair)
+    two = next(c for c in game.cards[0] if c[:-1] == "2")
+    action = typed_action(rules, "play", [parse_card(natural)[0]] * 2)
+    with pytest.raises(MoveError) as refused:
+        game.step(action, cards=[natural, two])
+    assert refused.value.code == "not_taken" and refused.value.player == 0
+    with pytest.raises(MoveError) as missing:
+        game.step(action, cards=[natural, "JK"])
+    assert missing.value.code == "not_held" and missing.value.detail == "JK"
+    with pytest.raises(MoveError) as illegal:
+        game.step(typed_action(rules, "give", [0]))
+    assert illegal.value.code == "illegal" and illegal.value.detail in str(illegal.value)
+    assert len(game.events) == 0
+    view = client.post("/api/games", json={**SETUP, "yaml": yaml, "seed": seed, "seats": OPPONENTS}).json()
+    assert view["hand"] == game.cards[0]
+    response = client.post(
+        f"/api/games/{view['id']}/move", json={"version": 0, "move": "play", "cards": [natural, two]}
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error.startswith(f"cards {natural} {two} are not the cards this action takes") and "wild 2s" in error
+    assert client.get(f"/api/games/{view['id']}").json()["version"] == 0

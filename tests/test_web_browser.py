@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from web_helpers import live_server
+from web_helpers import first_move, live_server
 
 from president_env.replay import loads
 
@@ -330,10 +330,21 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
         shoot(driver, "web-final.png")
         check_screenshot(shots["table"])
 
+        # "Save replay" fetches the replay with the secret in a header and saves it from memory: no URL holds it.
+        key = driver.execute_script("return ui.key")
+        assert key not in driver.find_element(By.ID, "download").get_attribute("href")
+        driver.execute_script(
+            "const make = URL.createObjectURL; window.savedReplay = null;"
+            "URL.createObjectURL = (blob) => { blob.text().then((t) => { window.savedReplay = t; });"
+            " return make(blob); };"
+        )
+        driver.find_element(By.ID, "download").click()
+        replay_text = wait(driver, lambda d: d.execute_script("return window.savedReplay"))
+        assert (
+            loads(replay_text).actions
+            == loads(httpx.get(f"{url}/api/games/{state['id']}/replay", headers={"X-Player-Key": key}).text).actions
+        )
         # The replay of the game steps through every move.
-        replay_text = httpx.get(
-            f"{url}/api/games/{state['id']}/replay", headers={"X-Player-Key": driver.execute_script("return ui.key")}
-        ).text
         path = tmp_path / "game.json"
         path.write_text(replay_text, encoding="utf-8")
         driver.find_element(By.ID, "replay-file").send_keys(str(path))
@@ -526,8 +537,9 @@ def test_a_table_for_friends_four_browsers_and_four_agents(browser):
             )
             assert lobby.count("empty: an agent will play") == 4
             shoot(host, "web-friends-lobby.png")
-            for driver in drivers[1:]:  # only the host starts
+            for driver in drivers[1:]:  # only the host starts; everyone sees the host's turn clock
                 assert not driver.find_element(By.ID, "table-start").is_displayed()
+                assert "Turn clock: 60 s (set by the host)" in driver.find_element(By.ID, "lobby-clock").text
             Select(host.find_element(By.ID, "table-agent")).select_by_value("heuristic-1")
             host.find_element(By.ID, "table-start").click()
             started = time.perf_counter()
@@ -569,3 +581,41 @@ def check_screenshot(png: bytes | None) -> None:
     assert wood > 0.005 * len(pixels), "the table's wooden rim is not drawn"
     assert card > 0.01 * len(pixels), "no card faces are visible"
     assert red > 50, "no red suits are visible"
+
+
+def test_the_turn_clock_marks_a_friend_away_until_they_are_back(browser):
+    """A friend's browser at a table whose host (a script) set a 10 s turn clock, on a fake clock: the lobby says
+    it; past the clock on the friend's turn the page says an agent plays for them, and *I'm back* ends it."""
+    now = [0.0]
+    with live_server(clock=lambda: now[0]) as (url, app), httpx.Client(base_url=url, timeout=30) as http:
+        table = {"preset": "standard", "manches": 1, "seed": 9, "pace": 0, "name": "Ann", "turn_clock": 10}
+        created = http.post("/api/tables", json=table).json()
+        game_id, host_key = created["id"], {"X-Player-Key": created["key"]}
+        browser.set_window_size(1100, 900)
+        player = join_table(browser, f"{url}/#table={game_id}", "Bob")
+        lobby = wait(browser, lambda d: d.find_element(By.ID, "lobby-clock").text)
+        assert "Turn clock: 10 s (set by the host)" in lobby
+        assert (
+            http.post(f"/api/tables/{game_id}/start", json={"agent": "heuristic-1"}, headers=host_key).status_code
+            == 200
+        )
+        store = app.state.store
+        deadline = time.monotonic() + 60
+        while store.sessions[game_id].game.current_player != player or not browser.execute_script(
+            "return ui.game.legal.length"
+        ):
+            assert time.monotonic() < deadline, "the friend's turn did not come"
+            view = http.get(f"/api/games/{game_id}", headers=host_key).json()
+            if view["legal"]:
+                http.post(f"/api/games/{game_id}/move", json=first_move(view), headers=host_key)
+            time.sleep(0.02)
+        assert not browser.find_element(By.ID, "away-note").is_displayed()
+        now[0] += 11  # the friend's page is open, polling, but they do not play
+        note = wait(
+            browser, lambda d: d.find_element(By.ID, "away-note").is_displayed() and d.find_element(By.ID, "away-note")
+        )
+        assert "did not play within the turn clock (10 s)" in note.text
+        assert store.sessions[game_id].seats[player].idle
+        browser.find_element(By.ID, "im-back").click()
+        wait(browser, lambda d: not d.find_element(By.ID, "away-note").is_displayed())
+        assert not store.sessions[game_id].seats[player].idle

@@ -68,6 +68,18 @@ def play_table(people: list[Person], timeout: float = 120) -> dict:
         time.sleep(0.002)
 
 
+def wait_for_turn(person: Person, other: Person) -> dict:
+    """``person``'s view once it is their turn (or the game is over), ``other`` playing their own turns meanwhile."""
+    deadline = time.monotonic() + 30
+    while (view := person.view())["legal"] == [] and not view["over"]:
+        assert time.monotonic() < deadline
+        other_view = other.view()
+        if other_view["legal"]:
+            other.request("POST", f"/api/games/{other.game_id}/move", json=first_move(other_view))
+        time.sleep(0.005)
+    return view
+
+
 def test_four_friends_and_four_agents_at_eight_players():
     with TestClient(create_app()) as client:
         people = open_table(client, 4)
@@ -131,17 +143,7 @@ def test_a_stand_in_plays_for_the_away_until_they_return():
         host.request("POST", f"/api/tables/{game_id}/start", json={"agent": "heuristic-1"})
         store = client.app.state.store
 
-        def friend_to_act() -> dict:
-            deadline = time.monotonic() + 30
-            while (view := friend.view())["legal"] == [] and not view["over"]:
-                assert time.monotonic() < deadline
-                host_view = host.view()
-                if host_view["legal"]:
-                    host.request("POST", f"/api/games/{game_id}/move", json=first_move(host_view))
-                time.sleep(0.005)
-            return view
-
-        waiting = friend_to_act()
+        waiting = wait_for_turn(friend, host)
         time.sleep(0.2)
         assert store.sessions[game_id].version == waiting["version"]  # the game waits for the friend
         now[0] += games.DROP_AFTER + 1  # the friend is away; the host looks on
@@ -153,7 +155,7 @@ def test_a_stand_in_plays_for_the_away_until_they_return():
         seats = host.view()["friends"]["seats"]
         assert seats[friend.player]["away"] is True and seats[host.player]["away"] is False
         # The friend comes back through their link: their seat is theirs again.
-        back = friend_to_act()
+        back = wait_for_turn(friend, host)
         assert not back["friends"]["seats"][friend.player]["away"]
         time.sleep(0.2)
         assert store.sessions[game_id].version == back["version"] or back["over"]
@@ -227,3 +229,100 @@ def test_twenty_tables_at_once():
         print(f"\n20 tables of 8 (4 people each) played in {time.perf_counter() - started:.0f} s")
     assert all(f["over"] and f["error"] is None for f in finals)
     assert len({f["id"] for f in finals}) == 20
+
+
+def test_names_are_unique_at_the_table_and_never_the_page_s_own_labels():
+    with TestClient(create_app()) as client:
+        created = client.post("/api/tables", json={**TABLE, "preset": "standard", "name": "  Ann  "})
+        assert created.status_code == 201 and created.json()["names"] == {"0": "Ann"}
+        game_id = created.json()["id"]
+        join = f"/api/tables/{game_id}/join"
+        for name in (
+            "You",
+            "you",
+            "Ann (host)",
+            "Bob (host)",
+            "Bob — you",
+            "ann",
+            " ANN ",
+            "Änn",
+            "AS",
+            "10h",
+            "Président",
+            "president",
+            "Trou du cul",
+            "vice-trou",
+            "player 2",
+            "Player_3",
+            "heuristic-3",
+            "mc-4",
+            "",
+            "   ",
+            "x" * 25,
+            "Bob\u200b",
+        ):
+            response = client.post(join, json={"name": name})
+            assert response.status_code == 400, (name, response.text)
+            assert response.json()["error"].startswith('"name"'), response.text
+        lobby = client.post(join, json={"name": "Bob"})
+        assert lobby.status_code == 201, lobby.text
+        assert [s["name"] for s in lobby.json()["friends"]["seats"]] == ["Ann", "Bob", None, None]
+        assert client.post(join, json={"name": "bob"}).status_code == 400  # unique, case aside
+        assert client.post(join, json={"name": "Youssef"}).status_code == 201  # a word that merely starts so
+        # The host's own name is checked too.
+        assert client.post("/api/tables", json={**TABLE, "name": "You"}).status_code == 400
+
+
+def test_the_turn_clock_plays_for_a_person_who_does_not_act():
+    """A short clock (10 s, on a fake clock): the friend keeps looking at the table but does not play; past the
+    clock the stand-in plays that turn and the friend is marked away (everyone sees it) and played for until
+    they act again (``/back``); then the table waits for them again."""
+    now = [0.0]
+    with TestClient(create_app(clock=lambda: now[0])) as client:
+        bounds = client.get("/api/options").json()["limits"]
+        assert bounds["turn_clock_s"] == [10, 600] and bounds["turn_clock_default_s"] == 60
+        for clock in (5, 601, "60", True, None):
+            refused = client.post("/api/tables", json={**TABLE, "name": "Ann", "turn_clock": clock})
+            assert refused.status_code == 400 and "turn_clock" in refused.json()["error"], clock
+        default = client.post("/api/tables", json={**TABLE, "name": "Ann"}).json()
+        assert default["friends"]["turn_clock"] == 60
+        host, friend = open_table(client, 2, {**TABLE, "preset": "standard", "seed": 9, "turn_clock": 10})
+        game_id = host.game_id
+        assert friend.view()["friends"]["turn_clock"] == 10  # everyone sees the host's clock in the lobby
+        host.request("POST", f"/api/tables/{game_id}/start", json={"agent": "heuristic-1"})
+        store = client.app.state.store
+
+        def settled(version: int) -> bool:
+            time.sleep(0.2)
+            return store.sessions[game_id].version == version
+
+        waiting = wait_for_turn(friend, host)
+        assert 9 <= waiting["friends"]["turn_left"] <= 10
+        now[0] += 9  # within the clock: the table waits, though the friend only looks
+        assert friend.view()["version"] == waiting["version"] and settled(waiting["version"])
+        now[0] += 2  # past it: the stand-in plays this turn, and the friend is away
+        deadline = time.monotonic() + 30
+        while store.sessions[game_id].version == waiting["version"]:
+            assert time.monotonic() < deadline, "no stand-in played when the turn clock ran out"
+            friend.view()
+            time.sleep(0.01)
+        seat = host.view()["friends"]["seats"][friend.player]
+        assert seat["away"] and seat["idle"]
+        # Away, the friend's next turn is the stand-in's at once (the fake clock stands still), though they look on.
+        session = store.sessions[game_id]
+        version = session.version
+        deadline = time.monotonic() + 30
+        while not any(e.player == friend.player for e in session.game.events[version:]) and not session.over:
+            assert time.monotonic() < deadline, "the table waited for a person marked away"
+            friend.view()
+            host_view = host.view()
+            if host_view["legal"]:
+                host.request("POST", f"/api/games/{game_id}/move", json=first_move(host_view))
+            time.sleep(0.005)
+        assert not session.over  # the deal of seed 9 leaves the friend turns to play after the back
+        # Back: the table waits for them again, with a fresh clock.
+        back = friend.request("POST", f"/api/games/{game_id}/back", json={})
+        assert back.status_code == 200 and not back.json()["friends"]["seats"][friend.player]["away"]
+        waiting = wait_for_turn(friend, host)
+        assert not waiting["over"] and settled(waiting["version"]) and waiting["friends"]["turn_left"] == 10
+        assert friend.request("POST", f"/api/games/{game_id}/move", json=first_move(waiting)).status_code == 200

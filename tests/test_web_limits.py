@@ -69,6 +69,11 @@ def test_options_list_every_limit(client):
         "page_frames": 100,
         "page_log": 500,
         "max_loading": 4,
+        "max_games_per_client": 20,
+        "create_burst": 20,
+        "create_every_s": 3.0,
+        "turn_clock_s": [10, 600],
+        "turn_clock_default_s": 60,
     }
 
 
@@ -93,7 +98,7 @@ def test_pasted_yaml_meets_the_same_limits_as_the_form(client):
     # YAML that is not a mapping is refused; a file name pasted as YAML is text, never opened.
     for text in ("- 1\n- 2", "configs/rules/party.yaml", "pyproject.toml"):
         response = client.post("/api/rules", json={"yaml": text})
-        assert response.status_code == 400 and "mapping of rules fields" in response.json()["error"]
+        assert response.status_code == 400 and "must be a mapping of field names" in response.json()["error"]
     # Characters and bytes.
     assert client.post("/api/rules", json={"yaml": "#" * 20_001}).status_code == 400
     assert client.post("/api/rules", content="x" * 64_001).status_code == 413
@@ -229,7 +234,7 @@ def test_learned_agents_are_loaded_once_and_each_game_gets_its_own_seed(client):
         client.post("/api/games", json={**SETUP, "seed": seed, "seats": ["human", name, name, "random"]}).json()["id"]
         for seed in (1, 2)
     ]
-    assert len(store.cache._learned) == 1
+    assert list(store.cache._networks) == [name]
     a, b = (store.sessions[i].agents[1] for i in ids)
     assert a is not b and a._trunk is b._trunk  # the weights are shared, the agents are not
     assert a.rng.bit_generator.state != b.rng.bit_generator.state

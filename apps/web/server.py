@@ -15,17 +15,22 @@ the client polls it (see ``docs/web.md`` for the API and why polling):
 ``POST /api/games/{id}/move``               play mode: ``{"version", "move": "play"|"pass"|"give", "cards"}``
 ``POST /api/games/{id}/hint``               play mode, your turn: what the strongest quick agent would play
 ``POST /api/games/{id}/pace``               ``{"pace": seconds, "paused": bool}``
+``POST /api/games/{id}/back``               a table for friends: "I am back" (the turn clock had run out)
 ``GET  /api/games/{id}/replay``             the game as a replay (play mode: once the game is over)
 ``DELETE /api/games/{id}``                  drop the game
 ``POST /api/replays``                       a replay file -> a replay game to step through (checked in the background)
-``POST /api/tables``                        a table for friends -> its host's view and ``key``
+``POST /api/tables``                        a table for friends (``"name"``, ``"turn_clock"``) -> its host's view
+                                            and ``key``
 ``POST /api/tables/{id}/join``              ``{"name"}`` -> a new seat's view and ``key``
 ``POST /api/tables/{id}/start``             the host starts: ``{"agent"}`` for the empty seats
 ==========================================  ====================================================
 
 Every bad request is answered 4xx with ``{"error": reason}`` and changes nothing; every request does bounded
-work (the limits are in ``docs/web.md``). Ids and secrets are ``secrets.token_urlsafe(24)``: the id reads a
-watch game or a replay; a play game is read and played only with its player's secret (``X-Player-Key``).
+work, and one client (address) holds a bounded number of games and creates them at a bounded rate (the limits are
+in ``docs/web.md``). Ids and secrets are ``secrets.token_urlsafe(24)``: the id reads a watch game or a replay; a
+play game is read and played only with its player's secret, sent in the ``X-Player-Key`` header only (never in a
+URL). Every API request must come to the server by its own name (``Host``) and, from a browser, from its own page
+(``Origin``); a request body must be declared ``application/json`` (:func:`check_request`).
 """
 
 from __future__ import annotations
@@ -33,12 +38,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import json
+import math
 import os
+import socket
 import sys
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from president_env import agents as agent_registry
 from president_env.presets import PRESETS, preset_path, resolve_rules
@@ -46,17 +56,21 @@ from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
 from president_env.replay import Replay
 from president_env.rules import Rules
 from president_env.single import MAX_SEED
-from president_env.user_input import load_yaml
 
 from .games import (
+    CREATE_BURST,
+    CREATE_EVERY,
     HUMAN,
     MAX_LOADING,
     MAX_MANCHES,
     MAX_PACE,
+    MAX_PER_CLIENT,
     MAX_REPLAY_ACTIONS,
     MODES,
     PAGE_FRAMES,
     PAGE_LOG,
+    TURN_CLOCK,
+    TURN_CLOCK_RANGE,
     RequestError,
     Session,
     Store,
@@ -92,6 +106,11 @@ LIMITS = {
     "page_frames": PAGE_FRAMES,
     "page_log": PAGE_LOG,
     "max_loading": MAX_LOADING,
+    "max_games_per_client": MAX_PER_CLIENT,
+    "create_burst": CREATE_BURST,
+    "create_every_s": CREATE_EVERY,
+    "turn_clock_s": [*TURN_CLOCK_RANGE],
+    "turn_clock_default_s": TURN_CLOCK,
 }
 """Every limit of the web app (``GET /api/options`` sends them; ``docs/web.md`` explains them)."""
 
@@ -103,10 +122,9 @@ def load_rules_text(text: Any) -> Rules:
     if len(text) > MAX_YAML:
         raise RequestError(f"the rules YAML is {len(text)} characters; at most {MAX_YAML}")
     try:
-        data = load_yaml(text, "rules YAML")  # bounded: an alias bomb is refused, not expanded
-        if data is not None and not isinstance(data, dict):
-            raise ValueError(f"the rules YAML must be a mapping of rules fields, got {type(data).__name__}")
-        return resolve_rules({} if data is None else data)  # a mapping: never read as a file name
+        # The one door for a rules spec (bounded: an alias bomb is refused, not expanded). Text that holds a newline
+        # is YAML text to it, never a preset or a file name: the server never opens a file a client names.
+        return resolve_rules(text + "\n")
     except (TypeError, ValueError) as err:
         raise RequestError(str(err)) from None
 
@@ -137,13 +155,59 @@ def rules_of(body: dict) -> Rules:
     return within_limits(rules)
 
 
+def _host_name(authority: str) -> str:
+    """The host name of a ``Host`` header or a URL's authority: lower case, without the port or IPv6 brackets."""
+    host = authority.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def check_request(request: Request, hosts: Sequence[str] = ()) -> None:
+    """403 unless the request comes to this server by one of its own names and, from a browser, from its own page.
+
+    - ``Host`` must name the address the request came in on (``localhost`` too when that is a loopback address)
+      or one of ``hosts`` (``--allow-host``): a page that rebinds its own domain name to this server is refused;
+    - an ``Origin`` header, when a browser sends one, must be the server's own (same scheme-less authority as
+      ``Host``), and ``Sec-Fetch-Site`` must not say another site: a foreign page cannot create, join or act.
+      Clients that send no ``Origin`` (scripts, ``curl``) pass on ``Host`` alone.
+    """
+    authority = request.headers.get("host", "")
+    name = _host_name(authority)
+    own = {h.lower() for h in hosts}
+    server = request.scope.get("server")
+    if server:
+        address = str(server[0]).lower()
+        own.add(address)
+        with contextlib.suppress(ValueError):
+            if ipaddress.ip_address(address).is_loopback:
+                own.add("localhost")
+    if not name or name not in own:
+        raise RequestError(
+            f"this server does not answer to the host name {name[:60]!r} (president-web --allow-host NAME adds one)",
+            403,
+        )
+    origin = request.headers.get("origin")
+    if origin is not None:
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or parts.netloc.lower() != authority.strip().lower():
+            raise RequestError("requests from another site's page are refused", 403)
+    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        raise RequestError("requests from another site's page are refused", 403)
+
+
 async def read_body(request: Request, limit: int) -> bytes:
-    """The request's body, at most ``limit`` bytes (413 past it, read no further)."""
+    """The request's body, at most ``limit`` bytes (413 past it, read no further); a body must be declared
+    ``Content-Type: application/json`` (415 otherwise: a form or a ``text/plain`` post from another page)."""
     declared = request.headers.get("content-length")
     if declared is not None and not declared.isdigit():
         raise RequestError("bad Content-Length header")
     if declared is not None and int(declared) > limit:
         raise RequestError(f"the request body is larger than {limit} bytes", 413)
+    has_body = declared not in (None, "0") or "transfer-encoding" in request.headers
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if has_body and media_type != "application/json":
+        raise RequestError(f"the request body must be Content-Type: application/json, got {media_type[:60]!r}", 415)
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
@@ -196,9 +260,13 @@ if Starlette is not None:
             return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
-def create_app(store: Store | None = None, warm: bool = False, **store_options: Any) -> Starlette:
+def create_app(
+    store: Store | None = None, warm: bool = False, hosts: Sequence[str] = (), **store_options: Any
+) -> Starlette:
     """The ASGI app. ``store``: the game store (default a new one, ``store_options`` passed to it);
-    ``warm``: load the shipped learned agents at start-up, before serving (``president-web`` does)."""
+    ``warm``: load the shipped learned agents and the engine's kernels at start-up, before serving (``president-web``
+    does: :meth:`Store.warm`);
+    ``hosts``: names the server answers to besides the address a request came in on (:func:`check_request`)."""
     if Starlette is None:
         raise RuntimeError('president-web needs Starlette and uvicorn: pip install "president-env[web]"')
     executor = None
@@ -207,11 +275,13 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         store = Store(executor, **store_options)
 
     def error(err: RequestError) -> JSONResponse:
-        return AsciiJSONResponse({"error": str(err)}, status_code=err.status)
+        headers = None if err.retry_after is None else {"Retry-After": str(math.ceil(err.retry_after))}
+        return AsciiJSONResponse({"error": str(err)}, status_code=err.status, headers=headers)
 
     def handle(function):
         async def endpoint(request: Request) -> Response:
             try:
+                check_request(request, hosts)
                 return await function(request)
             except RequestError as err:
                 return error(err)
@@ -249,36 +319,42 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         )
 
     def play_session(request: Request) -> tuple[Session, int | None]:
-        """The game of the request and the player whose secret it carries (header ``X-Player-Key``, or ``?key=``
-        for the replay's download link); a play game is read and played only with a secret (403)."""
+        """The game of the request and the player whose secret it carries (the header ``X-Player-Key``: never a
+        URL, which browsers show, save in their history and send on as a referrer); a play game is read and
+        played only with a secret (403)."""
         session = store.get(request.path_params["game_id"])
         if session.mode != "play":
             return session, None
-        return session, store.player_of(session, request.headers.get("x-player-key") or request.query_params.get("key"))
+        return session, store.player_of(session, request.headers.get("x-player-key"))
+
+    def client_of(request: Request) -> str:
+        """The client's address: what the limits per client count by."""
+        return request.client.host if request.client is not None else ""
 
     def player_out(session: Session, me: int | None, since: int = 0, limit: int = PAGE_FRAMES) -> dict[str, Any]:
         return view_of(session, since, limit, me, store.clock())
 
     async def hint(request: Request) -> Response:
+        await read_body(request, MAX_BODY)  # none needed; one sent must be JSON, as for every other request
         session, me = play_session(request)
         if me is None:
             raise RequestError("hints are for play games", 409)
         return AsciiJSONResponse(await store.hint(session, me))
-
-    def player_name(body: dict) -> str:
-        name = body.get("name", "")
-        if not isinstance(name, str) or not 1 <= len(name.strip()) <= 24 or not name.isprintable():
-            raise RequestError('"name": the name the others will see, 1 to 24 printable characters')
-        return name.strip()
 
     async def new_table(request: Request) -> Response:
         body = await read_json(request)
         if not isinstance(body, dict):
             raise RequestError("the body must be a JSON object")
         rules = rules_of(body)
-        name = player_name(body)
         seed = _int(body, "seed", 0, MAX_SEED)
-        session, key = store.create_table(rules, name, seed=seed, pace=_pace(body, 0.6))
+        session, key = store.create_table(
+            rules,
+            body.get("name", ""),
+            seed=seed,
+            pace=_pace(body, 0.6),
+            turn_clock=body.get("turn_clock", TURN_CLOCK),
+            client=client_of(request),
+        )
         return AsciiJSONResponse({**player_out(session, 0), "key": key}, status_code=201)
 
     async def join_table(request: Request) -> Response:
@@ -286,8 +362,17 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         body = await read_json(request)
         if not isinstance(body, dict):
             raise RequestError("the body must be a JSON object")
-        key = store.join_table(session, player_name(body))
+        key = store.join_table(session, body.get("name", ""))
         return AsciiJSONResponse({**player_out(session, session.keys[key]), "key": key}, status_code=201)
+
+    async def come_back(request: Request) -> Response:
+        await read_body(request, MAX_BODY)  # none needed; one sent must be JSON, as for every other request
+        session, me = play_session(request)
+        if me is None or not session.friends:
+            raise RequestError("coming back is for a person at a table for friends", 409)
+        store.back(session, me)
+        store.start_agents(session)
+        return AsciiJSONResponse(player_out(session, me))
 
     async def start_table(request: Request) -> Response:
         session, me = play_session(request)
@@ -318,7 +403,7 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
             raise RequestError("watch mode has agents at every seat")
         seed = _int(body, "seed", 0, MAX_SEED)
         pace = _pace(body, 0.6)
-        session = await store.create(mode, rules, seats, human=human, seed=seed, pace=pace)
+        session = await store.create(mode, rules, seats, human=human, seed=seed, pace=pace, client=client_of(request))
         store.start_agents(session)
         out = view_of(session)
         if session.keys:
@@ -344,6 +429,8 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         action, cards = human_action(session, body, me)
         since = _int(body, "since", 0, 10**9, 0)  # checked before the move is made
         store.apply(session, action, cards=cards)
+        if session.friends:
+            store.back(session, me)  # they act: no longer away
         store.start_agents(session)
         return AsciiJSONResponse(player_out(session, me, since))
 
@@ -372,6 +459,7 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         return Response(text, media_type="application/json", headers=headers)
 
     async def delete_game(request: Request) -> Response:
+        await read_body(request, MAX_BODY)  # none needed; one sent must be JSON, as for every other request
         session, me = play_session(request)
         if session.friends and not session.seats[me].host:
             raise RequestError("only the host closes the table", 403)
@@ -380,7 +468,8 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
 
     async def post_replay(request: Request) -> Response:
         raw = await read_body(request, MAX_REPLAY_BYTES)
-        session = await store.open_replay(raw)  # parsed and checked in the replay thread, a chunk at a time
+        # Parsed and checked in the replay thread, a chunk at a time.
+        session = await store.open_replay(raw, client_of(request))
         return AsciiJSONResponse(view_of(session), status_code=201)
 
     async def janitor() -> None:
@@ -392,7 +481,7 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
     async def lifespan(app: Starlette):
         task = asyncio.get_running_loop().create_task(janitor())
         if warm:  # before the first request: importing torch would hold the interpreter for a second at a time
-            await asyncio.get_running_loop().run_in_executor(store.loader, store.cache.warm)
+            await asyncio.get_running_loop().run_in_executor(store.loader, store.warm)
         try:
             yield
         finally:
@@ -412,6 +501,7 @@ def create_app(store: Store | None = None, warm: bool = False, **store_options: 
         Route("/api/games/{game_id}/pace", handle(set_pace), methods=["POST"]),
         Route("/api/games/{game_id}/replay", handle(get_replay), methods=["GET"]),
         Route("/api/games/{game_id}/hint", handle(hint), methods=["POST"]),
+        Route("/api/games/{game_id}/back", handle(come_back), methods=["POST"]),
         Route("/api/tables", handle(new_table), methods=["POST"]),
         Route("/api/tables/{game_id}/join", handle(join_table), methods=["POST"]),
         Route("/api/tables/{game_id}/start", handle(start_table), methods=["POST"]),
@@ -433,6 +523,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
     parser.add_argument("--idle-ttl", type=float, default=1800.0, help="seconds before an idle game is dropped")
     parser.add_argument("--max-games", type=int, default=200, help="games held at once (default: %(default)s)")
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the server is reached by, besides its addresses, localhost and this machine's name "
+        "(repeatable)",
+    )
     return parser
 
 
@@ -452,7 +550,10 @@ def main(argv: list[str] | None = None) -> int:
     if Starlette is None:
         print('president-web: error: needs Starlette and uvicorn: pip install "president-env[web]"', file=sys.stderr)
         return 2
-    app = create_app(warm=True, idle_ttl=args.idle_ttl, max_games=args.max_games)
+    hosts = [*args.allow_host, socket.gethostname(), f"{socket.gethostname()}.local"]  # this machine's own names
+    if args.host not in ("0.0.0.0", "::", ""):
+        hosts.append(args.host.strip("[]"))
+    app = create_app(warm=True, hosts=hosts, idle_ttl=args.idle_ttl, max_games=args.max_games)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"president-web: serving on http://{host}:{args.port}/ (Ctrl-C to stop)", flush=True)
     try:

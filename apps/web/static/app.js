@@ -109,6 +109,8 @@ async function init() {
   $("continue").addEventListener("click", closeSummary);
   $("join-button").addEventListener("click", joinTable);
   $("table-start").addEventListener("click", startTable);
+  $("im-back").addEventListener("click", comeBack);
+  $("download").addEventListener("click", saveReplay);
   $("pace").addEventListener("change", setPace);
   $("paused").addEventListener("change", setPace);
   $("first").addEventListener("click", () => stepTo(0));
@@ -162,6 +164,7 @@ function drawSeats() {
   seat.value = chosen;
   $("seat-label").classList.toggle("hidden", mode() !== "play");
   $("name-label").classList.toggle("hidden", mode() !== "friends");
+  $("clock-label").classList.toggle("hidden", mode() !== "friends");
   const box = $("seats");
   box.classList.toggle("hidden", mode() === "friends");
   const previous = Array.from(box.querySelectorAll("select")).map((s) => s.value);
@@ -185,7 +188,7 @@ async function startGame() {
   if (yaml) body.yaml = yaml; else body.preset = $("preset").value;
   if (m === "play") body.human = human;
   if ($("seed").value !== "") body.seed = Number($("seed").value);
-  if (m === "friends") { delete body.mode; delete body.seats; body.name = $("my-name").value; }
+  if (m === "friends") { delete body.mode; delete body.seats; body.name = $("my-name").value; body.turn_clock = Number($("turn-clock").value); }
   try {
     const data = await api("POST", m === "friends" ? "/api/tables" : "/api/games", body);
     if (data.key) localStorage.setItem(`president-key-${data.id}`, data.key);
@@ -327,6 +330,7 @@ function renderLobby(g) {
   $("lobby-seats").replaceChildren(...f.seats.map((s) => el("li", {},
     s.name ? `${s.name}${s.host ? " (host)" : ""}${s.you ? " — you" : ""}` : "empty: an agent will play")));
   const host = f.host === g.human;
+  $("lobby-clock").textContent = `Turn clock: ${f.turn_clock} s (set by the host). Whoever has not played within it is played for by the agent for that turn, and marked away until they act again.`;
   $("lobby-host").classList.toggle("hidden", !host);
   $("lobby-wait").classList.toggle("hidden", host);
   // The agents offered are those that can play this table's rules (after a reload the setup shows its own).
@@ -350,6 +354,37 @@ async function rulesOfGame(g) {
     ui.gameRules = { id: g.id, data: await api("POST", "/api/rules", { yaml: JSON.stringify(g.rules) }) };
   }
   return ui.gameRules.data;
+}
+
+function renderAway(g) {
+  // A table for friends: the turn clock ran out on your turn, so an agent plays for you until you act again.
+  const me = g.friends && g.friends.started ? g.friends.seats[g.human] : null;
+  $("away-note").classList.toggle("hidden", !(me && me.idle) || g.over);
+  if (me && me.idle) $("away-text").textContent = `You did not play within the turn clock (${g.friends.turn_clock} s): an agent plays for you until you are back.`;
+}
+
+async function comeBack() {
+  const g = ui.game;
+  try {
+    absorb(await api("POST", `/api/games/${g.id}/back`, {}));
+    render();
+    schedule();
+  } catch (err) { $("status").textContent = err.message; }
+}
+
+async function saveReplay(event) {
+  // The replay is fetched with the secret in its header, then saved from memory: no URL ever holds the secret.
+  event.preventDefault();
+  const g = ui.game;
+  try {
+    const replay = await api("GET", `/api/games/${g.id}/replay`);
+    const url = URL.createObjectURL(new Blob([JSON.stringify(replay)], { type: "application/json" }));
+    const link = el("a", { href: url, download: `president-${g.id.slice(0, 8)}.json` });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  } catch (err) { $("status").textContent = `Replay not saved: ${err.message}`; }
 }
 
 function showSetup() {
@@ -416,7 +451,6 @@ function openGame(data) {
   $("pace").parentElement.classList.toggle("hidden", !setsPace);
   $("paused").parentElement.classList.toggle("hidden", !setsPace);
   $("paused").checked = Boolean(data.paused);
-  $("download").href = `/api/games/${data.id}/replay${ui.key ? "?key=" + encodeURIComponent(ui.key) : ""}`;
   absorb(data);
   render();
   schedule();
@@ -557,7 +591,7 @@ async function askHint() {
 function render() {
   const g = ui.game;
   if (!g || !g.mode) return;
-  if (g.mode === "play") renderPlay(); else renderFrame();
+  if (g.mode === "play") { renderPlay(); renderAway(g); } else renderFrame();
   renderResults(g.mode === "play" ? g.results : (ui.frames[ui.frame] || {}).results || [], g);
   noteGame(g);
 }
