@@ -98,7 +98,7 @@ def test_pasted_yaml_meets_the_same_limits_as_the_form(client):
     # YAML that is not a mapping is refused; a file name pasted as YAML is text, never opened.
     for text in ("- 1\n- 2", "configs/rules/party.yaml", "pyproject.toml"):
         response = client.post("/api/rules", json={"yaml": text})
-        assert response.status_code == 400 and "must be a mapping of field names" in response.json()["error"]
+        assert response.status_code == 400 and "is not a mapping of rules fields" in response.json()["error"]
     # Characters and bytes.
     assert client.post("/api/rules", json={"yaml": "#" * 20_001}).status_code == 400
     assert client.post("/api/rules", content="x" * 64_001).status_code == 413
