@@ -294,7 +294,16 @@ def check_name(name: Any, checkpoints: bool = True) -> str:
     if key in _FACTORIES or (checkpoints and is_file(key)):
         return key
     paths = " (or a checkpoint file path)" if checkpoints else ""
+    if checkpoints and _looks_like_path(key):  # meant as a file: say what is wrong with the file
+        what = "not a file" if os.path.isdir(key) else "no such file"
+        shown = repr(key) if len(key) <= 200 else repr(key[:200]) + "..."
+        raise ValueError(f"{what}: {shown} (an agent is a registered name or a checkpoint file path)")
     raise ValueError(f"unknown agent {short_repr(key)}; known agents: {', '.join(names())}{paths}")
+
+
+def _looks_like_path(name: str) -> bool:
+    """Whether an agent name is meant as a file: it names a folder or has a checkpoint's suffix."""
+    return "/" in name or os.sep in name or name.endswith((".pt", ".pth"))
 
 
 def _load_checkpoint(path: str, rules: Rules, seed: Any) -> Any:

@@ -14,7 +14,6 @@ A repository maintenance script: it is not part of the installed package.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 from president_env.agents.checkpoint import CheckpointError, export_policy, load_checkpoint
 from president_env.agents.universal import build_universal, load_universal
 from president_env.presets import PRESETS, load_preset
+from president_env.user_input import ArgumentParser
 from president_env.vec_game import VecGame
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,14 +67,14 @@ def export(source: Path, out: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("source", type=Path, help="checkpoint.pt or policy.pt of a universal training run")
     parser.add_argument("--out", type=Path, default=SHIPPED, help="where to write it (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         info = export(args.source, args.out)
     except (ValueError, OSError) as err:
-        parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
+        parser.error(str(err))
     evaluation = ""
     if info["advantage"] is not None:
         evaluation = f"; last training evaluation vs heuristic-3 {info['advantage']:+.2f} ± {info['advantage_ci']:.2f}"

@@ -16,17 +16,16 @@ during training exits 130.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
 
-from president_env.user_input import check_writable_dir, short_repr
+from president_env.user_input import ArgumentParser, check_writable_dir, short_repr
 
 
-def parser() -> argparse.ArgumentParser:
+def parser() -> ArgumentParser:
     """The arguments of ``president-train``."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="president-train", description="Masked PPO self-play on the batched engine (president_env.training)."
     )
     parser.add_argument("--config", help="a YAML file of configs/train/ (default: the built-in defaults)")

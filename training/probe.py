@@ -28,7 +28,6 @@ tournament), ``OUT/zero_control/`` (the control's) and ``OUT/probe.json``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -43,7 +42,7 @@ from president_env.evaluation.tournament import evaluate
 from president_env.presets import PRESETS, resolve_rules
 from president_env.registry import check_name
 from president_env.rules import Rules
-from president_env.user_input import check_writable_dir
+from president_env.user_input import ArgumentParser, check_writable_dir
 
 from .config import TRAIN_CONFIGS, RunSeeds, load_config
 from .ppo_selfplay import Run, Trainer
@@ -234,7 +233,7 @@ def target_steps(target: str) -> int | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m president_env.training.probe", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
