@@ -213,6 +213,40 @@ def test_mean_ci_on_a_hand_made_example():
     assert math.isnan(mean_ci([2.0]).ci) and mean_ci([2.0]).mean == 2
 
 
+def test_a_rate_interval_is_cut_to_its_range():
+    estimate = mean_ci([0.0, 1.0], bounds=(0.0, 1.0))  # 0.5 ± 6.35: a t interval on two groups
+    assert estimate.ci > 1 and estimate.clipped
+    assert (estimate.low, estimate.high) == (0.0, 1.0)
+    assert not mean_ci([0.4, 0.5, 0.6], bounds=(0.0, 1.0)).clipped
+    unbounded = mean_ci([0.0, 1.0])
+    assert unbounded.low == 0.5 - unbounded.ci and not unbounded.clipped
+
+
+def test_rates_of_a_tiny_tournament_never_report_an_interval_past_0_or_100_percent():
+    result = quiet(["random", LowestPlay(pe.Rules())], n_deals=2)
+    rows = table_rows(result.to_markdown())[1:3]
+    assert [row[0] for row in rows] == ["random", "lowest-play"]
+    cells = [cell for row in rows for cell in (row[4], row[6], row[7])]  # matches won %, président %, trou %
+    assert any("[" in cell for cell in cells), cells  # two groups: some t interval passes a bound, and is cut
+    for cell in cells:
+        low, high = _interval(cell)
+        assert 0.0 <= low <= high <= 100.0, cell
+    for name, summary in result.summary.items():
+        for stat in ("won", "president", "trou"):
+            mean, ci = summary[stat], summary[f"{stat}_ci"]
+            low, high = summary.get(f"{stat}_interval", [mean - ci, mean + ci])
+            assert 0.0 <= low <= high <= 1.0, (name, stat, summary)
+
+
+def _interval(cell: str) -> tuple[float, float]:
+    """The ends of a Markdown cell ``"mean ± ci"`` or ``"mean [low, high]"``."""
+    if "[" in cell:
+        low, high = cell.split("[")[1].rstrip("]").split(",")
+        return float(low), float(high)
+    mean, _, ci = cell.partition(" ± ")
+    return float(mean) - float(ci or 0), float(mean) + float(ci or 0)
+
+
 # Two-sided 95 % quantiles t(0.975, df) of Student's t as published (NIST/SEMATECH e-Handbook of Statistical
 # Methods, table 1.3.6.7.2, to 3 decimals; df -> infinity: the normal quantile 1.959964).
 PUBLISHED_T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 5: 2.571, 10: 2.228, 20: 2.086, 30: 2.042, 50: 2.009, 100: 1.984}
