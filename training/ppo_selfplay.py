@@ -156,6 +156,7 @@ class Run:
         budget = self.config.budget
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.write_config()
+        started_at = self.update
         with RunLog(self.out_dir, budget, self.global_step, resumed_at=self.update, progress=self.progress) as log:
             while self.budget_spent() is None and not (self.out_dir / STOP_FILE).exists():
                 try:
@@ -173,8 +174,10 @@ class Run:
                 log.record(self.progress_record(), stats, self.steps_per_update, self.last_eval)
                 if budget.checkpoint_every and self.update % budget.checkpoint_every == 0:
                     self.checkpoint()
-            if budget.eval_every and (not self.last_eval or self.update % budget.eval_every):
-                self.last_eval = self.evaluate()  # the learning curve's last point
+            # the learning curve's last point, once: a finished run resumed with nothing to train has it already
+            final_missing = not self.last_eval or (self.update % budget.eval_every and self.update > started_at)
+            if budget.eval_every and final_missing:
+                self.last_eval = self.evaluate()
                 log.record_final(self.progress_record(), self.last_eval)
         self.checkpoint()
         export_policy(self.out_dir / "checkpoint.pt", self.out_dir / "policy.pt")
