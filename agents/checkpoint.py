@@ -23,6 +23,12 @@
 ``greedy``     optional bool: whether the agent acts greedily by default (default True)
 =============  =========================================================================
 
+**Bounded: loading costs at most what the file holds.** A file above :data:`MAX_CHECKPOINT_BYTES`, a compressed
+zip entry (``torch.save`` never compresses; a deflated tensor of zeros turns 2 MB into gigabytes) or a pickle above
+:data:`MAX_PICKLE_BYTES` is refused before anything is read; the tensors are mapped from the file while the
+structure and the network spec are checked, and copied only then. A tensor whose shape does not fit the network
+is refused by the network (``load_state_dict``) before it is used.
+
 **Safety rule: a checkpoint is data, never code.** Files are read with
 ``torch.load(..., weights_only=True)`` and nothing else: the restricted unpickler accepts
 tensors, numbers, strings, lists, tuples and dicts, and refuses any other object before it
@@ -38,12 +44,14 @@ This module knows the file, not the network: :mod:`.torch_policy` builds the net
 from __future__ import annotations
 
 import contextlib
+import copy
 import numbers
 import os
 import pickle
 import stat
 import tempfile
 import warnings
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -67,6 +75,13 @@ MAX_WIDTH = 4096
 MAX_PARAMETERS = 20_000_000
 """Bounds of a network spec (the largest table needs 343 inputs and 127 actions; the shipped nets have 0.6 M
 parameters): a crafted spec is refused before any memory is allocated for it."""
+
+
+MAX_CHECKPOINT_BYTES = 512 * 2**20
+"""Largest checkpoint file read (a full training checkpoint of the largest network the bounds allow, with its
+optimizer, stays under it; the shipped policies have under 3 MB)."""
+MAX_PICKLE_BYTES = 64 * 2**20
+"""Largest pickled structure (``data.pkl``) a checkpoint may hold; the tensors are stored beside it."""
 
 
 class CheckpointError(ValueError):
@@ -181,11 +196,13 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[
         raise CheckpointError(f"{where}: no such file")
     if not os.path.isfile(path):
         raise CheckpointError(f"{where}: not a file")
+    archive = _check_archive(path, where)
     try:
         with warnings.catch_warnings():
             # Plain pickles of protocol > 2 warn before being refused; the refusal says all there is.
             warnings.filterwarnings("ignore", message="Detected pickle protocol")
-            data = torch.load(path, map_location=map_location, weights_only=True)
+            # A torch archive is mapped, not read: a tensor costs memory only once it is checked and copied.
+            data = torch.load(path, map_location=map_location, weights_only=True, mmap=archive)
     except pickle.UnpicklingError as err:
         reason = _reason(err)
         if "Unsupported global" in reason:
@@ -220,7 +237,36 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[
         check_network_spec(data["network"])
     except ValueError as err:
         raise CheckpointError(f"{where}: network: {err}") from None
-    return data
+    # Checked: now copied out of the mapped file (views keep sharing their storage, so this costs what the
+    # file holds), so that a later change to the file cannot reach the tensors.
+    return copy.deepcopy(data) if archive else data
+
+
+def _check_archive(path: str | os.PathLike, where: str) -> bool:
+    """Whether ``path`` is a torch zip archive (``torch.save``'s format), checked to cost at most its size when
+    loaded: :class:`CheckpointError` for a file above :data:`MAX_CHECKPOINT_BYTES`, a compressed entry
+    (``torch.save`` stores every entry as is; a compressed one could inflate without bound: a 2 MB file to
+    gigabytes) or a pickle above :data:`MAX_PICKLE_BYTES`. Any other file is left to the safe loader to refuse."""
+    size = os.path.getsize(path)
+    if size > MAX_CHECKPOINT_BYTES:
+        raise CheckpointError(f"{where}: {size:,} bytes; a checkpoint has at most {MAX_CHECKPOINT_BYTES:,}")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return False
+    packed = [entry for entry in entries if entry.compress_type != zipfile.ZIP_STORED]
+    if packed:
+        raise CheckpointError(
+            f"{where}: refused: it holds compressed entries ({sum(e.file_size for e in packed):,} bytes once "
+            "inflated); torch.save stores every entry as is, and a compressed one could inflate without bound"
+        )
+    for entry in entries:
+        if entry.filename.endswith("data.pkl") and entry.file_size > MAX_PICKLE_BYTES:
+            raise CheckpointError(
+                f"{where}: its pickled structure has {entry.file_size:,} bytes; at most {MAX_PICKLE_BYTES:,} are read"
+            )
+    return True
 
 
 def checkpoint_rules(checkpoint: Mapping[str, Any]) -> Rules:
@@ -241,6 +287,8 @@ __all__ = [
     "CHECKPOINT_FORMAT",
     "CHECKPOINT_VERSION",
     "EXPORT_KEYS",
+    "MAX_CHECKPOINT_BYTES",
+    "MAX_PICKLE_BYTES",
     "REQUIRED_KEYS",
     "CheckpointError",
     "check_network_spec",
