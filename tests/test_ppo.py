@@ -313,3 +313,45 @@ def test_resuming_a_finished_run_adds_no_metrics_record_and_the_bar_stops_at_100
     assert [json.loads(line)["update"] for line in lines] == [1, 2, 2]  # the final evaluation adds to update 2
     assert main(["--resume", str(tmp_path / "checkpoint.pt"), "--no-progress"]) == 0
     assert (tmp_path / "metrics.jsonl").read_text().splitlines() == lines
+
+
+def cut_games(games: dict) -> None:
+    games.update({name: value[:1] for name, value in games.items()})
+
+
+CRAFTED = {
+    "negative steps": (lambda c: c["progress"].update(global_step=-5), "progress.global_step must be an integer >= 0"),
+    "NaN elapsed": (lambda c: c["progress"].update(elapsed_s=float("nan")), "progress.elapsed_s must be a finite"),
+    "progress a list": (lambda c: c.update(progress=[1, 2]), "progress must be a dict"),
+    "rules a string": (lambda c: c.update(rules="standard"), "rules must be a dict"),
+    "rng of the wrong size": (lambda c: c["rng"].update(learn=torch.zeros(3, dtype=torch.uint8)), "rng.learn"),
+    "optimizer without state": (lambda c: c["optimizer"].pop("state"), "optimizer must be an optimizer state"),
+    "shards a dict": (lambda c: c["trainer"].update(shards={"a": 1}), "trainer.shards must be a list"),
+    "three shards": (lambda c: c["trainer"].update(shards=c["trainer"]["shards"] * 3), "3 shard states"),
+    "a model tensor reshaped": (
+        lambda c: c["model"].update({k: v.reshape(-1) for k, v in list(c["model"].items())[:1]}),
+        "does not match its config",
+    ),
+    "a shard's games cut": (
+        lambda c: cut_games(c["trainer"]["shards"][0]["game"]),
+        "does not match its config",
+    ),
+    "metrics text": (lambda c: c.update(metrics={"eval/advantage": "high"}), "metrics must map names to numbers"),
+}
+
+
+@pytest.mark.parametrize("kind", CRAFTED)
+def test_a_crafted_resume_checkpoint_is_one_line_and_leaves_the_run_folder_as_it_was(tmp_path, capsys, kind):
+    from president_env.agents.checkpoint import save_checkpoint
+
+    run = tmp_path / "run"
+    tiny_trainer(run, "budget.total_steps=256").train()
+    checkpoint = load_checkpoint(run / "checkpoint.pt")
+    change, message = CRAFTED[kind]
+    change(checkpoint)
+    save_checkpoint(run / "checkpoint.pt", checkpoint)
+    before = {path.name: path.read_bytes() for path in run.iterdir() if path.is_file()}
+    assert main(["--resume", str(run / "checkpoint.pt"), "--set", "budget.total_steps=512", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("president-train: error: ") and message in err, err
+    assert {path.name: path.read_bytes() for path in run.iterdir() if path.is_file()} == before
