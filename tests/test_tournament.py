@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -711,3 +712,54 @@ def test_president_eval_resume_continues_and_refuses_another_tournaments_folder(
     err = capsys.readouterr().err
     assert "holds the chunks of another tournament: its seed is 0, this one's 3" in err
     assert "Traceback" not in err and not (tmp_path / "c" / "versus.json").exists()
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux: read from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_the_workers_of_a_killed_tournament_end_within_seconds(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    argv = ["--agents", "heuristic-1", "--deals", "100000", "--chunk-deals", "8", "--workers", "2"]
+    code = f"from president_env.evaluation.cli import main; main({argv + ['--out', str(tmp_path), '--no-progress']!r})"
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers := _children(parent.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(workers) >= 2, "the pool did not start"
+        time.sleep(3)  # the workers import and play
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _alive(pid)], "workers outlived their killed parent by 5 s"
+    finally:
+        parent.kill()
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
