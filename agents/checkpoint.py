@@ -237,6 +237,8 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[
         check_network_spec(data["network"])
     except ValueError as err:
         raise CheckpointError(f"{where}: network: {err}") from None
+    if not isinstance(data.get("greedy", True), bool):
+        raise CheckpointError(f"{where}: greedy must be true or false, got {short_repr(data['greedy'])}")
     # Checked: now copied out of the mapped file (views keep sharing their storage, so this costs what the
     # file holds), so that a later change to the file cannot reach the tensors.
     return copy.deepcopy(data) if archive else data

@@ -273,14 +273,26 @@ def make(name: str | os.PathLike, rules: RulesSpec = None, seed: Any = None) -> 
             agents …) or the path of a checkpoint file (the first registered loader that accepts it).
         rules: a rules spec (``presets.resolve_rules``); default the standard game, or for an agent registered with
             ``own_rules`` the rules it was trained on.
-        seed: seed of the agent's generator (int or ``SeedSequence``).
+        seed: seed of the agent's generator (an integer >= 0, a ``SeedSequence`` or None); anything else is a
+            ``ValueError`` naming ``seed``.
     """
     key = check_name(name)
+    check_seed(seed)
     if key in _FACTORIES:
         if rules is None and key in _OWN_RULES:
             return _FACTORIES[key](None, seed)
         return _FACTORIES[key](resolve_rules(rules), seed)
     return _load_checkpoint(key, resolve_rules(rules), seed)
+
+
+def check_seed(seed: Any) -> None:
+    """``ValueError`` naming ``seed`` unless it seeds a ``numpy.random.Generator``: None, an integer >= 0 (not a
+    bool), a ``SeedSequence``, a bit generator or a generator."""
+    if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.BitGenerator, np.random.Generator)):
+        return
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+        return
+    raise ValueError(f"seed must be None, an integer >= 0 or a numpy SeedSequence, got {short_repr(seed)}")
 
 
 def check_name(name: Any, checkpoints: bool = True) -> str:

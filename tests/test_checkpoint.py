@@ -310,3 +310,10 @@ def test_a_compressed_checkpoint_costs_no_memory_through_the_command_lines(good,
     status, peak_mb = map(int, done.stdout.split())
     assert status == 2 and done.stderr.count("\n") == 1 and "holds compressed entries" in done.stderr, done.stderr
     assert peak_mb < 350, peak_mb  # the interpreter with torch: ~300 MB; inflated, the tensor alone is 400 MB
+
+
+@pytest.mark.parametrize("greedy", ["no", 0, 1.0])
+def test_greedy_must_be_a_boolean(good, greedy):
+    resave(good, greedy=greedy)
+    with pytest.raises(CheckpointError, match=f"greedy must be true or false, got {greedy!r}"):
+        agents.make(str(good))
