@@ -686,7 +686,7 @@ def _parser() -> ArgumentParser:
         "--opponents",
         default=DEFAULT_OPPONENT,
         help="comma-separated agents: one name for every other seat, or n_players - 1 names clockwise from your "
-        "left (random, heuristic-1..3, mc-4, mc-5, ppo-standard-4p, or a checkpoint path; default: %(default)s)",
+        f"left ({', '.join(agent_registry.names())}, or a checkpoint path; default: %(default)s)",
     )
     parser.add_argument("--rules", default="standard", help="rules preset name or YAML path (default: standard)")
     parser.add_argument("--manches", type=int, help="manches in the game (default: the rules' value)")

@@ -62,3 +62,14 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path: Path) -> None:
         failure = ANSI_ESCAPE.sub("", str(err))
     if failure is not None:  # failed outside the except block, so that the report holds the cell's error only
         pytest.fail(f"{path.name}: a cell raised\n{failure}", pytrace=False)
+
+
+def test_the_notebooks_extra_installs_every_jupyter_command_the_readme_uses() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    pyproject = tomllib.loads((NOTEBOOKS_DIR.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    extra = {re.split(r"[<>=\[]", spec)[0] for spec in pyproject["project"]["optional-dependencies"]["notebooks"]}
+    provider = {"execute": "nbclient", "nbconvert": "nbconvert", "lab": None}  # jupyterlab: installed on its own
+    used = set(re.findall(r"\bjupyter (\w+)", (NOTEBOOKS_DIR / "README.md").read_text(encoding="utf-8")))
+    assert used and used <= set(provider), used
+    assert {provider[command] for command in used} - {None} <= extra, extra
