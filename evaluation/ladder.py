@@ -138,6 +138,9 @@ def ladder_plot(steps: Sequence[StepResult], path: str | Path) -> None:
 
 def _step_json(step: StepResult) -> dict[str, Any]:
     data = asdict(step)
+    for key, value in vars(step).items():  # an estimate as {mean, ci, n}, the form ladder.json has always had
+        if isinstance(value, Estimate):
+            data[key] = {"mean": value.mean, "ci": value.ci, "n": value.n}
     data["significant"] = step.significant
     return data
 
