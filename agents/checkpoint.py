@@ -26,8 +26,9 @@
 **Bounded: loading costs at most what the file holds.** A file above :data:`MAX_CHECKPOINT_BYTES`, a compressed
 zip entry (``torch.save`` never compresses; a deflated tensor of zeros turns 2 MB into gigabytes) or a pickle above
 :data:`MAX_PICKLE_BYTES` is refused before anything is read; the tensors are mapped from the file while the
-structure and the network spec are checked, and copied only then. A tensor whose shape does not fit the network
-is refused by the network (``load_state_dict``) before it is used.
+structure, the network spec and the sizes (``model`` no larger than the spec's network, ``optimizer`` than Adam's
+state of it) are checked, and copied only then. A tensor whose shape does not fit the network is refused by the
+network (``load_state_dict``) before it is used.
 
 **Safety rule: a checkpoint is data, never code.** Files are read with
 ``torch.load(..., weights_only=True)`` and nothing else: the restricted unpickler accepts
@@ -88,8 +89,9 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be used: missing, corrupt, refused by the safe loader, or of the wrong shape."""
 
 
-def check_network_spec(spec: Any) -> None:
-    """``ValueError`` naming the field and its bound unless ``spec`` (``PolicyNet.spec()``) is a network of sane size.
+def check_network_spec(spec: Any) -> int:
+    """``ValueError`` naming the field and its bound unless ``spec`` (``PolicyNet.spec()``) is a network of sane size;
+    returns its number of parameters (for a universal network, a bound of it).
 
     Checked from the numbers alone, before anything is allocated: ``obs_dim`` 1..4096, ``num_actions`` 1..1024,
     ``hidden`` 1..8 layers of 1..4096 units, at most 20 M parameters in all. A universal network
@@ -120,6 +122,7 @@ def check_network_spec(spec: Any) -> None:
     parameters *= 2 if universal else 1  # the universal actor and critic are separate trunks
     if parameters > MAX_PARAMETERS:
         raise ValueError(f"the network has {parameters} parameters; at most {MAX_PARAMETERS} are allowed")
+    return parameters
 
 
 def _is_int(value: Any) -> bool:
@@ -234,14 +237,40 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[
     if missing:
         raise CheckpointError(f"{where}: missing required key(s) {', '.join(missing)}")
     try:
-        check_network_spec(data["network"])
+        parameters = check_network_spec(data["network"])
     except ValueError as err:
         raise CheckpointError(f"{where}: network: {err}") from None
+    _check_sizes(data, parameters, where)
     if not isinstance(data.get("greedy", True), bool):
         raise CheckpointError(f"{where}: greedy must be true or false, got {short_repr(data['greedy'])}")
     # Checked: now copied out of the mapped file (views keep sharing their storage, so this costs what the
     # file holds), so that a later change to the file cannot reach the tensors.
     return copy.deepcopy(data) if archive else data
+
+
+def _count(value: Any) -> int:
+    """The values of the tensors in ``value`` (nested dicts and lists), read from their shapes alone."""
+    if isinstance(value, torch.Tensor):
+        return value.numel()
+    if isinstance(value, Mapping):
+        return sum(_count(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_count(v) for v in value)
+    return 0
+
+
+def _check_sizes(data: Mapping[str, Any], parameters: int, where: str) -> None:
+    """:class:`CheckpointError` when ``model`` holds more values than its network spec has parameters, or
+    ``optimizer`` more than Adam keeps for them (two per parameter): checked from the tensors' shapes, before
+    any of them is copied out of the file."""
+    model = _count(data["model"])
+    if model > parameters:
+        raise CheckpointError(f"{where}: model holds {model:,} values; its network spec has {parameters:,} parameters")
+    optimizer = _count(data.get("optimizer"))
+    if optimizer > 2 * parameters + 4096:
+        raise CheckpointError(
+            f"{where}: optimizer holds {optimizer:,} values; Adam keeps two per parameter ({2 * parameters:,})"
+        )
 
 
 def _check_archive(path: str | os.PathLike, where: str) -> bool:

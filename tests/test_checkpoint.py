@@ -317,3 +317,17 @@ def test_greedy_must_be_a_boolean(good, greedy):
     resave(good, greedy=greedy)
     with pytest.raises(CheckpointError, match=f"greedy must be true or false, got {greedy!r}"):
         agents.make(str(good))
+
+
+def test_a_model_or_optimizer_larger_than_its_network_is_refused_before_it_is_copied(good, monkeypatch):
+    payload = torch.load(good, weights_only=True)
+    spec_parameters = sum(t.numel() for t in payload["model"].values())
+    copied = []
+    monkeypatch.setattr(ckpt.copy, "deepcopy", lambda value: copied.append(value) or value)
+    resave(good, model={**payload["model"], "extra": torch.zeros(2_000_000)})
+    with pytest.raises(CheckpointError, match=rf"model holds {spec_parameters + 2_000_000:,} values; its network"):
+        ckpt.load_checkpoint(good)
+    resave(good, model=payload["model"], optimizer={"state": {0: {"exp_avg": torch.zeros(5_000_000)}}})
+    with pytest.raises(CheckpointError, match="optimizer holds 5,000,000 values; Adam keeps two per parameter"):
+        ckpt.load_checkpoint(good)
+    assert not copied  # refused from the shapes, before any tensor left the mapped file
