@@ -23,6 +23,13 @@
 ``greedy``     optional bool: whether the agent acts greedily by default (default True)
 =============  =========================================================================
 
+**Bounded: loading costs at most what the file holds.** A file above :data:`MAX_CHECKPOINT_BYTES`, a compressed
+zip entry (``torch.save`` never compresses; a deflated tensor of zeros turns 2 MB into gigabytes) or a pickle above
+:data:`MAX_PICKLE_BYTES` is refused before anything is read; the tensors are mapped from the file while the
+structure, the network spec and the sizes (``model`` no larger than the spec's network, ``optimizer`` than Adam's
+state of it) are checked, and copied only then. A tensor whose shape does not fit the network is refused by the
+network (``load_state_dict``) before it is used.
+
 **Safety rule: a checkpoint is data, never code.** Files are read with
 ``torch.load(..., weights_only=True)`` and nothing else: the restricted unpickler accepts
 tensors, numbers, strings, lists, tuples and dicts, and refuses any other object before it
@@ -38,12 +45,14 @@ This module knows the file, not the network: :mod:`.torch_policy` builds the net
 from __future__ import annotations
 
 import contextlib
+import copy
 import numbers
 import os
 import pickle
 import stat
 import tempfile
 import warnings
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -69,12 +78,20 @@ MAX_PARAMETERS = 20_000_000
 parameters): a crafted spec is refused before any memory is allocated for it."""
 
 
+MAX_CHECKPOINT_BYTES = 512 * 2**20
+"""Largest checkpoint file read (a full training checkpoint of the largest network the bounds allow, with its
+optimizer, stays under it; the shipped policies have under 3 MB)."""
+MAX_PICKLE_BYTES = 64 * 2**20
+"""Largest pickled structure (``data.pkl``) a checkpoint may hold; the tensors are stored beside it."""
+
+
 class CheckpointError(ValueError):
     """A checkpoint that cannot be used: missing, corrupt, refused by the safe loader, or of the wrong shape."""
 
 
-def check_network_spec(spec: Any) -> None:
-    """``ValueError`` naming the field and its bound unless ``spec`` (``PolicyNet.spec()``) is a network of sane size.
+def check_network_spec(spec: Any) -> int:
+    """``ValueError`` naming the field and its bound unless ``spec`` (``PolicyNet.spec()``) is a network of sane size;
+    returns its number of parameters (for a universal network, a bound of it).
 
     Checked from the numbers alone, before anything is allocated: ``obs_dim`` 1..4096, ``num_actions`` 1..1024,
     ``hidden`` 1..8 layers of 1..4096 units, at most 20 M parameters in all. A universal network
@@ -105,6 +122,7 @@ def check_network_spec(spec: Any) -> None:
     parameters *= 2 if universal else 1  # the universal actor and critic are separate trunks
     if parameters > MAX_PARAMETERS:
         raise ValueError(f"the network has {parameters} parameters; at most {MAX_PARAMETERS} are allowed")
+    return parameters
 
 
 def _is_int(value: Any) -> bool:
@@ -181,11 +199,13 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[
         raise CheckpointError(f"{where}: no such file")
     if not os.path.isfile(path):
         raise CheckpointError(f"{where}: not a file")
+    archive = _check_archive(path, where)
     try:
         with warnings.catch_warnings():
             # Plain pickles of protocol > 2 warn before being refused; the refusal says all there is.
             warnings.filterwarnings("ignore", message="Detected pickle protocol")
-            data = torch.load(path, map_location=map_location, weights_only=True)
+            # A torch archive is mapped, not read: a tensor costs memory only once it is checked and copied.
+            data = torch.load(path, map_location=map_location, weights_only=True, mmap=archive)
     except pickle.UnpicklingError as err:
         reason = _reason(err)
         if "Unsupported global" in reason:
@@ -217,10 +237,67 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[
     if missing:
         raise CheckpointError(f"{where}: missing required key(s) {', '.join(missing)}")
     try:
-        check_network_spec(data["network"])
+        parameters = check_network_spec(data["network"])
     except ValueError as err:
         raise CheckpointError(f"{where}: network: {err}") from None
-    return data
+    _check_sizes(data, parameters, where)
+    if not isinstance(data.get("greedy", True), bool):
+        raise CheckpointError(f"{where}: greedy must be true or false, got {short_repr(data['greedy'])}")
+    # Checked: now copied out of the mapped file (views keep sharing their storage, so this costs what the
+    # file holds), so that a later change to the file cannot reach the tensors.
+    return copy.deepcopy(data) if archive else data
+
+
+def _count(value: Any) -> int:
+    """The values of the tensors in ``value`` (nested dicts and lists), read from their shapes alone."""
+    if isinstance(value, torch.Tensor):
+        return value.numel()
+    if isinstance(value, Mapping):
+        return sum(_count(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_count(v) for v in value)
+    return 0
+
+
+def _check_sizes(data: Mapping[str, Any], parameters: int, where: str) -> None:
+    """:class:`CheckpointError` when ``model`` holds more values than its network spec has parameters, or
+    ``optimizer`` more than Adam keeps for them (two per parameter): checked from the tensors' shapes, before
+    any of them is copied out of the file."""
+    model = _count(data["model"])
+    if model > parameters:
+        raise CheckpointError(f"{where}: model holds {model:,} values; its network spec has {parameters:,} parameters")
+    optimizer = _count(data.get("optimizer"))
+    if optimizer > 2 * parameters + 4096:
+        raise CheckpointError(
+            f"{where}: optimizer holds {optimizer:,} values; Adam keeps two per parameter ({2 * parameters:,})"
+        )
+
+
+def _check_archive(path: str | os.PathLike, where: str) -> bool:
+    """Whether ``path`` is a torch zip archive (``torch.save``'s format), checked to cost at most its size when
+    loaded: :class:`CheckpointError` for a file above :data:`MAX_CHECKPOINT_BYTES`, a compressed entry
+    (``torch.save`` stores every entry as is; a compressed one could inflate without bound: a 2 MB file to
+    gigabytes) or a pickle above :data:`MAX_PICKLE_BYTES`. Any other file is left to the safe loader to refuse."""
+    size = os.path.getsize(path)
+    if size > MAX_CHECKPOINT_BYTES:
+        raise CheckpointError(f"{where}: {size:,} bytes; a checkpoint has at most {MAX_CHECKPOINT_BYTES:,}")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return False
+    packed = [entry for entry in entries if entry.compress_type != zipfile.ZIP_STORED]
+    if packed:
+        raise CheckpointError(
+            f"{where}: refused: it holds compressed entries ({sum(e.file_size for e in packed):,} bytes once "
+            "inflated); torch.save stores every entry as is, and a compressed one could inflate without bound"
+        )
+    for entry in entries:
+        if entry.filename.endswith("data.pkl") and entry.file_size > MAX_PICKLE_BYTES:
+            raise CheckpointError(
+                f"{where}: its pickled structure has {entry.file_size:,} bytes; at most {MAX_PICKLE_BYTES:,} are read"
+            )
+    return True
 
 
 def checkpoint_rules(checkpoint: Mapping[str, Any]) -> Rules:
@@ -241,6 +318,8 @@ __all__ = [
     "CHECKPOINT_FORMAT",
     "CHECKPOINT_VERSION",
     "EXPORT_KEYS",
+    "MAX_CHECKPOINT_BYTES",
+    "MAX_PICKLE_BYTES",
     "REQUIRED_KEYS",
     "CheckpointError",
     "check_network_spec",

@@ -70,7 +70,6 @@ the env's rewards, and typed cards become an action by ``actions.typed_action``,
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import re
 import sys
@@ -94,7 +93,7 @@ from president_env.render import ROLE_LABELS, ordinal, pretty_cards, render_tabl
 from president_env.replay import Replay, check_new_file
 from president_env.rules import Rules
 from president_env.single import SingleGame
-from president_env.user_input import short_repr
+from president_env.user_input import ArgumentParser, short_repr
 
 try:
     from . import terminal_ui as ui
@@ -678,8 +677,8 @@ def _number(value: float) -> str:
 # --------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _parser() -> ArgumentParser:
+    parser = ArgumentParser(
         prog="president-play",
         description="Play Président in the terminal against AI opponents.",
         epilog="At your turn type a move (7 7, 7x2, pass, give 3, #2) or help.",
@@ -688,7 +687,7 @@ def _parser() -> argparse.ArgumentParser:
         "--opponents",
         default=DEFAULT_OPPONENT,
         help="comma-separated agents: one name for every other seat, or n_players - 1 names clockwise from your "
-        "left (random, heuristic-1..3, mc-4, mc-5, ppo-standard-4p, or a checkpoint path; default: %(default)s)",
+        f"left ({', '.join(agent_registry.names())}, or a checkpoint path; default: %(default)s)",
     )
     parser.add_argument("--rules", default="standard", help="rules preset name or YAML path (default: standard)")
     parser.add_argument("--manches", type=int, help="manches in the game (default: the rules' value)")

@@ -1,13 +1,17 @@
 """Where a tournament's chunks are played: in this process, in a pool of processes, or as Ray tasks.
 
 Each chunk carries its own seeds (:class:`~president_env.evaluation.play.ChunkTask`), so the backend changes
-the speed and nothing else. Ray is reached through :mod:`~president_env.evaluation.distributed`.
+the speed and nothing else. Ray is reached through :mod:`~president_env.evaluation.distributed`. The workers of a
+pool end within a second of their parent, even one killed outright (:func:`die_with_parent`).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import os
+import threading
+import time
 from typing import Any
 
 from .play import ChunkTask, MancheRecords, play_chunk
@@ -71,12 +75,35 @@ def _play(tasks: list[ChunkTask], todo: list[int], workers: int, ray_address: st
     # Spawned, not forked: a child forked after the parent ran torch (a checkpoint agent is loaded to check it
     # before playing) deadlocks in torch's thread pool at its first parallel operation.
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context) as pool:
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=min(workers, len(todo)), mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
+    ) as pool:
         futures = {pool.submit(play_chunk, tasks[i]): i for i in todo}
         for future in concurrent.futures.as_completed(futures):
             i = futures[future]
             finished(i, future.result())
             bar.update(tasks[i].n_groups)
+
+
+PARENT_CHECK_S = 0.5
+"""How often a worker checks that the process that started it is alive."""
+
+
+def die_with_parent(parent: int) -> None:
+    """Make this worker process end when ``parent`` does (a pool's initializer).
+
+    A parent killed outright (SIGKILL, the OOM killer) cannot shut its pool down, and its workers would play on
+    for minutes. A daemon thread sees the worker reparented (its parent id changes) and ends the process at once.
+    """
+    if os.getppid() != parent:
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
 
 
 def progress_bar(total: int, enabled: bool) -> Any:

@@ -11,7 +11,6 @@ played; a bad argument, or a Ray that cannot start, is one line on stderr and ex
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Sequence
@@ -20,7 +19,7 @@ from pathlib import Path
 from president_env import agents as agent_registry
 from president_env.presets import resolve_rules
 from president_env.registry import check_name
-from president_env.user_input import check_writable_dir
+from president_env.user_input import ArgumentParser, check_writable_dir
 
 from .play import seat_lineup, versus_lineup
 from .report import versus_markdown, write_outputs, write_versus
@@ -36,8 +35,8 @@ from .tournament import (
 )
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _parser() -> ArgumentParser:
+    parser = ArgumentParser(
         prog="president-eval",
         description="Duplicate-deal tournament between agents; writes results.json, results.md and results.png.",
     )

@@ -17,7 +17,6 @@ copy of ``docs/results/ladder/ladder.md``: ``python scripts/readme_ladder.py`` c
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -26,6 +25,7 @@ from typing import Any
 
 from president_env.presets import resolve_rules
 from president_env.registry import check_name
+from president_env.user_input import ArgumentParser
 
 from .play import versus_lineup
 from .report import dump_json, errorbar_png, format_estimate, markdown_table
@@ -138,12 +138,15 @@ def ladder_plot(steps: Sequence[StepResult], path: str | Path) -> None:
 
 def _step_json(step: StepResult) -> dict[str, Any]:
     data = asdict(step)
+    for key, value in vars(step).items():  # an estimate as {mean, ci, n}, the form ladder.json has always had
+        if isinstance(value, Estimate):
+            data[key] = {"mean": value.mean, "ci": value.ci, "n": value.n}
     data["significant"] = step.significant
     return data
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _parser() -> ArgumentParser:
+    parser = ArgumentParser(
         prog="python -m president_env.evaluation.ladder",
         description="Baseline ladder: each level (one seat) against the level below (the other seats), "
         "duplicate deals; significant when the advantage CI lies above 0.",

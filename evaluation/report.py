@@ -25,7 +25,7 @@ import numpy as np
 from president_env import deals
 
 from .play import MancheRecords, rotation_entries
-from .statistics import RATING_MEAN, Estimate, bradley_terry, mean_ci
+from .statistics import RATING_MEAN, UNBOUNDED, Estimate, bradley_terry, mean_ci
 
 ROLES: tuple[str, ...] = ("none",) + deals.ROLE_NAMES
 """The roles a seat can hold as a manche starts, in the order of the by-role table (``none``: no roles yet)."""
@@ -110,6 +110,8 @@ class TournamentResult:
                 estimate = getattr(stats, stat)
                 row[stat] = estimate.mean
                 row[f"{stat}_ci"] = estimate.ci
+                if estimate.clipped:
+                    row[f"{stat}_interval"] = [estimate.low, estimate.high]
             row["points_by_role"] = {
                 role: {"points": e.mean, "points_ci": e.ci, "groups": e.n} for role, e in stats.by_role.items() if e.n
             }
@@ -124,7 +126,8 @@ class TournamentResult:
             "agents": self.summary,
             "pairwise_wins": {"names": list(self.agents), "wins": self.wins.tolist()},
             "notes": {
-                "ci": "95 % CI half-widths; unit = deal group (all rotations of one deal), Student t over groups",
+                "ci": "95 % CI half-widths; unit = deal group (all rotations of one deal), Student t over groups; "
+                "where mean ± CI passes the statistic's range (0..1 for a rate), <stat>_interval gives it cut to it",
                 "advantage": "own points minus the mean points of the other seats, per manche",
                 "won": "share of the agent's seats whose player won the match (a decisive manche breaks ties)",
                 "points_by_role": "points per manche by the role held as the manche started; groups = deal groups "
@@ -188,10 +191,15 @@ class TournamentResult:
 
 
 def format_estimate(estimate: Estimate, signed: bool = False, scale: float = 1.0, digits: int = 2) -> str:
-    """``"1.52 ± 0.08"`` (``"+0.31 ± 0.05"`` when signed); the CI is left out when it is undefined."""
+    """``"1.52 ± 0.08"`` (``"+0.31 ± 0.05"`` when signed); the CI is left out when it is undefined, and written
+    as its ends, ``"50.0 [0.0, 100.0]"``, when it is cut to the statistic's range (:class:`Estimate`)."""
     sign = "+" if signed else ""
     text = f"{estimate.mean * scale:{sign}.{digits}f}"
-    return text if math.isnan(estimate.ci) else f"{text} ± {estimate.ci * scale:.{digits}f}"
+    if math.isnan(estimate.ci):
+        return text
+    if estimate.clipped:  # the interval cut to the statistic's range, e.g. 0 to 100 % for a rate
+        return f"{text} [{estimate.low * scale:.{digits}f}, {estimate.high * scale:.{digits}f}]"
+    return f"{text} ± {estimate.ci * scale:.{digits}f}"
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int = 1) -> str:
@@ -224,7 +232,9 @@ def errorbar_png(
     for group, (labels, estimates) in groups.items():
         xs = x + np.arange(len(labels))
         means = [e.mean for e in estimates]
-        errors = [0.0 if math.isnan(e.ci) else e.ci for e in estimates]
+        defined = [not math.isnan(e.ci) for e in estimates]
+        errors = [[e.mean - e.low if ok else 0.0 for e, ok in zip(estimates, defined)]]
+        errors += [[e.high - e.mean if ok else 0.0 for e, ok in zip(estimates, defined)]]
         ax.bar(xs, means, yerr=errors, capsize=4, label=group or None)
         ticks += xs.tolist()
         tick_labels += list(labels)
@@ -238,12 +248,15 @@ def errorbar_png(
     fig.savefig(path, dpi=120)
 
 
-def _group_means(group: np.ndarray, values: np.ndarray, n_groups: int) -> Estimate:
-    """:func:`mean_ci` over the groups of the per-group means of ``values``; groups without a value are left out."""
+def _group_means(
+    group: np.ndarray, values: np.ndarray, n_groups: int, bounds: tuple[float, float] = UNBOUNDED
+) -> Estimate:
+    """:func:`mean_ci` over the groups of the per-group means of ``values``; groups without a value are left out;
+    ``bounds``: the statistic's range."""
     count = np.bincount(group, minlength=n_groups)
     sums = np.bincount(group, weights=values, minlength=n_groups)
     present = count > 0
-    return mean_ci(sums[present] / count[present])
+    return mean_ci(sums[present] / count[present], bounds)
 
 
 def summarize(config: dict[str, Any], entry_names: Sequence[str], records: MancheRecords) -> TournamentResult:
@@ -261,6 +274,7 @@ def summarize(config: dict[str, Any], entry_names: Sequence[str], records: Manch
         "president": (positions == 0).astype(np.float64),
         "trou": (positions == p - 1).astype(np.float64),
     }
+    bounds = {"position": (0.0, p - 1.0), "president": (0.0, 1.0), "trou": (0.0, 1.0), "won": (0.0, 1.0)}
     group = np.broadcast_to(records.group[:, None], who.shape)  # (n, P) deal group of each seat's result
     won = (np.arange(p)[None, :] == records.winner[:, None]).astype(np.float64)  # (n, P) the seat won its match
     first = np.broadcast_to((records.manche == 0)[:, None], who.shape)  # one row per match
@@ -278,8 +292,11 @@ def summarize(config: dict[str, Any], entry_names: Sequence[str], records: Manch
     for k, name in enumerate(names):
         seat = who == k
         # Within a group every rotation and manche weighs the same; the groups are the independent units.
-        estimates = {stat: _group_means(group[seat], values[seat], n_groups) for stat, values in per_seat.items()}
-        estimates["won"] = _group_means(group[seat & first], won[seat & first], n_groups)
+        estimates = {
+            stat: _group_means(group[seat], values[seat], n_groups, bounds.get(stat, UNBOUNDED))
+            for stat, values in per_seat.items()
+        }
+        estimates["won"] = _group_means(group[seat & first], won[seat & first], n_groups, bounds["won"])
         by_role = {}
         for code, role in enumerate(ROLES, start=deals.NO_ROLE):
             held = seat & (records.roles == code)

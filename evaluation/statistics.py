@@ -30,33 +30,46 @@ def t_quantile_975(df: int) -> float:
     return float(t.ppf(0.975, df))
 
 
+UNBOUNDED = (-math.inf, math.inf)
+
+
 @dataclass(frozen=True)
 class Estimate:
-    """A mean over ``n`` independent units with the half-width ``ci`` of its 95 % confidence interval."""
+    """A mean over ``n`` independent units with the half-width ``ci`` of its 95 % confidence interval.
+
+    ``bounds`` is the range the statistic can take (``(0, 1)`` for a rate): the interval ``low``..``high`` is
+    ``mean ± ci`` cut to it, so a rate measured on few groups never reports an interval past 0 or 100 %."""
 
     mean: float
     ci: float
     n: int
+    bounds: tuple[float, float] = UNBOUNDED
 
     @property
     def low(self) -> float:
-        return self.mean - self.ci
+        return max(self.mean - self.ci, self.bounds[0])
 
     @property
     def high(self) -> float:
-        return self.mean + self.ci
+        return min(self.mean + self.ci, self.bounds[1])
+
+    @property
+    def clipped(self) -> bool:
+        """Whether ``mean ± ci`` reaches past ``bounds`` (then ``low``..``high`` is not symmetric)."""
+        return self.mean - self.ci < self.bounds[0] or self.mean + self.ci > self.bounds[1]
 
 
-def mean_ci(values: np.ndarray | Sequence[float]) -> Estimate:
-    """Mean of ``values (n,)`` (one per independent unit) ± t(0.975, n-1)·sd/√n; ``ci`` is NaN when n < 2."""
+def mean_ci(values: np.ndarray | Sequence[float], bounds: tuple[float, float] = UNBOUNDED) -> Estimate:
+    """Mean of ``values (n,)`` (one per independent unit) ± t(0.975, n-1)·sd/√n; ``ci`` is NaN when n < 2.
+    ``bounds``: the statistic's range, which the reported interval is cut to (:class:`Estimate`)."""
     values = np.asarray(values, dtype=np.float64)
     n = values.size
     if n == 0:
-        return Estimate(math.nan, math.nan, 0)
+        return Estimate(math.nan, math.nan, 0, bounds)
     if n == 1:
-        return Estimate(float(values[0]), math.nan, 1)
+        return Estimate(float(values[0]), math.nan, 1, bounds)
     half = t_quantile_975(n - 1) * float(values.std(ddof=1)) / math.sqrt(n)
-    return Estimate(float(values.mean()), half, n)
+    return Estimate(float(values.mean()), half, n, bounds)
 
 
 def bradley_terry(wins: np.ndarray) -> np.ndarray:
@@ -91,4 +104,4 @@ def bradley_terry(wins: np.ndarray) -> np.ndarray:
     return ratings - ratings.mean() + RATING_MEAN
 
 
-__all__ = ["RATING_MEAN", "Estimate", "bradley_terry", "mean_ci", "t_quantile_975"]
+__all__ = ["RATING_MEAN", "UNBOUNDED", "Estimate", "bradley_terry", "mean_ci", "t_quantile_975"]

@@ -278,14 +278,26 @@ def make(name: str | os.PathLike, rules: RulesSpec = None, seed: Any = None) -> 
             agents …) or the path of a checkpoint file (the first registered loader that accepts it).
         rules: a rules spec (``presets.resolve_rules``); default the standard game, or for an agent registered with
             ``own_rules`` the rules it was trained on.
-        seed: seed of the agent's generator (int or ``SeedSequence``).
+        seed: seed of the agent's generator (an integer >= 0, a ``SeedSequence`` or None); anything else is a
+            ``ValueError`` naming ``seed``.
     """
     key = check_name(name)
+    check_seed(seed)
     if key in _FACTORIES:
         if rules is None and key in _OWN_RULES:
             return _FACTORIES[key](None, seed)
         return _FACTORIES[key](resolve_rules(rules), seed)
     return _load_checkpoint(key, resolve_rules(rules), seed)
+
+
+def check_seed(seed: Any) -> None:
+    """``ValueError`` naming ``seed`` unless it seeds a ``numpy.random.Generator``: None, an integer >= 0 (not a
+    bool), a ``SeedSequence``, a bit generator or a generator."""
+    if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.BitGenerator, np.random.Generator)):
+        return
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+        return
+    raise ValueError(f"seed must be None, an integer >= 0 or a numpy SeedSequence, got {short_repr(seed)}")
 
 
 def check_name(name: Any, checkpoints: bool = True) -> str:
@@ -299,7 +311,16 @@ def check_name(name: Any, checkpoints: bool = True) -> str:
     if key in _FACTORIES or (checkpoints and is_file(key)):
         return key
     paths = " (or a checkpoint file path)" if checkpoints else ""
+    if checkpoints and _looks_like_path(key):  # meant as a file: say what is wrong with the file
+        what = "not a file" if os.path.isdir(key) else "no such file"
+        shown = repr(key) if len(key) <= 200 else repr(key[:200]) + "..."
+        raise ValueError(f"{what}: {shown} (an agent is a registered name or a checkpoint file path)")
     raise ValueError(f"unknown agent {short_repr(key)}; known agents: {', '.join(names())}{paths}")
+
+
+def _looks_like_path(name: str) -> bool:
+    """Whether an agent name is meant as a file: it names a folder or has a checkpoint's suffix."""
+    return "/" in name or os.sep in name or name.endswith((".pt", ".pth"))
 
 
 def _load_checkpoint(path: str, rules: Rules, seed: Any) -> Any:

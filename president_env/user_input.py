@@ -8,15 +8,17 @@ Every YAML the package reads goes through :func:`load_yaml`, which refuses a doc
 before any value is built, refuses a mapping that holds a key twice (PyYAML's ``safe_load`` keeps the last value
 silently: ``manches: 5`` then ``manches: 7`` would play 7), and every error message shows a value through
 :func:`short_repr`.
+Every command line parses its arguments with :class:`ArgumentParser`: a usage error is one line and exit code 2.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import reprlib
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -164,6 +166,14 @@ def _first_lines(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """The command-line parser of every CLI of the project: a usage error is one line, ``PROG: error: MESSAGE`` on
+    stderr, and exit code 2 (argparse's own prints its usage block first). ``--help`` still shows the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {' '.join(str(message).split())}\n")
+
+
 def check_writable_dir(path: str | Path, what: str) -> Path:
     """Create the folder ``path`` if needed and prove a file can be written in it, before any long work.
 
@@ -182,6 +192,7 @@ def check_writable_dir(path: str | Path, what: str) -> Path:
 
 
 __all__ = [
+    "ArgumentParser",
     "MAX_YAML_CHARS",
     "MAX_YAML_DEPTH",
     "MAX_YAML_VALUES",

@@ -14,7 +14,6 @@ only reads; a repository maintenance script, not part of the installed package.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 from president_env import agents
 from president_env.evaluation.report import errorbar_png, format_estimate, markdown_table
 from president_env.evaluation.statistics import Estimate
-from president_env.user_input import check_writable_dir
+from president_env.user_input import ArgumentParser, check_writable_dir
 
 DOCS_RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 MATCHES = DOCS_RESULTS / "matches"
@@ -84,7 +83,7 @@ def training_summary(metrics: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=MATCHES, help="folder for agents.md and agents.png")
     args = parser.parse_args(argv)
     try:

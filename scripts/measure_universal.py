@@ -17,7 +17,6 @@ package.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ from president_env.evaluation.tournament import against_folder, check_counts, ch
 from president_env.presets import load_preset
 from president_env.registry import check_name
 from president_env.rules import Rules
-from president_env.user_input import check_writable_dir
+from president_env.user_input import ArgumentParser, check_writable_dir
 
 TABLES: dict[str, tuple[Rules, str]] = {
     "standard": (load_preset("standard"), "ppo-standard-4p-long"),
@@ -97,7 +96,7 @@ def summary_markdown(agent: str, summary: dict[str, dict], opponents: list[str],
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", default="ppo-universal", help="agent name or checkpoint path (default: %(default)s)")
     parser.add_argument("--seed", type=int, required=True, help="root seed of the deals (president-eval --seed)")
     parser.add_argument("--deals", type=int, required=True, help="duplicate deal groups per table")

@@ -8,9 +8,10 @@ compares them (exit 1 when they differ). ``tests/test_readme.py`` runs the same 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+
+from president_env.user_input import ArgumentParser
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_START, TABLE_END = "<!-- ladder-table -->", "<!-- /ladder-table -->"
@@ -26,7 +27,7 @@ def split_readme(text: str) -> tuple[str, str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python scripts/readme_ladder.py", description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog="python scripts/readme_ladder.py", description=__doc__.splitlines()[0])
     parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
     parser.add_argument("--table", type=Path, default=ROOT / "docs" / "results" / "ladder" / "ladder.md")
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 when the README's copy differs")

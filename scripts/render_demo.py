@@ -6,7 +6,6 @@ every move (the hand shown is that of the player to act next).
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
@@ -14,6 +13,7 @@ import numpy as np
 from president_env.aec_env import raw_env
 from president_env.engine import sample_legal
 from president_env.presets import PRESETS, load_preset
+from president_env.user_input import ArgumentParser
 
 
 def play(preset: str = "standard", seed: int = 0, out=None) -> int:
@@ -37,7 +37,7 @@ def play(preset: str = "standard", seed: int = 0, out=None) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Play one game of Président with random players, rendered as text.")
+    parser = ArgumentParser(description="Play one game of Président with random players, rendered as text.")
     parser.add_argument("--preset", default="standard", choices=PRESETS, help="rules preset (default: standard)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the deal and the players (default: 0)")
     args = parser.parse_args(argv)

@@ -8,13 +8,14 @@ Reads a checkpoint written by ``president-train`` with ``kind: universal`` (the 
 progress, metrics; no optimizer, no generator states) and writes it to ``agents/checkpoints/ppo-universal.pt``
 (package data), then loads it back as ``agents.make("ppo-universal", ...)`` does and plays one decision at every
 preset. Prints the file's size and the run's update, env steps and last evaluation. A file that is not a universal
-checkpoint, or an export of 10 MB or more, is refused in one line (exit 2) and nothing is written.
+checkpoint, one whose ``progress`` or ``metrics`` are not numbers, or an export of 10 MB or more, is refused in one
+line (exit 2) and nothing is written.
 A repository maintenance script: it is not part of the installed package.
 """
 
 from __future__ import annotations
 
-import argparse
+import math
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +23,7 @@ from pathlib import Path
 from president_env.agents.checkpoint import CheckpointError, export_policy, load_checkpoint
 from president_env.agents.universal import build_universal, load_universal
 from president_env.presets import PRESETS, load_preset
+from president_env.user_input import ArgumentParser
 from president_env.vec_game import VecGame
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +45,7 @@ def export(source: Path, out: Path) -> dict:
         build_universal(checkpoint)
     except CheckpointError as err:
         raise ValueError(f"{source}: {err}") from None
+    info = run_summary(checkpoint, source)  # checked before anything is written
     with tempfile.TemporaryDirectory(dir=out.parent if out.parent.is_dir() else None) as tmp:
         staged = export_policy(source, Path(tmp) / out.name)
         size = staged.stat().st_size
@@ -54,30 +57,45 @@ def export(source: Path, out: Path) -> dict:
             load_universal(staged, rules, seed=0).act_batch(game.observe(), game.legal_mask())
         out.parent.mkdir(parents=True, exist_ok=True)
         staged.replace(out)
-    progress = checkpoint.get("progress") or {}
-    metrics = checkpoint.get("metrics") or {}
-    return {
-        "size": size,
-        "update": progress.get("update"),
-        "steps": progress.get("global_step"),
-        "minutes": (progress.get("elapsed_s") or 0) / 60,
-        "advantage": metrics.get("eval/advantage"),
-        "advantage_ci": metrics.get("eval/advantage_ci"),
-    }
+    return {"size": size, **info}
+
+
+def run_summary(checkpoint: dict, source: Path) -> dict:
+    """The run's update, env steps, minutes and last evaluation from ``progress`` and ``metrics``; ``ValueError``
+    naming the field when one is not a number of its range (each may be absent)."""
+    fields = {}
+    for section, key, name in (
+        ("progress", "update", "update"),
+        ("progress", "global_step", "steps"),
+        ("progress", "elapsed_s", "minutes"),
+        ("metrics", "eval/advantage", "advantage"),
+        ("metrics", "eval/advantage_ci", "advantage_ci"),
+    ):
+        held = checkpoint.get(section) or {}
+        if not isinstance(held, dict):
+            raise ValueError(f"{source}: {section} must be a dict, got {type(held).__name__}")
+        value = held.get(key)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if value is not None and not (number and (section == "metrics" or value >= 0)):
+            raise ValueError(f"{source}: {section}.{key} must be a finite number, >= 0 for progress; got {value!r:.40}")
+        fields[name] = value
+    fields["minutes"] = (fields["minutes"] or 0) / 60
+    return fields
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("source", type=Path, help="checkpoint.pt or policy.pt of a universal training run")
     parser.add_argument("--out", type=Path, default=SHIPPED, help="where to write it (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         info = export(args.source, args.out)
     except (ValueError, OSError) as err:
-        parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
+        parser.error(str(err))
     evaluation = ""
     if info["advantage"] is not None:
-        evaluation = f"; last training evaluation vs heuristic-3 {info['advantage']:+.2f} ± {info['advantage_ci']:.2f}"
+        ci = "" if info["advantage_ci"] is None else f" ± {info['advantage_ci']:.2f}"
+        evaluation = f"; last training evaluation vs heuristic-3 {info['advantage']:+.2f}{ci}"
     print(
         f"{args.out}: {info['size'] / 1e6:.2f} MB, update {info['update']}, {info['steps'] or 0:,} env steps, "
         f"{info['minutes']:.0f} training minutes{evaluation}"

@@ -318,3 +318,11 @@ def test_a_shipped_learned_agent_plays_a_match_of_any_length():
     assert search.rules == pe.Rules(manches=3)
     env = pe.gym_env(rules=pe.Rules(manches=2), opponents="ppo-standard-4p", seat=0)
     env.reset(seed=0)
+
+
+@pytest.mark.parametrize("seed", [-1, True, 1.5, "7"])
+def test_make_names_a_bad_seed(seed):
+    with pytest.raises(ValueError, match=r"^seed must be None, an integer >= 0 or a numpy SeedSequence, got "):
+        agents.make("heuristic-1", seed=seed)
+    agents.make("heuristic-1", seed=np.random.SeedSequence(3))  # what tournaments and the trainer hand in
+    agents.make("heuristic-1", seed=np.int64(3))

@@ -263,3 +263,71 @@ def test_president_train_refuses_an_oversized_evaluation_checkpoint_before_train
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "hidden[0] = 8000" in err
     assert not (tmp_path / "run" / "checkpoint.pt").exists()
+
+
+def deflate(path: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
+    """``path``'s archive written again with every entry compressed (what ``torch.save`` never writes)."""
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info.filename))
+    return out
+
+
+def test_a_compressed_checkpoint_is_refused_before_it_inflates(good, tmp_path):
+    """A deflated 32 MB tensor of zeros fits in about 32 KB: refused from the zip's directory, unread."""
+    payload = torch.load(good, weights_only=True)
+    payload["metrics"] = {"padding": torch.zeros(8_000_000)}
+    torch.save(payload, tmp_path / "big.pt")
+    bomb = deflate(tmp_path / "big.pt", tmp_path / "bomb.pt")
+    assert bomb.stat().st_size < 100_000
+    for load in (ckpt.load_checkpoint, agents.make):
+        with pytest.raises(CheckpointError, match=r"bomb.pt: refused: it holds compressed entries \(32,\d+,\d+ bytes"):
+            load(str(bomb))
+
+
+def test_a_compressed_checkpoint_costs_no_memory_through_the_command_lines(good, tmp_path):
+    """``president-eval`` refuses it in one line, far below its inflated size (every loader is load_checkpoint)."""
+    import subprocess
+    import sys
+
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("reads the peak memory from /proc")
+    payload = torch.load(good, weights_only=True)
+    payload["metrics"] = {"padding": torch.zeros(100_000_000)}  # 400 MB once inflated
+    torch.save(payload, tmp_path / "big.pt")
+    del payload
+    bomb = deflate(tmp_path / "big.pt", tmp_path / "bomb.pt")
+    (tmp_path / "big.pt").unlink()
+    code = (
+        "from president_env.evaluation.cli import main\n"
+        "try:\n"
+        f"    main(['--agents', {str(bomb)!r}, '--deals', '1', '--no-progress', '--out', {str(tmp_path / 'o')!r}])\n"
+        "except SystemExit as e:\n"  # VmHWM: this process's peak (ru_maxrss would count the forking parent's)
+        "    peak = [line for line in open('/proc/self/status') if line.startswith('VmHWM')][0]\n"
+        "    print(e.code, int(peak.split()[1]) // 1024)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    status, peak_mb = map(int, done.stdout.split())
+    assert status == 2 and done.stderr.count("\n") == 1 and "holds compressed entries" in done.stderr, done.stderr
+    assert peak_mb < 350, peak_mb  # the interpreter with torch: ~300 MB; inflated, the tensor alone is 400 MB
+
+
+@pytest.mark.parametrize("greedy", ["no", 0, 1.0])
+def test_greedy_must_be_a_boolean(good, greedy):
+    resave(good, greedy=greedy)
+    with pytest.raises(CheckpointError, match=f"greedy must be true or false, got {greedy!r}"):
+        agents.make(str(good))
+
+
+def test_a_model_or_optimizer_larger_than_its_network_is_refused_before_it_is_copied(good, monkeypatch):
+    payload = torch.load(good, weights_only=True)
+    spec_parameters = sum(t.numel() for t in payload["model"].values())
+    copied = []
+    monkeypatch.setattr(ckpt.copy, "deepcopy", lambda value: copied.append(value) or value)
+    resave(good, model={**payload["model"], "extra": torch.zeros(2_000_000)})
+    with pytest.raises(CheckpointError, match=rf"model holds {spec_parameters + 2_000_000:,} values; its network"):
+        ckpt.load_checkpoint(good)
+    resave(good, model=payload["model"], optimizer={"state": {0: {"exp_avg": torch.zeros(5_000_000)}}})
+    with pytest.raises(CheckpointError, match="optimizer holds 5,000,000 values; Adam keeps two per parameter"):
+        ckpt.load_checkpoint(good)
+    assert not copied  # refused from the shapes, before any tensor left the mapped file

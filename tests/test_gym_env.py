@@ -134,7 +134,7 @@ def test_unknown_opponent_lists_known_names():
     assert "random" in registry.names()
     with pytest.raises(ValueError, match="unknown agent 'heuristic-9'; known agents: random"):
         pe.gym_env(opponents="heuristic-9")
-    with pytest.raises(ValueError, match="unknown agent 'no/such/checkpoint.pt'"):
+    with pytest.raises(ValueError, match="no such file: 'no/such/checkpoint.pt'"):
         registry.resolve("no/such/checkpoint.pt", pe.Rules())
     with pytest.raises(ValueError, match="opponent must be"):
         registry.resolve(42, pe.Rules())

@@ -724,3 +724,16 @@ def test_error_messages_quote_what_was_typed_in_balanced_quotes(line) -> None:
         parse_command(line)
     message = str(err.value)
     assert message.count("'") % 2 == 0 and message.count('"') % 2 == 0, message
+
+
+def test_help_lists_every_agent_of_the_registry(monkeypatch):
+    from president_env import agents
+    from president_env.apps.terminal import main as play_main
+
+    monkeypatch.setenv("COLUMNS", "10000")  # no line breaks inside a name
+    out = io.StringIO()
+    assert play_main(["--help"], io.StringIO(), out, io.StringIO()) == 0
+    text = out.getvalue()
+    assert "ppo-universal" in agents.names()
+    for name in agents.names():
+        assert re.search(rf"[ (]{re.escape(name)},", text), name

@@ -268,3 +268,90 @@ def test_exchange_decisions_are_learned_like_any_other(tmp_path):
         assert exchange.any(), rules
         gives = {pe.decode(trainer.rules, int(a))[0] for a in batch["action"][exchange]}
         assert gives == {"give"}
+
+
+def test_president_train_refuses_a_folder_holding_a_run_without_force(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["--out-dir", str(out), "--no-progress"] + [x for item in TINY for x in ("--set", item)]
+    assert main(args + ["--set", "budget.total_steps=256"]) == 0
+    before = {name: (out / name).read_bytes() for name in ("checkpoint.pt", "metrics.jsonl", "config.yaml")}
+    capsys.readouterr()
+    assert main(args + ["--set", "budget.total_steps=256", "--set", "seed=5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds a run" in err and f"--resume {out / 'checkpoint.pt'}" in err, err
+    assert {name: (out / name).read_bytes() for name in before} == before  # nothing was touched
+    assert main(args + ["--set", "budget.total_steps=256", "--set", "seed=5", "--force"]) == 0
+    assert (out / "config.yaml").read_bytes() != before["config.yaml"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--resume", str(out / "checkpoint.pt"), "--force"])
+    assert exit_info.value.code == 2 and "drop one of them" in capsys.readouterr().err
+
+
+def test_resume_into_another_folder_is_refused_and_leaves_both_folders_alone(tmp_path, capsys):
+    run, other = tmp_path / "a", tmp_path / "b"
+    tiny_trainer(run, "budget.total_steps=256").train()
+    other.mkdir()
+    (other / "metrics.jsonl").write_text('{"update": 1, "global_step": 256, "elapsed_s": 1.0}\n')
+    metrics = (run / "metrics.jsonl").read_text()
+    argv = ["--resume", str(run / "checkpoint.pt"), "--out-dir", str(other), "--set", "budget.total_steps=512"]
+    assert main(argv + ["--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "continues the run in its own folder" in err, err
+    assert (run / "metrics.jsonl").read_text() == metrics and (other / "metrics.jsonl").read_text().count("\n") == 1
+    argv[3] = str(run)  # the run's own folder, named again, is fine
+    assert main(argv + ["--no-progress"]) == 0
+
+
+def test_resuming_a_finished_run_adds_no_metrics_record_and_the_bar_stops_at_100_percent(tmp_path, capsys):
+    trainer = tiny_trainer(tmp_path, "budget.total_steps=300", "budget.eval_every=3", "budget.eval_deals=2")
+    trainer.progress = True  # 2 updates of 256 steps: the bar's last update passes total_steps
+    trainer.train()
+    bar = capsys.readouterr().err.replace("\r", "\n")
+    percents = [int(part.split("%")[0].split()[-1]) for part in bar.splitlines() if "%|" in part]
+    assert percents and max(percents) == 100, bar
+    lines = (tmp_path / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["update"] for line in lines] == [1, 2, 2]  # the final evaluation adds to update 2
+    assert main(["--resume", str(tmp_path / "checkpoint.pt"), "--no-progress"]) == 0
+    assert (tmp_path / "metrics.jsonl").read_text().splitlines() == lines
+
+
+def cut_games(games: dict) -> None:
+    games.update({name: value[:1] for name, value in games.items()})
+
+
+CRAFTED = {
+    "negative steps": (lambda c: c["progress"].update(global_step=-5), "progress.global_step must be an integer >= 0"),
+    "NaN elapsed": (lambda c: c["progress"].update(elapsed_s=float("nan")), "progress.elapsed_s must be a finite"),
+    "progress a list": (lambda c: c.update(progress=[1, 2]), "progress must be a dict"),
+    "rules a string": (lambda c: c.update(rules="standard"), "rules must be a dict"),
+    "rng of the wrong size": (lambda c: c["rng"].update(learn=torch.zeros(3, dtype=torch.uint8)), "rng.learn"),
+    "optimizer without state": (lambda c: c["optimizer"].pop("state"), "optimizer must be an optimizer state"),
+    "shards a dict": (lambda c: c["trainer"].update(shards={"a": 1}), "trainer.shards must be a list"),
+    "three shards": (lambda c: c["trainer"].update(shards=c["trainer"]["shards"] * 3), "3 shard states"),
+    "a model tensor reshaped": (
+        lambda c: c["model"].update({k: v.reshape(-1) for k, v in list(c["model"].items())[:1]}),
+        "does not match its config",
+    ),
+    "a shard's games cut": (
+        lambda c: cut_games(c["trainer"]["shards"][0]["game"]),
+        "does not match its config",
+    ),
+    "metrics text": (lambda c: c.update(metrics={"eval/advantage": "high"}), "metrics must map names to numbers"),
+}
+
+
+@pytest.mark.parametrize("kind", CRAFTED)
+def test_a_crafted_resume_checkpoint_is_one_line_and_leaves_the_run_folder_as_it_was(tmp_path, capsys, kind):
+    from president_env.agents.checkpoint import save_checkpoint
+
+    run = tmp_path / "run"
+    tiny_trainer(run, "budget.total_steps=256").train()
+    checkpoint = load_checkpoint(run / "checkpoint.pt")
+    change, message = CRAFTED[kind]
+    change(checkpoint)
+    save_checkpoint(run / "checkpoint.pt", checkpoint)
+    before = {path.name: path.read_bytes() for path in run.iterdir() if path.is_file()}
+    assert main(["--resume", str(run / "checkpoint.pt"), "--set", "budget.total_steps=512", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("president-train: error: ") and message in err, err
+    assert {path.name: path.read_bytes() for path in run.iterdir() if path.is_file()} == before

@@ -213,3 +213,24 @@ def test_president_play_seats_it_at_any_table():
     argv = ["--rules", "party", "--opponents", "ppo-universal", "--manches", "2", "--seed", "1"]
     game = build_game(argv, io.StringIO(), io.StringIO())
     assert len(game.agents) == 3 and all(type(agent) is UniversalAgent for agent in game.agents.values())
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"progress": [1, 2]}, "progress must be a dict"),
+        ({"progress": {"update": 3, "global_step": "many", "elapsed_s": 60.0}}, "progress.global_step must be a"),
+        ({"progress": {"update": 3, "global_step": 10, "elapsed_s": -1.0}}, "progress.elapsed_s must be a"),
+        ({"metrics": {"eval/advantage": "high"}}, "metrics.eval/advantage must be a finite number"),
+    ],
+)
+def test_the_ship_script_refuses_odd_progress_or_metrics_before_writing(tmp_path, capsys, change, words):
+    from president_env.agents.checkpoint import save_checkpoint
+
+    ship = _script("ship_universal")
+    source = save_checkpoint(tmp_path / "odd.pt", {**load_checkpoint(agents.shipped_checkpoint(NAME)), **change})
+    with pytest.raises(SystemExit) as caught:
+        ship.main([str(source), "--out", str(tmp_path / "refused.pt")])
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and words in err and err.count("\n") == 1, err
+    assert not (tmp_path / "refused.pt").exists()

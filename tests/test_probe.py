@@ -173,3 +173,22 @@ def test_a_second_sitting_continues_the_run_where_it_stopped(tmp_path):
         assert all(torch.equal(w, first.net.state_dict()[k]) for k, w in second.net.state_dict().items())
     finally:
         second.close()
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"progress": [1, 2]}, "progress must be a dict"),
+        ({"config": {"opponents": 3}}, "holds another probe's run"),
+        ({"progress": {"update": 0, "global_step": 0, "elapsed_s": float("nan")}}, "elapsed_s must be a finite"),
+    ],
+)
+def test_a_crafted_probe_checkpoint_is_one_line(tmp_path, capsys, change, message):
+    from president_env.agents.checkpoint import load_checkpoint
+
+    start_run(TARGET, tmp_path, False, None, 512, None, False, TINY).checkpoint()
+    path = tmp_path / "run" / "checkpoint.pt"
+    save_checkpoint(path, {**load_checkpoint(path), **change})
+    code = main(["--target", TARGET, "--out", str(tmp_path), "--no-progress", "--steps", "1024"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and message in err, err

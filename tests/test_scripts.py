@@ -52,3 +52,15 @@ def test_the_readme_shows_the_agents_table():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split(start, 1)[1].split(end, 1)[0]
     assert block == (ROOT / "docs" / "results" / "matches" / "agents.md").read_text(encoding="utf-8")
+
+
+MAINTENANCE = sorted(ROOT.glob("scripts/*.py"))
+
+
+@pytest.mark.parametrize("script", MAINTENANCE, ids=[p.name for p in MAINTENANCE])
+def test_each_script_reports_a_usage_error_in_one_line_with_exit_2(script):
+    if script.name in NEEDS and importlib.util.find_spec(NEEDS[script.name]) is None:
+        pytest.skip(f"needs {NEEDS[script.name]}")
+    done = run(script, "--no-such-option")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and f"{script.name}: error: " in done.stderr, done.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -211,6 +212,40 @@ def test_mean_ci_on_a_hand_made_example():
     assert estimate.ci == pytest.approx(3.182446 * np.std([1, 2, 3, 4], ddof=1) / 2, rel=1e-6)
     assert mean_ci([5.0, 5.0, 5.0]).ci == 0
     assert math.isnan(mean_ci([2.0]).ci) and mean_ci([2.0]).mean == 2
+
+
+def test_a_rate_interval_is_cut_to_its_range():
+    estimate = mean_ci([0.0, 1.0], bounds=(0.0, 1.0))  # 0.5 ± 6.35: a t interval on two groups
+    assert estimate.ci > 1 and estimate.clipped
+    assert (estimate.low, estimate.high) == (0.0, 1.0)
+    assert not mean_ci([0.4, 0.5, 0.6], bounds=(0.0, 1.0)).clipped
+    unbounded = mean_ci([0.0, 1.0])
+    assert unbounded.low == 0.5 - unbounded.ci and not unbounded.clipped
+
+
+def test_rates_of_a_tiny_tournament_never_report_an_interval_past_0_or_100_percent():
+    result = quiet(["random", LowestPlay(pe.Rules())], n_deals=2)
+    rows = table_rows(result.to_markdown())[1:3]
+    assert [row[0] for row in rows] == ["random", "lowest-play"]
+    cells = [cell for row in rows for cell in (row[4], row[6], row[7])]  # matches won %, président %, trou %
+    assert any("[" in cell for cell in cells), cells  # two groups: some t interval passes a bound, and is cut
+    for cell in cells:
+        low, high = _interval(cell)
+        assert 0.0 <= low <= high <= 100.0, cell
+    for name, summary in result.summary.items():
+        for stat in ("won", "president", "trou"):
+            mean, ci = summary[stat], summary[f"{stat}_ci"]
+            low, high = summary.get(f"{stat}_interval", [mean - ci, mean + ci])
+            assert 0.0 <= low <= high <= 1.0, (name, stat, summary)
+
+
+def _interval(cell: str) -> tuple[float, float]:
+    """The ends of a Markdown cell ``"mean ± ci"`` or ``"mean [low, high]"``."""
+    if "[" in cell:
+        low, high = cell.split("[")[1].rstrip("]").split(",")
+        return float(low), float(high)
+    mean, _, ci = cell.partition(" ± ")
+    return float(mean) - float(ci or 0), float(mean) + float(ci or 0)
 
 
 # Two-sided 95 % quantiles t(0.975, df) of Student's t as published (NIST/SEMATECH e-Handbook of Statistical
@@ -677,3 +712,54 @@ def test_president_eval_resume_continues_and_refuses_another_tournaments_folder(
     err = capsys.readouterr().err
     assert "holds the chunks of another tournament: its seed is 0, this one's 3" in err
     assert "Traceback" not in err and not (tmp_path / "c" / "versus.json").exists()
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux: read from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_the_workers_of_a_killed_tournament_end_within_seconds(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    argv = ["--agents", "heuristic-1", "--deals", "100000", "--chunk-deals", "8", "--workers", "2"]
+    code = f"from president_env.evaluation.cli import main; main({argv + ['--out', str(tmp_path), '--no-progress']!r})"
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers := _children(parent.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(workers) >= 2, "the pool did not start"
+        time.sleep(3)  # the workers import and play
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _alive(pid)], "workers outlived their killed parent by 5 s"
+    finally:
+        parent.kill()
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)

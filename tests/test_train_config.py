@@ -131,3 +131,32 @@ def test_shipped_agents_training_configs_still_load(monkeypatch):
         config = from_dict(stored).to_dict()
         assert restricted(config, stored) == stored, path.name
         assert from_dict(config).to_dict() == config
+
+
+def test_values_that_each_validate_but_need_more_memory_than_the_machine_are_refused_before_the_run(tmp_path, capsys):
+    from president_env.training.cli import main
+
+    overrides = ["ppo.num_envs=1048576", "ppo.num_steps=65536"]  # each within its range: 512 GiB of rows and more
+    with pytest.raises(ValueError, match=r"ppo.num_envs x ppo.num_steps = 1,048,576 x 65,536 decisions need about"):
+        load_config(None, overrides)
+    out = tmp_path / "run"
+    assert main([*(x for item in overrides for x in ("--set", item)), "--out-dir", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "lower ppo.num_envs or ppo.num_steps" in err, err
+    assert not out.exists()
+
+
+def test_the_memory_estimate_is_that_of_the_rollout(monkeypatch):
+    from president_env.training import config as config_module
+
+    default = load_config(None)
+    need = config_module.rollout_bytes(default.resolve_rules(), default.ppo.num_envs, default.ppo.num_steps)
+    assert 50 * 2**20 < need < 500 * 2**20  # 2048 games x 32 steps at the standard table: about 110 MiB
+    monkeypatch.setattr(config_module, "memory_available", lambda: need - 1)
+    with pytest.raises(ValueError, match="need about 109 MiB for one rollout; this machine has 109 MiB"):
+        load_config(None)
+    load_config(None, ["ppo.num_steps=16"])  # half the rollout fits
+    universal = ["kind=universal", "tables=[{rules: standard}, {rules: standard}]"]
+    load_config(None, [*universal, "ppo.num_envs=512"])
+    with pytest.raises(ValueError, match="at each of 2 tables"):
+        load_config(None, [*universal, "ppo.num_envs=1024"])

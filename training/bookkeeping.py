@@ -110,7 +110,7 @@ class RunLog:
         self.writer = _summary_writer(out_dir)
         self.bar = tqdm(
             total=budget.total_steps,
-            initial=global_step,
+            initial=min(global_step, budget.total_steps),
             unit="step",
             unit_scale=True,
             dynamic_ncols=True,
@@ -129,7 +129,8 @@ class RunLog:
             for key, value in stats.items():
                 if math.isfinite(value):
                     self.writer.add_scalar(key, value, progress["global_step"])
-        self.bar.update(steps)
+        # The last update may pass budget.total_steps (whole rollouts): the bar stops at 100 %.
+        self.bar.update(max(0, min(steps, self.bar.total - self.bar.n)))
         postfix = {"sps": f"{stats['charts/steps_per_s']:,.0f}"}
         if "losses/entropy" in stats:
             postfix["ent"] = f"{stats['losses/entropy']:.2f}"

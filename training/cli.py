@@ -3,11 +3,14 @@
     president-train --config configs/train/standard_4p.yaml
     president-train --config configs/train/quick.yaml --set ppo.learning_rate=3e-4 --set seed=2
     president-train --resume runs/standard_4p/checkpoint.pt
+    president-train --config configs/train/quick.yaml --force      # start over in a folder that holds a run
     president-train --config configs/train/standard_4p.yaml --set rollout.shards=8 --ray auto
     president-train --config configs/train/universal.yaml
 
 A config of ``kind: universal`` trains one network on a mixture of tables (:class:`.universal.UniversalTrainer`);
-``--resume`` finds the kind in the checkpoint.
+``--resume`` finds the kind in the checkpoint and continues the run in the checkpoint's folder (another
+``--out-dir`` is refused: it would mix two folders' metrics). A new run never overwrites a folder that holds a run
+unless ``--force`` says so.
 
 The arguments are read before torch and the trainer are imported, so ``--help`` and usage errors answer at
 once. Bad input (a config, an override, an output folder, a checkpoint) is one line and exit code 2; Ctrl-C
@@ -16,17 +19,16 @@ during training exits 130.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
 
-from president_env.user_input import check_writable_dir, short_repr
+from president_env.user_input import ArgumentParser, check_writable_dir, short_repr
 
 
-def parser() -> argparse.ArgumentParser:
+def parser() -> ArgumentParser:
     """The arguments of ``president-train``."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="president-train", description="Masked PPO self-play on the batched engine (president_env.training)."
     )
     parser.add_argument("--config", help="a YAML file of configs/train/ (default: the built-in defaults)")
@@ -41,8 +43,42 @@ def parser() -> argparse.ArgumentParser:
         help="play the rollout shards (rollout.shards) as Ray actors: 'local', 'auto' or 'ray://host:10001' "
         "(sets rollout.ray_address; the run is the same, only faster; needs the ray extra)",
     )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="start a new run in an output folder that holds a run (its files are replaced); without it such a "
+        "folder is refused: continue it with --resume",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
+
+
+RUN_FILES = ("checkpoint.pt", "policy.pt", "metrics.jsonl", "config.yaml")
+"""The files that say a folder holds a run (:func:`check_new_run_dir`)."""
+
+
+def check_new_run_dir(folder: str | Path, what: str) -> None:
+    """``ValueError`` when ``folder`` holds a run (one of :data:`RUN_FILES`), which a new run would overwrite."""
+    held = [name for name in RUN_FILES if (Path(folder) / name).exists()]
+    if held:
+        checkpoint = Path(folder) / "checkpoint.pt"
+        how = f"continue it with --resume {checkpoint}, " if checkpoint.is_file() else ""
+        raise ValueError(
+            f"{what} {short_repr(str(folder), 200)} holds a run ({', '.join(held)}); {how}"
+            "pass --force to replace it, or choose another folder"
+        )
+
+
+def check_resume_dir(checkpoint: str, out_dir: str | None) -> Path:
+    """The folder a resumed run writes in: its checkpoint's own. ``ValueError`` for another ``--out-dir``, which
+    would mix the two folders' metrics."""
+    folder = Path(checkpoint).parent
+    if out_dir is not None and Path(out_dir).resolve() != folder.resolve():
+        raise ValueError(
+            f"--resume continues the run in its own folder {short_repr(str(folder), 200)}; --out-dir "
+            f"{short_repr(out_dir, 200)} is another (to branch the run, copy its folder and resume the copy)"
+        )
+    return folder
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         args.set.append(f"rollout.ray_address={args.ray}")
     if args.resume and args.config:
         parse.error("--resume takes the config stored in the checkpoint; drop --config")
+    if args.resume and args.force:
+        parse.error("--force starts a new run over an old one; --resume continues a run: drop one of them")
     try:  # torch and the trainer: only once the arguments are read
         from president_env.agents.checkpoint import CheckpointError
 
@@ -71,10 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.resume:
             if not os.path.isfile(args.resume):
                 raise ValueError(f"--resume {short_repr(args.resume, 200)}: no such checkpoint file")
+            out_dir = check_resume_dir(args.resume, args.out_dir)
             run = UniversalTrainer if _universal_checkpoint(args.resume) else Trainer
             trainer = run.resume(args.resume, progress=not args.no_progress, overrides=args.set)
             try:
-                trainer.out_dir = check_writable_dir(args.out_dir or Path(args.resume).parent, "--out-dir")
+                trainer.out_dir = check_writable_dir(out_dir, "--resume")
             except ValueError:
                 trainer.close()
                 raise
@@ -87,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
             overrides = list(args.set) + ([f"out_dir={args.out_dir}"] if args.out_dir else [])
             config = load_config(args.config, overrides)
             check_writable_dir(config.out_dir, "--out-dir" if args.out_dir else "out_dir")
+            if not args.force:
+                check_new_run_dir(config.out_dir, "--out-dir" if args.out_dir else "out_dir")
             run = UniversalTrainer if isinstance(config, UniversalConfig) else Trainer
             trainer = run(config, progress=not args.no_progress)
     except (ValueError, CheckpointError, ImportError) as err:

@@ -13,7 +13,8 @@ bounded in size). The merged mapping is validated once, by pydantic in strict mo
 type (``1`` is not ``true``, ``"4"`` is not ``4``), except that a float field reads a string that
 spells a number (YAML 1.1 reads ``3e-4``, with no dot, as a string). Each field carries its range
 (``Field(ge=..., le=...)``; floats must be finite); validators check the agents named, the rules, and
-what spans fields (the opponent probabilities sum to 1, ``rollout.shards`` divides ``ppo.num_envs``).
+what spans fields (the opponent probabilities sum to 1, ``rollout.shards`` divides ``ppo.num_envs``, one rollout
+fits in this machine's memory: :func:`check_rollout_memory`).
 A config that validates can train. Any refusal is a ``ValueError`` of one short line that names the
 key and what it allows (an unknown key lists the allowed ones: a typo is never silently ignored).
 """
@@ -243,6 +244,7 @@ class TrainConfig(RunConfig):
             raise ValueError(
                 f"rollout.shards must divide ppo.num_envs ({self.ppo.num_envs}), got {self.rollout.shards}"
             )
+        check_rollout_memory(self.ppo, [self.resolve_rules()])
         return self
 
     def resolve_rules(self) -> Rules:
@@ -289,6 +291,7 @@ class UniversalConfig(RunConfig):
         for index in self.eval_tables:
             if not 0 <= index < len(self.tables):
                 raise ValueError(f"eval_tables: {index} is not the index of a table (0..{len(self.tables) - 1})")
+        check_rollout_memory(self.ppo, self.table_rules())
         return self
 
     def table_rules(self) -> list[Rules]:
@@ -298,6 +301,43 @@ class UniversalConfig(RunConfig):
             changes = {"n_players": table.n_players, "manches": self.manches}
             out.append(resolve_rules(table.rules).replace(**{k: v for k, v in changes.items() if v is not None}))
         return out
+
+
+def rollout_bytes(rules: Rules, num_envs: int, num_steps: int) -> int:
+    """About the most memory one rollout of ``num_envs`` games x ``num_steps`` steps at ``rules`` holds: every
+    decision kept as a training row (observation float32, mask, action, log-probability, value, advantage,
+    return), once in the rollout and once in the batch, the per-step bookkeeping, and one pending decision per
+    seat of every game (:mod:`.ppo`)."""
+    from president_env.observation import obs_dim
+
+    row = 4 * obs_dim(rules) + rules.num_actions + 24
+    return num_envs * num_steps * (2 * row + 14 + 4 * rules.n_players) + num_envs * rules.n_players * row
+
+
+def memory_available() -> int:
+    """This machine's physical memory in bytes (1 TiB where the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return 1 << 40
+
+
+def check_rollout_memory(ppo: PPOConfig, tables: list[Rules]) -> None:
+    """``ValueError`` naming ``ppo.num_envs`` and ``ppo.num_steps`` when one rollout at ``tables`` (each with
+    ``num_envs`` games) needs more memory than this machine has: values that each validate can be impossible
+    together (1,048,576 games x 65,536 steps), and are refused before a run starts, not by the allocator."""
+    need = sum(rollout_bytes(rules, ppo.num_envs, ppo.num_steps) for rules in tables)
+    have = memory_available()
+    if need > have:
+        raise ValueError(
+            f"ppo.num_envs x ppo.num_steps = {ppo.num_envs:,} x {ppo.num_steps:,} decisions"
+            f"{f' at each of {len(tables)} tables' if len(tables) > 1 else ''} need about {_gib(need)} for one "
+            f"rollout; this machine has {_gib(have)}: lower ppo.num_envs or ppo.num_steps"
+        )
+
+
+def _gib(n_bytes: int) -> str:
+    return f"{n_bytes / 2**30:,.0f} GiB" if n_bytes >= 2**30 else f"{n_bytes / 2**20:,.0f} MiB"
 
 
 KINDS: dict[str, type[RunConfig]] = {"ppo": TrainConfig, "universal": UniversalConfig}

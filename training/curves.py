@@ -7,10 +7,11 @@ per manche above the table average) with the 95 % interval, by env steps and by 
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any
+
+from president_env.user_input import ArgumentParser
 
 
 def read_metrics(path: str | Path) -> list[dict[str, Any]]:
@@ -28,7 +29,9 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
             raise ValueError(f"{path}:{number}: not a JSON line ({err})") from None
     # a resumed run appends (the later record of an update wins) and the final evaluation adds to its update
     by_update: dict[int, dict[str, Any]] = {}
-    for record in records:
+    for number, record in enumerate(records, 1):
+        if not isinstance(record, dict) or not isinstance(record.get("update"), int):
+            raise ValueError(f"{path}:{number}: not a metrics record (a JSON object with an integer 'update')")
         by_update.setdefault(record["update"], {}).update(record)
     return [by_update[u] for u in sorted(by_update)]
 
@@ -74,14 +77,19 @@ def _axis_map(steps: list[float], minutes: list[float]) -> tuple[Any, Any]:
     return (lambda x: np.interp(x, xs, ys), lambda y: np.interp(y, ys, xs))
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    """Plot a run's learning curve and print the PNG's path; a missing or unreadable run is one line, exit 2."""
+    parser = ArgumentParser(prog="python -m president_env.training.curves", description=__doc__.split("\n\n")[0])
     parser.add_argument("run", help="a run directory (or its metrics.jsonl)")
     parser.add_argument("--out", help="PNG path (default RUN/learning_curve.png)")
     parser.add_argument("--opponent", default="heuristic-3")
     args = parser.parse_args(argv)
-    print(plot_learning_curve(args.run, args.out, args.opponent))
+    try:
+        print(plot_learning_curve(args.run, args.out, args.opponent))
+    except (ValueError, KeyError, TypeError, OSError) as err:
+        parser.error(str(err) if isinstance(err, ValueError) else f"{args.run}: {type(err).__name__}: {err}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -27,7 +27,6 @@ shape, which :func:`president_env.agents.make` loads by path) and ``OUT/distill.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -46,7 +45,7 @@ from president_env.agents.policy_search import PolicySearchAgent, PolicySearchCo
 from president_env.agents.torch_policy import TorchPolicyAgent, build_policy
 from president_env.registry import check_name
 from president_env.rules import Rules
-from president_env.user_input import check_writable_dir
+from president_env.user_input import ArgumentParser, check_writable_dir
 from president_env.vec_game import VecGame
 
 _ARRAYS = ("obs", "mask", "values", "probs", "anchor_obs", "anchor_mask", "anchor_probs")
@@ -304,7 +303,7 @@ def expert_iteration(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m president_env.training.expert_iteration", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--policy", required=True, help="the learned policy: a shipped agent name or a checkpoint path")

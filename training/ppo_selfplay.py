@@ -27,10 +27,13 @@ Env steps (the throughput unit) count every decision of every seat, learner and 
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import math
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -41,6 +44,7 @@ from president_env.agents.checkpoint import CheckpointError, export_policy, load
 from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent
 from president_env.observation import obs_dim as observation_size
 from president_env.threads import cap_threads
+from president_env.user_input import short_repr
 
 from .bookkeeping import RunLog, TableRewards, evaluate_learner, plot_curve
 from .config import RunConfig, RunSeeds, TrainConfig, apply_override, from_dict
@@ -156,6 +160,7 @@ class Run:
         budget = self.config.budget
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.write_config()
+        started_at = self.update
         with RunLog(self.out_dir, budget, self.global_step, resumed_at=self.update, progress=self.progress) as log:
             while self.budget_spent() is None and not (self.out_dir / STOP_FILE).exists():
                 try:
@@ -173,8 +178,10 @@ class Run:
                 log.record(self.progress_record(), stats, self.steps_per_update, self.last_eval)
                 if budget.checkpoint_every and self.update % budget.checkpoint_every == 0:
                     self.checkpoint()
-            if budget.eval_every and (not self.last_eval or self.update % budget.eval_every):
-                self.last_eval = self.evaluate()  # the learning curve's last point
+            # the learning curve's last point, once: a finished run resumed with nothing to train has it already
+            final_missing = not self.last_eval or (self.update % budget.eval_every and self.update > started_at)
+            if budget.eval_every and final_missing:
+                self.last_eval = self.evaluate()
                 log.record_final(self.progress_record(), self.last_eval)
         self.checkpoint()
         export_policy(self.out_dir / "checkpoint.pt", self.out_dir / "policy.pt")
@@ -238,6 +245,57 @@ class Run:
         self.update, self.global_step = int(progress["update"]), int(progress["global_step"])
         self.elapsed = float(progress["elapsed_s"])
         self.last_eval = dict(checkpoint.get("metrics") or {})
+
+
+MAX_COUNT = 2**62
+"""Largest update or step count a resume checkpoint may hold."""
+
+
+def check_resume_checkpoint(checkpoint: dict[str, Any], path: str | Path) -> None:
+    """:class:`CheckpointError` naming the field unless every field a resume reads has its type and range:
+    ``config``, ``rules``, ``model``, ``optimizer`` and ``rng`` dicts (``rng.learn`` a torch generator state),
+    ``progress`` with ``update`` and ``global_step`` integers ``>= 0`` and ``elapsed_s`` a finite number ``>= 0``,
+    ``metrics`` numbers. Called before anything is built or written: a crafted checkpoint leaves the run's folder
+    as it was."""
+    where = f"checkpoint {path}"
+    for key in ("config", "rules", "model", "optimizer", "rng", "progress"):
+        if not isinstance(checkpoint.get(key), dict):
+            raise CheckpointError(f"{where}: {key} must be a dict, got {short_repr(checkpoint.get(key))}")
+    progress = checkpoint["progress"]
+    for key in ("update", "global_step"):
+        value = progress.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_COUNT:
+            raise CheckpointError(f"{where}: progress.{key} must be an integer >= 0, got {short_repr(value)}")
+    elapsed = progress.get("elapsed_s")
+    if not isinstance(elapsed, (int, float)) or isinstance(elapsed, bool) or not 0 <= elapsed < math.inf:
+        raise CheckpointError(f"{where}: progress.elapsed_s must be a finite number >= 0, got {short_repr(elapsed)}")
+    learn = checkpoint["rng"].get("learn")
+    expected = torch.Generator().get_state()
+    if not isinstance(learn, torch.Tensor) or learn.dtype != expected.dtype or learn.shape != expected.shape:
+        raise CheckpointError(f"{where}: rng.learn must be a torch generator state ({expected.numel()} bytes)")
+    optimizer = checkpoint["optimizer"]
+    if not isinstance(optimizer.get("state"), dict) or not isinstance(optimizer.get("param_groups"), list):
+        raise CheckpointError(f"{where}: optimizer must be an optimizer state (state, param_groups)")
+    if not all(isinstance(value, torch.Tensor) for value in checkpoint["model"].values()):
+        raise CheckpointError(f"{where}: model must map parameter names to tensors")
+    metrics = checkpoint.get("metrics") or {}
+    if not isinstance(metrics, dict) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in metrics.values()
+    ):
+        raise CheckpointError(f"{where}: metrics must map names to numbers, got {short_repr(metrics)}")
+
+
+@contextlib.contextmanager
+def restoring(run: Run, path: str | Path) -> Iterator[None]:
+    """Put a checkpoint's state into ``run``: any failure closes the run and is one :class:`CheckpointError`."""
+    try:
+        yield
+    except (KeyError, IndexError, AttributeError, RuntimeError, ValueError, TypeError) as err:
+        run.close()
+        detail = " ".join(str(err).split())[:300]
+        raise CheckpointError(
+            f"checkpoint {path}: training state does not match its config ({type(err).__name__}: {detail})"
+        ) from None
 
 
 def start_weights(source: str, spec: dict[str, Any]) -> dict[str, torch.Tensor]:
@@ -332,11 +390,14 @@ class Trainer(Run):
             raise CheckpointError(
                 f"{path}: not a full training checkpoint (no trainer state); exported policies cannot resume"
             )
-        if "shards" not in checkpoint["trainer"]:
+        if not isinstance(checkpoint["trainer"], dict) or "shards" not in checkpoint["trainer"]:
             raise CheckpointError(
                 f"{path}: written by an older trainer (before rollout shards) and cannot resume; "
                 "its policy still loads as an agent"
             )
+        check_resume_checkpoint(checkpoint, path)
+        if not isinstance(checkpoint["trainer"].get("shards"), list):
+            raise CheckpointError(f"checkpoint {path}: trainer.shards must be a list of shard states")
         config = cls.resume_config(checkpoint["config"], overrides)
         named, trained = config.resolve_rules().to_dict(), checkpoint["rules"]
         if named != trained:
@@ -346,16 +407,13 @@ class Trainer(Run):
                 f"{path}: its rules differ from those its config names ({config.rules!r}) in "
                 f"{', '.join(fields) or 'their fields'}{hint}"
             )
-        trainer = cls(config, progress=progress)
-        try:
-            trainer.restore(checkpoint)
-            shard_states = checkpoint["trainer"]["shards"]
-            if len(shard_states) != config.rollout.shards:
-                raise ValueError(f"{len(shard_states)} shard states for rollout.shards={config.rollout.shards}")
-            trainer.shards.call_each("load_state_dict", shard_states)
-        except (KeyError, RuntimeError, ValueError, TypeError) as err:
-            trainer.close()
+        shard_states = checkpoint["trainer"]["shards"]
+        if len(shard_states) != config.rollout.shards:
             raise CheckpointError(
-                f"{path}: training state does not match its config ({type(err).__name__}: {err})"
-            ) from None
+                f"checkpoint {path}: {len(shard_states)} shard states for rollout.shards={config.rollout.shards}"
+            )
+        trainer = cls(config, progress=progress)
+        with restoring(trainer, path):
+            trainer.restore(checkpoint)
+            trainer.shards.call_each("load_state_dict", shard_states)
         return trainer

@@ -28,7 +28,6 @@ tournament), ``OUT/zero_control/`` (the control's) and ``OUT/probe.json``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -43,10 +42,10 @@ from president_env.evaluation.tournament import evaluate
 from president_env.presets import PRESETS, resolve_rules
 from president_env.registry import check_name
 from president_env.rules import Rules
-from president_env.user_input import check_writable_dir
+from president_env.user_input import ArgumentParser, check_writable_dir
 
 from .config import TRAIN_CONFIGS, RunSeeds, load_config
-from .ppo_selfplay import Run, Trainer
+from .ppo_selfplay import Run, Trainer, check_resume_checkpoint
 from .universal import UniversalTrainer
 
 PROBE_CONFIG = TRAIN_CONFIGS / "probe.yaml"
@@ -130,8 +129,9 @@ def start_run(
     trainer: type[Run] = UniversalTrainer if network is not None and network.get("kind") == "universal" else Trainer
     if checkpoint.is_file():
         held = load_checkpoint(checkpoint)
-        config = held.get("config") or {}
-        if config.get("opponents", {}).get("baselines") != {target: 1.0}:
+        check_resume_checkpoint(held, checkpoint)
+        opponents = held["config"].get("opponents")
+        if not isinstance(opponents, dict) or opponents.get("baselines") != {target: 1.0}:
             raise ValueError(f"{run_dir} holds another probe's run; choose another --out")
         elapsed = float(held["progress"]["elapsed_s"]) / 60
         extra = [] if steps is None else [f"budget.total_steps={steps}"]
@@ -234,7 +234,7 @@ def target_steps(target: str) -> int | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m president_env.training.probe", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(

@@ -47,6 +47,7 @@ trainer on the batched engine.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -63,6 +64,7 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+from ray.rllib.utils import deprecation_warning
 from ray.tune.registry import register_env
 from torch import nn
 
@@ -71,6 +73,19 @@ from president_env.agents.base import Agent, check_batch
 from president_env.agents.torch_policy import masked_logits, sample_masked
 from president_env.presets import RulesSpec, resolve_rules
 from president_env.rules import Rules
+
+
+class _RLModuleConfigNotice(logging.Filter):
+    """Drops one log line of RLlib's own: "DeprecationWarning: `RLModule(config=[RLModuleConfig object])` has been
+    deprecated". ``RLModule.__init__`` (Ray 2.60) builds the deprecated ``RLModuleConfig`` itself for every module,
+    RLlib's default PPO module included, however the module is constructed: nothing a user or this adapter passes
+    causes it or can avoid it. Every other warning passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "RLModule(config=[RLModuleConfig object])" not in record.getMessage()
+
+
+logging.getLogger(deprecation_warning.__module__).addFilter(_RLModuleConfigNotice())
 
 ENV_NAME = "president"
 """The name :func:`register` gives the env creator (``config.environment(ENV_NAME)``)."""

@@ -53,7 +53,7 @@ from .bookkeeping import evaluate_learner
 from .config import OpponentConfig, TableConfig, UniversalConfig
 from .opponents import OpponentPool
 from .ppo import Pending, collect, training_rows
-from .ppo_selfplay import Run
+from .ppo_selfplay import MAX_COUNT, Run, check_resume_checkpoint, restoring
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,8 +229,13 @@ class UniversalTrainer(Run):
                 f"checkpoint {path}: an exported policy, not a training checkpoint (no {', '.join(missing)}); "
                 "resume from the run's checkpoint.pt"
             )
+        check_resume_checkpoint(checkpoint, path)
+        segment = checkpoint["progress"].get("segment")
+        if not isinstance(segment, int) or isinstance(segment, bool) or not 0 <= segment <= MAX_COUNT:
+            raise CheckpointError(f"checkpoint {path}: progress.segment must be an integer >= 0, got {segment!r}")
         trainer = cls(cls.resume_config({**checkpoint["config"], "kind": "universal"}, overrides), progress)
-        trainer.restore(checkpoint)
-        trainer.segment = int(checkpoint["progress"]["segment"])
-        trainer.start_segment()
+        with restoring(trainer, path):
+            trainer.restore(checkpoint)
+            trainer.segment = segment
+            trainer.start_segment()
         return trainer

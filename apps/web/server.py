@@ -35,7 +35,6 @@ URL). Every API request must come to the server by its own name (``Host``) and, 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import ipaddress
@@ -56,6 +55,7 @@ from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
 from president_env.replay import Replay
 from president_env.rules import Rules
 from president_env.single import MAX_SEED
+from president_env.user_input import ArgumentParser
 
 from .games import (
     CREATE_BURST,
@@ -517,8 +517,8 @@ def _replay_text(replay: Any) -> str:
     return json.dumps(replay.to_dict(), ensure_ascii=True, separators=(",", ":"))
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="president-web", description="Play, watch and replay Président in a browser.")
+def _parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="president-web", description="Play, watch and replay Président in a browser.")
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: %(default)s)")
     parser.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
     parser.add_argument("--idle-ttl", type=float, default=1800.0, help="seconds before an idle game is dropped")
