@@ -11,11 +11,12 @@ page matches the checkpoints. A repository maintenance script, not part of the i
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import sys
 from pathlib import Path
 from typing import Any
+
+from president_env.user_input import ArgumentParser
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "models.md"
@@ -143,7 +144,7 @@ def page() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog="model_cards.py", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if docs/models.md is not what it would write")
     args = parser.parse_args(argv)
     text = page()
