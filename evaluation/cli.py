@@ -67,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
         "n_players - 1 copies of it (writes versus.json|md|png and one folder per opponent)",
     )
     parser.add_argument(
-        "--out", default="runs/eval", help="output folder (default: %(default)s, beside the training runs, never committed)"
+        "--out", default="runs/eval", help="output folder (default: %(default)s, beside the training runs)"
     )
     parser.add_argument(
         "--resume",

@@ -167,7 +167,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--steps", default=None, help="subset, e.g. random:heuristic-1,heuristic-1:heuristic-2")
     parser.add_argument(
-        "--out", default="runs/ladder", help="output folder (default: %(default)s; the committed ladder only when named)"
+        "--out", default="runs/ladder", help="output folder (default: %(default)s; the committed one only when named)"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser

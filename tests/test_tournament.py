@@ -423,7 +423,8 @@ def test_reproduce_commands_write_under_runs_by_default_never_into_docs(tmp_path
     capsys.readouterr()
     assert [p.name for p in tmp_path.iterdir()] == ["runs"]
     assert {p.name for p in (tmp_path / "runs").iterdir()} == {"ladder", "eval"}
-    assert (tmp_path / "runs" / "ladder" / "ladder.md").is_file() and (tmp_path / "runs" / "eval" / "results.json").is_file()
+    assert (tmp_path / "runs" / "ladder" / "ladder.md").is_file()
+    assert (tmp_path / "runs" / "eval" / "results.json").is_file()
 
 
 def test_ladder_steps_parse_and_default_to_the_whole_ladder():
