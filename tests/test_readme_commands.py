@@ -172,7 +172,7 @@ def test_the_main_job_runs_and_writes_what_the_readme_says(tmp_path):
     train, evaluate = chain[4], chain[5]
     assert train[0] == "president-train" and evaluate[0] == "president-eval"
     for command in (train, evaluate):
-        done = run(command[0], smaller(command, tmp_path), timeout=900)
+        done = run(command[0], smaller(command, tmp_path)[1:], timeout=900)
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
     run_dir = tmp_path / load_train_config(train).out_dir
     for name in ("policy.pt", "metrics.jsonl", "learning_curve.png", "config.yaml"):
@@ -246,5 +246,5 @@ def test_each_other_readme_command_runs_with_a_smaller_budget(command, tmp_path)
     pytest.importorskip("torch", reason="the learned agents and training need the train extra")
     if "--ray" in command:
         pytest.importorskip("ray", reason="needs the ray extra")
-    done = run(command[0], smaller(command, tmp_path), timeout=900)
+    done = run(command[0], smaller(command, tmp_path)[1:], timeout=900)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
