@@ -11,7 +11,9 @@ cluster (tested on a local two-CPU Ray instance).
 
 ``address`` is Ray's: ``"local"`` starts a Ray instance on this machine (``num_cpus`` caps it),
 ``"auto"`` joins the cluster this machine belongs to (``ray start --head`` ran here), and
-``"ray://host:10001"`` connects a client to a remote head. Every node needs this package installed
+``"ray://host:10001"`` connects a client to a remote head. Actors that the cluster's CPUs cannot hold at the CPUs
+asked share them (:func:`actor_cpus`: 8 rollout shards on 2 CPUs reserve 0.25 each) rather than wait for CPUs that
+never free up. Every node needs this package installed
 (``pip install "president-env[ray]"``), at the same version, and the same Python.
 
 Ray is an optional extra: it is imported only when one of these functions is called.
