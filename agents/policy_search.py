@@ -39,7 +39,7 @@ from .monte_carlo import MonteCarloAgent, SearchConfig
 
 @dataclass(frozen=True)
 class PolicySearchConfig:
-    """How hard the agent searches (defaults: those measured in the README)."""
+    """How hard the agent searches (defaults: those measured in docs/agents.md)."""
 
     worlds: int = 128  # sampled deals of the hidden cards per decision, each candidate played in all of them
     candidates: int = 4  # the policy's most probable legal actions that are searched

@@ -1,8 +1,8 @@
 """``president-eval``: a duplicate-deal tournament from the command line (:func:`main`).
 
-    president-eval --agents heuristic-3,heuristic-2 --deals 200 --workers 2 --out results/eval
-    president-eval --agents ppo-standard-4p --against heuristic-3,mc-4 --deals 200 --out results/vs
-    president-eval --agents ppo-universal --against mc-5 --rules big_table --resume results/vs/chunks ...
+    president-eval --agents heuristic-3,heuristic-2 --deals 200 --workers 2 --out runs/eval
+    president-eval --agents ppo-standard-4p --against heuristic-3,mc-4 --deals 200 --out runs/vs
+    president-eval --agents ppo-universal --against mc-5 --rules big_table --resume runs/vs/chunks ...
 
 Writes ``results.json``, ``results.md`` and ``results.png`` (with ``--against``: ``versus.*`` and one folder
 per opponent) and prints the Markdown table. Everything the user named is checked before any game is
@@ -65,7 +65,9 @@ def _parser() -> ArgumentParser:
         help="comma-separated opponents: one tournament per opponent, the single agent of --agents against "
         "n_players - 1 copies of it (writes versus.json|md|png and one folder per opponent)",
     )
-    parser.add_argument("--out", default="results/eval", help="output folder (default: %(default)s)")
+    parser.add_argument(
+        "--out", default="runs/eval", help="output folder (default: %(default)s, beside the training runs)"
+    )
     parser.add_argument(
         "--resume",
         metavar="DIR",

@@ -11,7 +11,9 @@ cluster (tested on a local two-CPU Ray instance).
 
 ``address`` is Ray's: ``"local"`` starts a Ray instance on this machine (``num_cpus`` caps it),
 ``"auto"`` joins the cluster this machine belongs to (``ray start --head`` ran here), and
-``"ray://host:10001"`` connects a client to a remote head. Every node needs this package installed
+``"ray://host:10001"`` connects a client to a remote head. Actors that the cluster's CPUs cannot hold at the CPUs
+asked share them (:func:`actor_cpus`: 8 rollout shards on 2 CPUs reserve 0.25 each) rather than wait for CPUs that
+never free up. Every node needs this package installed
 (``pip install "president-env[ray]"``), at the same version, and the same Python.
 
 Ray is an optional extra: it is imported only when one of these functions is called.
@@ -19,6 +21,7 @@ Ray is an optional extra: it is imported only when one of these functions is cal
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -93,18 +96,49 @@ class LocalGroup:
         pass
 
 
+def actor_cpus(members: int, requested: float, node_cpus: Sequence[float]) -> float:
+    """The CPUs each of ``members`` actors reserves so that all of them fit on nodes of ``node_cpus`` CPUs.
+
+    ``requested`` when they fit; otherwise the largest share below it with which they do (an actor lives on one
+    node, so each node holds ``floor(its CPUs / share)`` of them), as Ray accepts it: a whole number from 1 up, or
+    a fraction below 1 rounded down to 1e-4. ``ValueError`` when the nodes have no CPU at all.
+
+        actor_cpus(8, 1.0, [2.0])   # 0.25: eight actors share two CPUs
+        actor_cpus(2, 1.0, [2.0])   # 1.0: they fit as asked
+    """
+    if not sum(node_cpus) > 0:
+        raise ValueError(f"the Ray cluster has no CPU to place {members} actors on")
+
+    def fits(share: float) -> bool:
+        return sum(int(cpus / share + 1e-9) for cpus in node_cpus) >= members
+
+    if fits(requested):
+        return requested
+    shares = {cpus / k for cpus in node_cpus for k in range(1, members + 1)}
+    shares = {int(share) if share >= 1 else int(share * 1e4) / 1e4 for share in shares}
+    return max(share for share in shares if 0 < share < requested and fits(share))
+
+
 class RayGroup:
     """One Ray actor per member, each built as ``cls(*init_args[i])`` on a worker (``num_cpus`` reserved each).
 
-    An actor holds its CPUs for its lifetime: a group of more members than the cluster has CPUs
-    would wait forever, so pass a fractional ``num_cpus`` to share them.
+    An actor holds its CPUs for its lifetime, so a group of more members than the cluster's CPUs hold at
+    ``num_cpus`` each would wait forever: they share them instead (:func:`actor_cpus`), and a line on stderr says so.
     """
 
     local = False
 
     def __init__(self, cls: type, init_args: Sequence[Sequence[Any]], num_cpus: float = 1) -> None:
         self.ray = require_ray()
-        actor = self.ray.remote(num_cpus=num_cpus)(cls)
+        node_cpus = [node["Resources"].get("CPU", 0.0) for node in self.ray.nodes() if node.get("Alive")]
+        share = actor_cpus(len(init_args), num_cpus, node_cpus)
+        if share != num_cpus:
+            print(
+                f"ray: {len(init_args)} actors of {num_cpus:g} CPU do not fit the cluster's {sum(node_cpus):g} CPUs; "
+                f"each reserves {share:g} CPU, sharing them",
+                file=sys.stderr,
+            )
+        actor = self.ray.remote(num_cpus=share)(cls)
         self.members = [actor.remote(*args) for args in init_args]
 
     def call(self, method: str, *args: Any) -> list[Any]:

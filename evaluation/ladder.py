@@ -1,7 +1,7 @@
 """The baseline ladder: does each level beat the one below it? (``python -m president_env.evaluation.ladder``)
 
     python -m president_env.evaluation.ladder --presets standard,party --deals 200 --deals-mc 100 \\
-        --workers 2 --out docs/results/ladder
+        --workers 2 --out runs/ladder
 
 The ladder is ``random < heuristic-1 < heuristic-2 < heuristic-3 < mc-4 < mc-5``. Step k seats one copy of
 level k against ``P - 1`` copies of level k-1 (lineup ``[k, k-1, k-1, ...]``) in a duplicate-deal tournament
@@ -10,8 +10,9 @@ the 95 % confidence interval of level k's advantage (its points minus the mean o
 lies entirely above 0. The table also gives the share of its matches level k won (1 / P when even).
 
 Writes ``ladder.json`` (config and every step's numbers), ``ladder.md`` (the table) and ``ladder.png``
-(advantage with CI bars per step, one cluster per preset) into ``--out``, and nothing else. The README shows a
-copy of ``docs/results/ladder/ladder.md``: ``python scripts/readme_ladder.py`` copies it there, and
+(advantage with CI bars per step, one cluster per preset) into ``--out`` (default ``runs/ladder``, never the committed
+results: ``--out docs/results/ladder`` replaces those only when asked), and nothing else. docs/baselines.md shows a
+copy of ``docs/results/ladder/ladder.md``: ``python scripts/ladder_table.py`` copies it there, and
 ``tests/test_readme.py`` checks that the two agree.
 """
 
@@ -168,7 +169,9 @@ def _parser() -> ArgumentParser:
         "(default: %(default)s)",
     )
     parser.add_argument("--steps", default=None, help="subset, e.g. random:heuristic-1,heuristic-1:heuristic-2")
-    parser.add_argument("--out", default="docs/results/ladder", help="output folder (default: %(default)s)")
+    parser.add_argument(
+        "--out", default="runs/ladder", help="output folder (default: %(default)s; the committed one only when named)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
 

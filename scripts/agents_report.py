@@ -1,15 +1,16 @@
 """Gather the shipped learned agents' match measurements into one table and one plot.
 
-    python scripts/agents_report.py            # reads docs/results/, writes docs/results/matches/agents.md and
-                                               # agents.png, and the same table in README.md between its
-                                               # agents-table markers
+    python scripts/agents_report.py                               # reads docs/results/, writes agents.md and
+                                                                  # agents.png into runs/agents_report/
+    python scripts/agents_report.py --out docs/results/matches    # the committed ones, and the same table in
+                                                                  # docs/agents.md between its agents-table markers
 
 Every row is one agent at one table against ``P - 1`` copies of each baseline, in the table's own match (5 manches,
 a decisive one on a tie), seed 0, 200 duplicate deal groups unless the cell says otherwise: each per-table agent on
 its own table (``president-eval --against`` outputs in ``docs/results/matches/<agent>/<opponent>/results.json``),
 then ``ppo-universal`` on the same table and the same deals (``scripts/measure_universal.py --seed 0`` outputs in
-``docs/results/experiments/universal/seed0*/``). The training column reads each run's ``metrics.jsonl``. This script
-only reads; a repository maintenance script, not part of the installed package.
+``docs/results/experiments/universal/seed0*/``). The training column reads each run's ``metrics.jsonl``. It writes
+the committed table only when ``--out`` names it; a repository maintenance script, not part of the installed package.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from president_env.user_input import ArgumentParser, check_writable_dir
 DOCS_RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 MATCHES = DOCS_RESULTS / "matches"
 UNIVERSAL = DOCS_RESULTS / "experiments" / "universal"
-README = DOCS_RESULTS.parent.parent / "README.md"
-README_MARKERS = ("<!-- agents-table -->\n", "<!-- /agents-table -->")
+AGENTS_PAGE = DOCS_RESULTS.parent / "agents.md"
+PAGE_MARKERS = ("<!-- agents-table -->\n", "<!-- /agents-table -->")
 OPPONENTS = ("heuristic-3", "mc-4")
 
 # table: (its per-table agents, where each one's training metrics are)
@@ -44,12 +45,12 @@ TABLES: dict[str, tuple[tuple[str, Path], ...]] = {
 UNIVERSAL_RUN = UNIVERSAL / "sitting3" / "metrics.jsonl"  # the shipped policy's sitting; its counters span all three
 
 
-def readme_with_table(readme: str, table: str) -> str:
-    """``readme`` with ``table`` between its agents-table markers (``ValueError`` if they are missing)."""
-    start, end = README_MARKERS
-    if start not in readme or end not in readme:
-        raise ValueError(f"README.md has no {start.strip()} ... {end} block")
-    head, rest = readme.split(start, 1)
+def page_with_table(page: str, table: str) -> str:
+    """``page`` with ``table`` between its agents-table markers (``ValueError`` if they are missing)."""
+    start, end = PAGE_MARKERS
+    if start not in page or end not in page:
+        raise ValueError(f"docs/agents.md has no {start.strip()} ... {end} block")
+    head, rest = page.split(start, 1)
     return head + start + table + "\n" + end + rest.split(end, 1)[1]
 
 
@@ -84,7 +85,12 @@ def training_summary(metrics: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=MATCHES, help="folder for agents.md and agents.png")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DOCS_RESULTS.parent.parent / "runs" / "agents_report",
+        help="folder for agents.md and agents.png (default: %(default)s; docs/results/matches: the committed ones)",
+    )
     args = parser.parse_args(argv)
     try:
         check_writable_dir(args.out, "--out")
@@ -107,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     header = ["table", "agent", "vs heuristic-3 ×(P-1) (deal groups)", "vs mc-4 ×(P-1) (deal groups)", "training"]
     table = markdown_table(header, rows, text_columns=2)
     (args.out / "agents.md").write_text(table + "\n", encoding="utf-8")
-    if args.out == MATCHES:
-        README.write_text(readme_with_table(README.read_text(encoding="utf-8"), table), encoding="utf-8")
+    if args.out.resolve() == MATCHES:
+        AGENTS_PAGE.write_text(page_with_table(AGENTS_PAGE.read_text(encoding="utf-8"), table), encoding="utf-8")
     errorbar_png(
         args.out / "agents.png",
         groups={f"vs {opponent}": values for opponent, values in groups.items() if values[0]},

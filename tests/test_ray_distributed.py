@@ -133,3 +133,16 @@ def test_president_train_ray_flag_runs_the_shards_as_actors(local_ray, tmp_path,
     assert (tmp_path / "policy.pt").is_file()
     assert "rollout:\n  shards: 2\n  ray_address: local" in (tmp_path / "config.yaml").read_text()
     capsys.readouterr()
+
+
+def test_more_shards_than_cpus_share_them_and_make_the_same_run(local_ray, tmp_path, capsys):
+    """Eight shards' actors on a two-CPU instance reserve a quarter CPU each instead of waiting forever (issue 35:
+    ``--set rollout.shards=8 --ray local`` hung silently), and the run is the in-process one."""
+    here = _trainer(tmp_path / "here", "rollout.shards=8")
+    there = _trainer(tmp_path / "ray", "rollout.shards=8", "rollout.ray_address=local")
+    try:
+        assert "8 actors of 1 CPU do not fit the cluster's 2 CPUs; each reserves 0.25 CPU" in capsys.readouterr().err
+        stats_here, stats_there = here.train_step(), there.train_step()
+        assert stats_here["losses/policy_loss"] == stats_there["losses/policy_loss"]
+    finally:
+        there.close()

@@ -1,14 +1,22 @@
 """The README's commands, as written: every ``president-*`` line of its bash blocks names a real program, flags that
-program has, agents that exist, rules and configs that load; the Play line is played (scripted input that quits)
-and ``president-web --help`` answers. The long ones (training, 200-deal tournaments) are checked, not run."""
+program has, agents that exist, rules and configs that load; and every one of them runs (slow-marked).
+
+Run as written where that is short (the Play line, with scripted input that quits; ``president-web``, answering
+on a free port). The long ones run with a smaller budget and nothing else changed (:func:`smaller`): training
+stops after its first update (``budget.total_steps=1``) with evaluations of 2 deal groups, tournaments play 1 deal
+group, ``--ray auto`` (which needs a running cluster) becomes ``--ray local`` as the README says for one machine,
+and every path under ``runs/`` goes to a temporary folder. The test command is the one CI runs (``.ci/run``)."""
 
 from __future__ import annotations
 
 import importlib.util
 import re
 import shlex
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from functools import cache
 from pathlib import Path
 
@@ -27,24 +35,24 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 SCRIPTS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
 
 
-def readme_commands() -> list[list[str]]:
-    """Each ``president-*`` command of the README's bash blocks, split as the shell would (comments dropped;
-    a chain ``a && b`` gives each command)."""
-    commands = []
+def readme_lines() -> list[list[list[str]]]:
+    """Each line of the README's bash blocks as its chain of commands (``a && b`` gives ``[a, b]``), each split as the
+    shell would (comments dropped)."""
+    lines = []
     for block in re.findall(r"^```bash\n(.*?)^```", README, re.M | re.S):
         for line in block.splitlines():
-            command: list[str] = []
-            for word in [*shlex.split(line, comments=True), "&&"]:
-                if word != "&&":
-                    command.append(word)
-                    continue
-                if command and command[0] in SCRIPTS:
-                    commands.append(command)
-                command = []
-    return commands
+            chain: list[list[str]] = [[]]
+            for word in shlex.split(line, comments=True):
+                if word == "&&":
+                    chain.append([])
+                else:
+                    chain[-1].append(word)
+            if chain[0]:
+                lines.append(chain)
+    return lines
 
 
-COMMANDS = readme_commands()
+COMMANDS = [command for chain in readme_lines() for command in chain if command[0] in SCRIPTS]
 
 
 def run(program: str, args: list[str], stdin: str = "", timeout: int = 300) -> subprocess.CompletedProcess:
@@ -118,3 +126,125 @@ def test_the_play_line_plays_as_written_and_quits():
 def test_president_web_answers_help():
     pytest.importorskip("starlette", reason="president-web needs the web extra")
     assert "--port" in help_text("president-web")
+
+
+def smaller(command: list[str], tmp: Path) -> list[str]:
+    """``command`` with the smaller budget of this module's docstring, writing under ``tmp``."""
+    out = []
+    for i, word in enumerate(command):
+        previous = command[i - 1] if i else ""
+        if previous == "--deals":
+            word = "1"
+        elif previous == "--ray" and word == "auto":
+            word = "local"
+        elif word.startswith("runs/"):
+            word = str(tmp / word)
+        out.append(word)
+    if command[0] == "president-train":
+        config = load_train_config(command)
+        sets = ["budget.total_steps=1", "budget.eval_deals=2", f"out_dir={tmp / config.out_dir}"]
+        out += [item for value in sets for item in ("--set", value)] + ["--no-progress"]
+    elif command[0] == "president-eval":
+        out.append("--no-progress")
+    return out
+
+
+def load_train_config(command: list[str]):
+    from president_env.training.config import load_config
+
+    sets = [command[j + 1] for j, flag in enumerate(command[:-1]) if flag == "--set"]
+    return load_config(command[command.index("--config") + 1], sets)
+
+
+def _main_job() -> list[list[str]]:
+    (chain,) = [chain for chain in readme_lines() if any(c[0] == "president-train" for c in chain)][:1]
+    return chain
+
+
+@pytest.mark.slow
+def test_the_main_job_runs_and_writes_what_the_readme_says(tmp_path):
+    """The quick start's first command: after the install, training then the evaluation of its policy."""
+    pytest.importorskip("torch", reason="the main job needs the train extra")
+    chain = _main_job()
+    assert [c[:2] for c in chain[:4]] == [["python3", "-m"], [".", ".venv/bin/activate"], ["pip", "install"]] + [
+        ["pip", "install"]
+    ]
+    train, evaluate = chain[4], chain[5]
+    assert train[0] == "president-train" and evaluate[0] == "president-eval"
+    for command in (train, evaluate):
+        done = run(command[0], smaller(command, tmp_path)[1:], timeout=900)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    run_dir = tmp_path / load_train_config(train).out_dir
+    for name in ("policy.pt", "metrics.jsonl", "learning_curve.png", "config.yaml"):
+        assert (run_dir / name).is_file(), name
+    assert list(run_dir.glob("events.out.tfevents.*")) or list(run_dir.glob("**/events.out.tfevents.*"))
+    versus = (run_dir / "eval" / "versus.md").read_text(encoding="utf-8")
+    for opponent in ("heuristic-3", "heuristic-2", "random"):
+        assert opponent in versus
+
+
+def test_the_readme_test_command_is_what_ci_runs():
+    """The quick start's second command: the installs, lint and test run of ``.ci/run`` (which adds
+    ``--durations``)."""
+    ci = [shlex.split(line, comments=True) for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    (chain,) = [chain for chain in readme_lines() if any(c[:3] == ["python", "-m", "pytest"] for c in chain)]
+    assert chain[:2] == [["python3", "-m", "venv", ".venv"], [".", ".venv/bin/activate"]]
+    for command in chain:
+        assert any(words[: len(command)] == command for words in ci), shlex.join(command)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_the_web_line_serves_the_table():
+    pytest.importorskip("starlette", reason="president-web needs the web extra")
+    pytest.importorskip("uvicorn", reason="president-web needs the web extra")
+    (web,) = [c for c in COMMANDS if c[0] == "president-web"]
+    port = _free_port()  # the README's line as written, on a free port instead of 8000
+    module, function = SCRIPTS[web[0]].split(":")
+    code = f"import sys; from {module} import {function}; sys.exit({function}())"
+    server = subprocess.Popen(
+        [sys.executable, "-c", code, *web[1:], "--port", str(port)], cwd=ROOT, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as reply:
+                    assert reply.status == 200 and "<html" in reply.read().decode().lower()
+                    break
+            except OSError:
+                assert server.poll() is None, server.stderr.read()
+                assert time.monotonic() < deadline, "president-web did not answer in 120 s"
+                time.sleep(0.5)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _other_commands() -> list:
+    """The README's president-eval and president-train lines other than the main job's (the Ray lines)."""
+    main_job = _main_job()
+    params = []
+    for command in COMMANDS:
+        if command in main_job or command[0] not in ("president-eval", "president-train"):
+            continue
+        marks = [pytest.mark.slow]
+        if "--ray" in command:
+            marks += [pytest.mark.ray, pytest.mark.xdist_group("ray")]
+        params.append(pytest.param(command, id=" ".join(command)[:60], marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("command", _other_commands())
+def test_each_other_readme_command_runs_with_a_smaller_budget(command, tmp_path):
+    """Issue 35: the Ray training line (``--set rollout.shards=8``) hung silently on a 2-CPU machine."""
+    pytest.importorskip("torch", reason="the learned agents and training need the train extra")
+    if "--ray" in command:
+        pytest.importorskip("ray", reason="needs the ray extra")
+    done = run(command[0], smaller(command, tmp_path)[1:], timeout=900)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]

@@ -46,10 +46,10 @@ def test_the_render_demo_plays_a_game():
     assert moves and moves == [f"--- move {k} ---" for k in range(1, len(moves) + 1)]
 
 
-def test_the_readme_shows_the_agents_table():
-    """README.md's agents-table block is docs/results/matches/agents.md, as scripts/agents_report.py writes it."""
+def test_the_agents_page_shows_the_agents_table():
+    """docs/agents.md's agents-table block is docs/results/matches/agents.md, as scripts/agents_report.py writes it."""
     start, end = "<!-- agents-table -->\n", "<!-- /agents-table -->"
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
     block = readme.split(start, 1)[1].split(end, 1)[0]
     assert block == (ROOT / "docs" / "results" / "matches" / "agents.md").read_text(encoding="utf-8")
 
@@ -64,3 +64,15 @@ def test_each_script_reports_a_usage_error_in_one_line_with_exit_2(script):
     done = run(script, "--no-such-option")
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and f"{script.name}: error: " in done.stderr, done.stderr
+
+
+def test_the_agents_report_writes_the_committed_table_only_when_asked():
+    """Issue 35: reproduce commands never write inside docs/ unless ``--out`` names it; by default runs/."""
+    pytest.importorskip("matplotlib")
+    committed = [ROOT / "docs" / "agents.md", ROOT / "docs" / "results" / "matches" / "agents.md"]
+    before = [path.read_bytes() for path in committed]
+    done = run(ROOT / "scripts" / "agents_report.py")
+    assert done.returncode == 0, done.stderr
+    assert [path.read_bytes() for path in committed] == before
+    written = (ROOT / "runs" / "agents_report" / "agents.md").read_text(encoding="utf-8")
+    assert written == committed[1].read_text(encoding="utf-8")

@@ -449,6 +449,19 @@ def test_ladder_runs_steps_and_writes_only_its_output_folder(tmp_path, monkeypat
         ladder.main([*argv, "--readme", "README.md"])  # the README is no longer the ladder's to write
 
 
+def test_reproduce_commands_write_under_runs_by_default_never_into_docs(tmp_path, monkeypatch, capsys):
+    """Issue 35: the ladder wrote into docs/results/ladder by default, and a small run replaced the committed rows;
+    president-eval wrote into results/, the committed results' folder. Both default to runs/ (gitignored)."""
+    monkeypatch.chdir(tmp_path)
+    assert ladder.main(["--presets", "standard", "--steps", "random:heuristic-1", "--deals", "4", "--no-progress"]) == 0
+    assert main(["--agents", "heuristic-1,random", "--deals", "2", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert [p.name for p in tmp_path.iterdir()] == ["runs"]
+    assert {p.name for p in (tmp_path / "runs").iterdir()} == {"ladder", "eval"}
+    assert (tmp_path / "runs" / "ladder" / "ladder.md").is_file()
+    assert (tmp_path / "runs" / "eval" / "results.json").is_file()
+
+
 def test_ladder_steps_parse_and_default_to_the_whole_ladder():
     assert ladder.parse_steps("random:heuristic-1, heuristic-1:heuristic-2") == [
         ("random", "heuristic-1"),

@@ -176,7 +176,7 @@ class RolloutConfig(_Section):
 
     shards: int = Field(1, ge=1)  # must divide ppo.num_envs
     ray_address: str | None = None  # null: this process; "local", "auto", "ray://host:10001": a Ray actor per shard
-    ray_cpus_per_shard: Number = Field(1.0, gt=0, le=1024)  # CPUs per shard's actor (fractional: more shards than CPUs)
+    ray_cpus_per_shard: Number = Field(1.0, gt=0, le=1024)  # per shard's actor (shared when the shards exceed the CPUs)
 
 
 class InitConfig(_Section):
