@@ -14,12 +14,11 @@ first and work on all slots at once — there is no Python loop over games:
   deals the next manche of a game (a rule), never a new game: a finished game stays
   terminal until the layer above calls :func:`new_games` (``VecGame`` does, by default).
 
-The rules themselves are applied in two modules, each holding its NumPy batched form and its compiled per-slot
-form side by side: :mod:`president_env.trick` (the legal mask and every decision of a manche) and
-:mod:`president_env.manche` (the deal, the exchange's automatic half, scoring and the game's end). This module
-checks the input, keeps the state and calls them: the compiled forms with ``compiled=True`` where
-:func:`president_env.compiled.available`, the NumPy forms otherwise. The observation lives in
-:mod:`president_env.observation`; the human notation (card and role strings) in :mod:`president_env.deals`.
+The rules themselves are applied, slot by slot, by the compiled kernels of two modules:
+:mod:`president_env.trick` (the legal mask and every decision of a manche) and :mod:`president_env.manche` (the
+deal, the exchange's automatic half, scoring and the game's end). This module checks the input, keeps the state and
+calls them. The observation lives in :mod:`president_env.observation`; the human notation (card and role strings)
+in :mod:`president_env.deals`.
 
 For speed the state is updated in place (NumPy has no cheap functional update);
 ``GameState.copy()`` gives an independent snapshot. An illegal action raises
@@ -40,7 +39,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import compiled as _compiled
 from . import manche, trick
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables, decode
 from .cards import RANK_NAMES, TWO, deck_card_ranks
@@ -265,7 +263,7 @@ def new_games(
         roles: a manche with roles (drawn or supplied) is dealt by its Trou du cul, so a dealer given for a
         slot that starts with roles raises ``ValueError``.
     roles: optional list (one per slot, ``None`` allowed) of role assignments to start from.
-    A first manche with roles is seated by role with ``reseat_by_role`` (see ``manche.seat_for_roles``).
+    A first manche with roles is seated by role with ``reseat_by_role`` (see ``manche.deal``).
     Everything is validated before the state is touched.
     """
     index = np.asarray(index, dtype=np.int64).reshape(-1)
@@ -309,26 +307,25 @@ def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -
     dealt_to = parse_deals(rules, deals, state.seat_of_player[index])
     dealer = state.dealer[index].copy()
     manche.check_regular_deal(rules, index, dealt_to, dealer)
-    manche.start_manche(rules, tables(rules), state, index, dealt_to, dealer, state.prev_pos[index].copy())
+    positions = state.prev_pos[index[:, None], state.seat_of_player[index]]  # by player: seated as before
+    held_by = parse_deals(rules, deals)  # the player holding each card id
+    manche.deal(rules, tables(rules), state, index, positions, dealer, held_by, supplied=True)
 
 
 def _shuffled_decks(rules: Rules, state: GameState, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """``(n, N) int64``: a shuffled deck of card ids for each slot of ``index`` about to be dealt, the one random
-    draw of a deal on both paths (``state`` unused here: a test deals each game from its own history through it)."""
+    draw of a deal (``state`` unused here: a test deals each game from its own history through it)."""
     return rng.permuted(np.broadcast_to(np.arange(rules.n_cards), (index.size, rules.n_cards)), axis=1)
 
 
 # --------------------------------------------------------------------------------------
 # Legal actions (the rules of it in trick.py)
 # --------------------------------------------------------------------------------------
-def legal_mask(rules: Rules, state: GameState, slots: np.ndarray | None = None, compiled: bool = False) -> np.ndarray:
+def legal_mask(rules: Rules, state: GameState, slots: np.ndarray | None = None) -> np.ndarray:
     """``(B, num_actions) bool``: the legal actions of the player to act in every slot, or ``(n, num_actions)``
-    in the slots ``slots (n,) int`` only. ``compiled``: by the Numba kernel where it is available
-    (``trick.compiled_legal_mask``, the same mask as ``trick.legal_mask``)."""
-    if compiled and _compiled.available():
-        index = index_range(state.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
-        return trick.compiled_legal_mask(rules, tables(rules), state, index)
-    return trick.legal_mask(rules, tables(rules), state, slots)
+    in the slots ``slots (n,) int`` only (``trick.legal_mask``)."""
+    index = index_range(state.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
+    return trick.legal_mask(rules, tables(rules), state, index)
 
 
 # Why an action is illegal: the reason codes of IllegalMove.reason, in the order why_illegal decides them.
@@ -476,7 +473,6 @@ def step(
     mask: np.ndarray | None = None,
     reward_mode: str = "zero_sum",
     slots: np.ndarray | None = None,
-    compiled: bool = False,
     check: bool = True,
 ) -> StepResult:
     """Apply one action per slot and report what happened (:class:`StepResult`).
@@ -490,9 +486,8 @@ def step(
     ended is never dealt anew here: it stays terminal (phase ``PHASE_OVER``, no legal action,
     stepping it raises) until the caller starts a new game with :func:`new_games`.
 
-    ``compiled``: the actions are played, and the manches that end scored and dealt, slot by slot by the Numba
-    kernels where they are available (``trick.compiled_play``, ``manche.compiled_score`` and
-    ``manche.compiled_deal_next``), which changes nothing but the speed on a few slots.
+    The actions are played, and the manches that end scored and dealt, slot by slot by the kernels
+    (``trick.play``, ``manche.score`` and ``manche.deal``).
 
     ``check=False``: the caller vouches that every action is legal (drawn from ``mask``), so the legality check
     is skipped (an illegal action would then corrupt the state): for a batched caller's own random draws.
@@ -530,13 +525,9 @@ def step(
             raise ValueError(f"illegal action {int(actions[i])} for player_{player} in slot {s}: {reason}")
 
     result = StepResult(np.zeros((b, p), np.float32), np.zeros(b, bool), np.zeros(b, bool))
-    use_kernels = compiled and _compiled.available()
-    if use_kernels:
-        over = trick.compiled_play(rules, tab, state, slot, actions.astype(np.int64, copy=False))
-    else:
-        over = trick.play(rules, tab, state, slot, actions, full)
+    over = trick.play(rules, tab, state, slot, actions.astype(np.int64, copy=False))
     if over.size:
-        _end_manche(rules, state, slot[over], over, rng, result, reward_mode, compiled=use_kernels)
+        _end_manche(rules, state, slot[over], over, rng, result, reward_mode)
     return result
 
 
@@ -552,21 +543,17 @@ def end_manches(
     return result
 
 
-def _end_manche(rules, state, index, local, rng, result: StepResult, reward_mode, compiled: bool = False) -> None:
-    """Score the manche in slots ``index`` (rows ``local`` of ``result``), then deal the next manche, or leave
-    the slot terminal (``PHASE_OVER``) where the game ended. ``compiled``: by the Numba kernels where they are
-    available (``manche.compiled_score`` and ``manche.compiled_deal_next``: the same scores and deals from the same
-    draws); the shuffled decks are drawn here for both."""
+def _end_manche(rules, state, index, local, rng, result: StepResult, reward_mode) -> None:
+    """Score the manche in slots ``index`` (rows ``local`` of ``result``, ``manche.score``), then deal the next
+    manche from shuffled decks drawn here (``manche.deal``), or leave the slot terminal (``PHASE_OVER``) where the
+    game ended."""
     tab = tables(rules)
-    if compiled and _compiled.available():
-        score, deal_next = manche.compiled_score, manche.compiled_deal_next
-    else:
-        score, deal_next = manche.score, manche.deal_next
-    positions, over = score(rules, tab, state, index, local, result, reward_table(rules, reward_mode))
+    positions, over = manche.score(rules, tab, state, index, local, result, reward_table(rules, reward_mode))
     going_on = ~over
     if going_on.any():
         cont = index[going_on]
-        deal_next(rules, tab, state, cont, positions[going_on], _shuffled_decks(rules, state, cont, rng))
+        dealers = np.zeros(cont.size, np.int64)  # unused: the Trou du cul deals
+        manche.deal(rules, tab, state, cont, positions[going_on], dealers, _shuffled_decks(rules, state, cont, rng))
 
 
 def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -1,20 +1,15 @@
-"""The manche's start and end, in their two forms side by side: the NumPy batched form and the compiled per-slot form.
+"""The manche's start and end, per slot, in loops that Numba compiles.
 
 Everything between two manches lives here: a game's first manche (roles drawn or given, the first dealer), the
 deal (who receives the first card, one card at a time clockwise), seating by role, the automatic half of the
-exchange and who acts first; and at a manche's end the finishing positions, the points, the game's end (a
-decisive manche on a tie). The decisions inside a manche live in :mod:`president_env.trick`;
-:mod:`president_env.engine` is the state machine that calls both, and draws the shuffled decks (the one random
-draw of a deal, ``engine._shuffled_decks``) for both forms, so the games and the generator's draws are the same.
+exchange and who acts first (:func:`deal`, ``_deal_kernel``); and at a manche's end the finishing positions, the
+points, the game's end (a decisive manche on a tie: :func:`score`, ``_score_kernel``). The decisions inside a
+manche live in :mod:`president_env.trick`; :mod:`president_env.engine` is the state machine that calls both, and
+draws the shuffled decks (the one random draw of a deal, ``engine._shuffled_decks``).
 
-- **NumPy, batched** (:func:`start_games`, :func:`start_manche`, :func:`score`, :func:`deal_next`).
-- **Compiled, per slot** (:func:`compiled_score`, :func:`compiled_deal_next`): the same work slot by slot in loops
-  that Numba compiles (``_score_kernel``, ``_deal_kernel``) where :func:`president_env.compiled.available`.
-- The deal in the human notation, for tournaments' duplicate deals: :func:`deal_hands`, :func:`deal_sizes`,
-  :func:`table_for_roles`.
-
-A change of one of these rules changes both forms, in this file (and the oracle, ``tests/oracle/reference.py``);
-``tests/test_compiled.py`` plays both in lockstep and demands equal results and whole states after every step.
+The deal in the human notation, for tournaments' duplicate deals: :func:`deal_hands`, :func:`deal_sizes`,
+:func:`table_for_roles`. Each rule is written once, here; a change of one changes this file and the oracle,
+``tests/oracle/reference.py`` (``tests/test_differential.py`` plays both in lockstep).
 """
 
 from __future__ import annotations
@@ -29,7 +24,7 @@ from .cards import deck
 from .compiled import jit
 from .deals import NO_ROLE, ROLE_NAMES, parse_roles
 from .rules import Rules
-from .trick import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, next_seat
+from .trick import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY
 
 if TYPE_CHECKING:
     from .engine import GameState, StepResult, Tables
@@ -115,7 +110,7 @@ def table_for_roles(rules: Rules, roles: Mapping | Sequence) -> tuple[list[int],
 
 
 # --------------------------------------------------------------------------------------
-# Starting games and manches (NumPy)
+# Starting games and manches
 # --------------------------------------------------------------------------------------
 ShuffledDecks = Callable[[Rules, "GameState", np.ndarray, np.random.Generator], np.ndarray]
 """``engine._shuffled_decks``: ``(n, N) int64`` a shuffled deck of card ids for each slot about to be dealt."""
@@ -133,10 +128,9 @@ def start_games(
     dealers: np.ndarray | None = None,
 ) -> None:
     """Start new games in slots ``index (n,) int64`` (``engine.new_games`` read the input): scores cleared, first
-    manche dealt and set up. ``dealt_to (n,N)``: the seat of every card id by player (seat i = player i), else the
-    deck is shuffled; ``start_pos (n,P)``: previous finishing positions by player to start from (-1 rows: none);
-    ``dealers (n,)``: valid seats of the first dealers, else drawn. Everything is checked before the state
-    changes."""
+    manche dealt and set up. ``dealt_to (n,N)``: the player holding every card id, else the deck is shuffled;
+    ``start_pos (n,P)``: previous finishing positions by player to start from (-1 rows: none); ``dealers (n,)``:
+    valid seats of the first dealers, else drawn. Everything is checked before the state changes."""
     n, p = index.size, rules.n_players
     has_roles = np.full(n, rules.initial_roles == "draw")
     if start_pos is not None:
@@ -167,14 +161,10 @@ def start_games(
     seats = np.arange(p, dtype=np.int8)
     state.player_at_seat[index] = seats
     state.seat_of_player[index] = seats
-    if has_roles.any():
-        roled = index[has_roles]
-        prev_pos[has_roles], dealer[has_roles] = seat_for_roles(rules, tab, state, roled, prev_pos[has_roles])
     if dealt_to is None:
-        _deal(rules, tab, state, index, shuffled_decks(rules, state, index, rng), dealer, prev_pos)
+        deal(rules, tab, state, index, prev_pos, dealer, shuffled_decks(rules, state, index, rng))
     else:
-        dealt_to = np.take_along_axis(state.seat_of_player[index], dealt_to.astype(np.int64), axis=1)
-        start_manche(rules, tab, state, index, dealt_to.astype(np.int8), dealer, prev_pos)
+        deal(rules, tab, state, index, prev_pos, dealer, dealt_to, supplied=True)
 
 
 def check_regular_deal(rules: Rules, index: np.ndarray, dealt_to: np.ndarray, dealer: np.ndarray) -> None:
@@ -210,137 +200,14 @@ def _check_exchange_fits(
             )
 
 
-def seat_for_roles(
-    rules: Rules, tab: Tables, state: GameState, index: np.ndarray, prev_by_player: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Seat slots ``index`` for a manche with roles, from the previous finishing positions by player ``(n,P)``.
-
-    With ``reseat_by_role`` players sit by role (seat 0 Président, seat 1 Trou du cul, ..., seat P-1
-    Vice-Président); otherwise the seats stay. Returns the previous positions by seat ``(n,P) int8`` and the
-    dealer ``(n,) int64``: the Trou du cul's seat.
-    """
-    p = rules.n_players
-    rows = np.arange(index.size)[:, None]
-    if rules.reseat_by_role:
-        new_seat = tab.seat_by_pos[prev_by_player]  # (n,P) by player
-        state.seat_of_player[index] = new_seat
-        player_at = np.empty_like(new_seat)
-        player_at[rows, new_seat] = np.arange(p)
-        state.player_at_seat[index] = player_at
-    seat_of = state.seat_of_player[index].astype(np.int64)
-    prev_by_seat = np.empty_like(prev_by_player)
-    prev_by_seat[rows, seat_of] = prev_by_player
-    return prev_by_seat, _first_seat_with(prev_by_seat, p - 1)
-
-
-def _first_seat_with(values: np.ndarray, target: np.ndarray | int) -> np.ndarray:
-    """Seat where ``values == target`` for each slot, ``(n,) int64`` (the target exists)."""
-    return np.argmax(values == np.asarray(target).reshape(-1, 1), axis=1)
-
-
-def _deal(rules: Rules, tab: Tables, state: GameState, index, card_ids, dealer, prev_pos) -> None:
-    """Deal the shuffled decks ``card_ids (n,N)`` one card at a time clockwise from the first receiver, then set the
-    manche up (:func:`start_manche`)."""
-    n, n_cards = index.size, rules.n_cards
-    dealt_to = np.empty((n, n_cards), np.int8)
-    dealt_to[np.arange(n)[:, None], card_ids] = (first_receiver(rules, dealer)[:, None] + np.arange(n_cards)) % (
-        rules.n_players
-    )
-    start_manche(rules, tab, state, index, dealt_to, dealer, prev_pos)
-
-
-def _cards_of_deal(rules: Rules, tab: Tables, dealt_to: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """From the seat each card id was dealt to ``(n,N)``: hands ``(n,P,R) int8`` and 3C holders ``(n,P) bool``."""
-    n = dealt_to.shape[0]
-    p, r = rules.n_players, rules.n_ranks
-    flat = (np.arange(n)[:, None] * p + dealt_to) * r + tab.deck_ranks
-    hands = np.bincount(flat.ravel(), minlength=n * p * r).reshape(n, p, r).astype(np.int8)
-    holders = np.zeros((n, p), bool)
-    for cid in tab.three_of_clubs:
-        holders[np.arange(n), dealt_to[:, cid]] = True
-    return hands, holders
-
-
-def start_manche(rules: Rules, tab: Tables, state: GameState, index, dealt_to, dealer, prev_pos) -> None:
-    """Set up a manche in slots ``index``: the deal (seat of each card id), roles from ``prev_pos`` (by seat),
-    the automatic half of the exchange, and who acts first."""
-    n, p = index.size, rules.n_players
-    hands, three_holders = _cards_of_deal(rules, tab, dealt_to)
-    rows = np.arange(n)
-    has_roles = prev_pos[:, 0] >= 0
-    gives_left = np.zeros((n, p), np.int8)
-    partner = np.full((n, p), -1, np.int8)
-    gave = np.zeros_like(hands)
-    received = np.zeros_like(hands)
-    for high_pos, low_pos, k in rules.exchange_pairs if has_roles.any() else ():
-        high = _first_seat_with(prev_pos, high_pos)
-        low = _first_seat_with(prev_pos, low_pos)
-        sub = rows[has_roles]
-        high, low = high[has_roles], low[has_roles]
-        # The lower-ranked player gives his k best cards: take from the strongest rank down.
-        low_hand = hands[sub, low].astype(np.int64)
-        above = np.cumsum(low_hand[:, ::-1], axis=1)[:, ::-1] - low_hand  # cards strictly stronger
-        take = np.clip(k - above, 0, low_hand).astype(np.int8)
-        hands[sub, low] -= take
-        hands[sub, high] += take
-        gave[sub, low] = take
-        received[sub, high] = take
-        gives_left[sub, high] = k
-        partner[sub, high] = low
-        partner[sub, low] = high
-    roles = np.where(prev_pos >= 0, tab.role_by_pos[np.maximum(prev_pos, 0)], NO_ROLE).astype(np.int8)
-    # Lead of the first trick.
-    if rules.first_lead == "three_of_clubs":
-        first_lead = next_seat(three_holders, dealer)
-    else:
-        first_lead = (dealer + 1) % p
-    role_lead = _first_seat_with(prev_pos, p - 1 if rules.lead == "trou_du_cul" else 0)
-    leader = np.where(has_roles, role_lead, first_lead)
-    exchanging = gives_left.any(axis=1)
-    giver = np.argmin(np.where(gives_left > 0, prev_pos, p), axis=1)  # Président's pair first
-
-    state.dealt_to[index] = dealt_to
-    state.manche_steps[index] = 0
-    state.hands[index] = hands
-    state.n_held[index] = hands.sum(axis=2, dtype=np.int16)
-    state.played[index] = 0
-    state.passed_bits[index] = 0
-    # Every seat is dealt cards; one whose whole hand went in the exchange gets as many back before the lead.
-    state.holding_bits[index] = (1 << p) - 1
-    state.out_order[index] = -1
-    state.out_rank[index] = -1
-    state.penalized[index] = False
-    state.gives_left[index] = gives_left
-    state.partner[index] = partner
-    state.gave[index] = gave
-    state.received[index] = received
-    state.prev_pos[index] = prev_pos
-    state.roles[index] = roles
-    state.leader[index] = leader
-    state.current[index] = np.where(exchanging, giver, leader)
-    state.phase[index] = np.where(exchanging, PHASE_EXCHANGE, PHASE_PLAY)
-    state.trick_rank[index] = -1
-    state.trick_count[index] = 0
-    state.trick_owner[index] = -1
-    state.revolution[index] = False
-    state.constrained[index] = False
-    state.n_out[index] = 0
-    state.n_normal_out[index] = 0
-    state.n_penalized[index] = 0
-    state.dealer[index] = dealer
-
-
 # --------------------------------------------------------------------------------------
-# The end of a manche (NumPy)
+# The kernels: a manche's start (seating, deal, exchange, lead) and its end (scoring, the game's end)
 # --------------------------------------------------------------------------------------
-def final_positions(rules: Rules, state: GameState, index: np.ndarray) -> np.ndarray:
-    """Finishing positions by seat ``(n,P) int8`` of slots whose manche just ended: the normal finishers in their
-    order, the last holder next, the offenders of ``finish_on_two: penalty`` last in theirs."""
-    out_rank = state.out_rank[index].astype(np.int64)
-    n_normal = state.n_normal_out[index].astype(np.int64)[:, None]
-    holder = state.n_held[index] > 0
-    positions = np.where(state.penalized[index], n_normal + 1 + out_rank, out_rank)
-    return np.where(holder, n_normal, positions).astype(np.int8)
+SCORE_STATE = (
+    "out_rank", "n_normal_out", "n_held", "penalized", "player_at_seat", "scores", "manche", "decisive", "tied",
+    "last_positions", "last_winner", "last_scores", "phase",
+)  # fmt: skip
+"""The ``GameState`` fields the score kernel reads or sets, in its order."""
 
 
 def score(
@@ -354,68 +221,8 @@ def score(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Score the manches that just ended in slots ``index (n,) int64`` into rows ``local`` of the step's ``result``
     (``rewards``: ``engine.reward_table``, by finishing position): points, the game's end or a decisive manche on a
-    tie, and ``PHASE_OVER`` where the game ended. Returns the finishing positions by player ``(n,P)`` and ``(n,)
-    bool`` the games over (the others go on: :func:`deal_next`)."""
-    p = rules.n_players
-    sub_rows = np.arange(index.size)[:, None]
-    pos_by_seat = final_positions(rules, state, index)
-    players = state.player_at_seat[index].astype(np.int64)
-    pos_by_player = np.empty_like(pos_by_seat)
-    pos_by_player[sub_rows, players] = pos_by_seat
-    result.rewards[local] = rewards[pos_by_player]
-    result.manche_over[local] = True
-    decisive = state.decisive[index]
-    state.scores[index] += np.where(decisive[:, None], 0, tab.points[pos_by_player])
-    state.manche[index] += 1
-    state.last_positions[index] = pos_by_player
-
-    last_regular = (state.manche[index] >= rules.manches) & ~decisive
-    scores = state.scores[index]
-    tied = scores == scores.max(axis=1, keepdims=True)
-    needs_decider = last_regular & (tied.sum(axis=1) > 1)
-    over = decisive | (last_regular & ~needs_decider)
-    # Winner: the best total, or among the tied players the best placed in the decisive manche.
-    contenders = np.where(decisive[:, None], state.tied[index], tied)
-    winner = np.argmin(np.where(contenders, pos_by_player, p + 1), axis=1)
-    state.last_winner[index[over]] = winner[over]
-    state.last_scores[index[over]] = scores[over]
-    state.decisive[index] = needs_decider
-    state.tied[index[needs_decider]] = tied[needs_decider]
-    result.game_over[local] = over
-    state.phase[index[over]] = PHASE_OVER
-    return pos_by_player, over
-
-
-def deal_next(
-    rules: Rules, tab: Tables, state: GameState, index: np.ndarray, positions: np.ndarray, card_ids: np.ndarray
-) -> None:
-    """The next manche of slots ``index (n,) int64`` whose manche ended and whose game goes on: seated by role
-    (:func:`seat_for_roles`), dealt by the Trou du cul from the shuffled decks ``card_ids (n,N)`` and set up
-    (:func:`start_manche`); ``positions (n,P)``: the finishing positions by player (:func:`score`)."""
-    prev_by_seat, dealer = seat_for_roles(rules, tab, state, index, positions)
-    _deal(rules, tab, state, index, card_ids, dealer, prev_by_seat)
-
-
-# --------------------------------------------------------------------------------------
-# The end of a manche, compiled per slot
-# --------------------------------------------------------------------------------------
-SCORE_STATE = (
-    "out_rank", "n_normal_out", "n_held", "penalized", "player_at_seat", "scores", "manche", "decisive", "tied",
-    "last_positions", "last_winner", "last_scores", "phase",
-)  # fmt: skip
-"""The ``GameState`` fields the score kernel reads or sets, in its order."""
-
-
-def compiled_score(
-    rules: Rules,
-    tab: Tables,
-    state: GameState,
-    index: np.ndarray,
-    local: np.ndarray,
-    result: StepResult,
-    rewards: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`score` by the compiled kernel (only where ``compiled.available()``); the positions come as int64."""
+    tie, and ``PHASE_OVER`` where the game ended. Returns the finishing positions by player ``(n,P) int64`` and
+    ``(n,) bool`` the games over (the others go on: :func:`deal`)."""
     flags = np.array([rules.n_players, rules.manches], np.int64)
     positions = np.empty((index.size, rules.n_players), np.int64)
     over = np.zeros(index.size, bool)
@@ -436,24 +243,49 @@ DEAL_STATE = (
 _DEAL_ARGS: dict[Rules, tuple] = {}
 
 
-def compiled_deal_next(
-    rules: Rules, tab: Tables, state: GameState, index: np.ndarray, positions: np.ndarray, card_ids: np.ndarray
+def deal(
+    rules: Rules,
+    tab: Tables,
+    state: GameState,
+    index: np.ndarray,
+    positions: np.ndarray,
+    dealers: np.ndarray,
+    cards: np.ndarray,
+    supplied: bool = False,
 ) -> None:
-    """:func:`deal_next` by the compiled kernel (only where ``compiled.available()``)."""
+    """Set up a manche in slots ``index (n,) int64``: seated by role, dealt, the automatic half of the exchange made,
+    and who acts first.
+
+    ``positions (n,P)``: the previous manche's finishing positions by player (-1 rows: a manche without roles).
+    With roles, players sit by role under ``reseat_by_role`` and the Trou du cul deals; without, ``dealers (n,)``
+    deal. ``cards (n,N)``: a shuffled deck of card ids dealt one card at a time clockwise from the first receiver
+    (``engine._shuffled_decks``), or with ``supplied`` the player holding each card id."""
     args = _DEAL_ARGS.get(rules)
     if args is None:
         lead_pos = rules.n_players - 1 if rules.lead == "trou_du_cul" else 0
-        flags = np.array([rules.n_players, int(rules.deal_start == "dealer_left"), int(rules.reseat_by_role), lead_pos])
+        flags = np.array(
+            [
+                rules.n_players,
+                int(rules.deal_start == "dealer_left"),
+                int(rules.reseat_by_role),
+                lead_pos,
+                int(rules.first_lead == "three_of_clubs"),
+            ],
+            np.int64,
+        )
         pairs = np.array(rules.exchange_pairs, np.int64).reshape(-1, 3)
         args = _DEAL_ARGS[rules] = (
-            flags.astype(np.int64),
+            flags,
             np.ascontiguousarray(tab.deck_ranks, dtype=np.int64),
             np.ascontiguousarray(tab.seat_by_pos, dtype=np.int64),
             np.ascontiguousarray(tab.role_by_pos, dtype=np.int64),
             pairs,
+            np.ascontiguousarray(tab.three_of_clubs, dtype=np.int64),
         )
-    positions = np.ascontiguousarray(positions, dtype=np.int64)
-    _kernels()[1](*args, index, positions, card_ids, *[getattr(state, f) for f in DEAL_STATE])
+    _kernels()[1](
+        *args, index, np.ascontiguousarray(positions, dtype=np.int64), np.ascontiguousarray(dealers, dtype=np.int64),
+        np.ascontiguousarray(cards, dtype=np.int64), supplied, *[getattr(state, f) for f in DEAL_STATE],
+    )  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -466,12 +298,12 @@ def _score_kernel(
     flags, points, reward_of, slots, rows, rewards, manche_over, game_over, positions, over, out_rank, n_normal_out,
     n_held, penalized, player_at_seat, scores, manche, decisive, tied, last_positions, last_winner, last_scores, phase,
 ):  # fmt: skip
-    """:func:`score`, slot by slot (compiled by :func:`_kernels`; each step follows the NumPy form)."""
+    """:func:`score`, slot by slot (compiled by :func:`_kernels`)."""
     p, manches = flags[0], flags[1]
     for i in range(slots.size):
         s, row = slots[i], rows[i]
         normal = n_normal_out[s]
-        for seat in range(p):  # final_positions
+        for seat in range(p):  # the final positions: normal finishers, the last holder, offenders
             if n_held[s, seat] > 0:
                 pos = normal
             elif penalized[s, seat]:
@@ -516,44 +348,48 @@ def _score_kernel(
 
 
 def _deal_kernel(
-    flags, deck_ranks, seat_by_pos, role_by_pos, pairs, slots, positions, card_ids, seat_of_player, player_at_seat,
-    prev_pos, dealt_to, hands, n_held, played, gives_left, partner, gave, received, roles, leader, current, phase,
-    dealer, manche_steps, passed_bits, holding_bits, out_order, out_rank, penalized, trick_rank, trick_count,
-    trick_owner, revolution, constrained, n_out, n_normal_out, n_penalized,
+    flags, deck_ranks, seat_by_pos, role_by_pos, pairs, three_of_clubs, slots, positions, dealers, cards, supplied,
+    seat_of_player, player_at_seat, prev_pos, dealt_to, hands, n_held, played, gives_left, partner, gave, received,
+    roles, leader, current, phase, dealer, manche_steps, passed_bits, holding_bits, out_order, out_rank, penalized,
+    trick_rank, trick_count, trick_owner, revolution, constrained, n_out, n_normal_out, n_penalized,
 ):  # fmt: skip
-    """:func:`deal_next`, slot by slot (compiled by :func:`_kernels`; each step follows the NumPy form)."""
-    p, dealer_left, reseat, lead_pos = flags[0], flags[1], flags[2], flags[3]
+    """:func:`deal`, slot by slot (compiled by :func:`_kernels`)."""
+    p, dealer_left, reseat, lead_pos, three_lead = flags[0], flags[1], flags[2], flags[3], flags[4]
     r = hands.shape[2]
     for i in range(slots.size):
         s = slots[i]
-        # seat_for_roles: seated by role, the previous positions by seat; the Trou du cul deals.
-        if reseat:
+        has_roles = positions[i, 0] >= 0
+        # Seated by role, the previous positions by seat; the Trou du cul deals.
+        if has_roles and reseat:
             for player in range(p):
                 seat = seat_by_pos[positions[i, player]]
                 seat_of_player[s, player] = seat
                 player_at_seat[s, seat] = player
+        d, lead = dealers[i], 0
         for player in range(p):
             prev_pos[s, seat_of_player[s, player]] = positions[i, player]
-        d, lead = 0, 0
-        for seat in range(p - 1, -1, -1):  # the first seat with the position, as _first_seat_with
-            if prev_pos[s, seat] == p - 1:
+        for seat in range(p - 1, -1, -1):  # the first seat with the position
+            if has_roles and prev_pos[s, seat] == p - 1:
                 d = seat
             if prev_pos[s, seat] == lead_pos:
                 lead = seat
-        # _deal: card_ids[i, j] goes to the j-th seat clockwise from the first receiver.
+        # The deal: cards[i, j] goes to the j-th seat clockwise from the first receiver (or, supplied, the seat of
+        # the player holding card id j).
         first = d + 1 if dealer_left else d
         hands[s] = 0
-        for j in range(card_ids.shape[1]):
-            cid = card_ids[i, j]
-            seat = (first + j) % p
+        for j in range(cards.shape[1]):
+            if supplied:
+                cid, seat = j, seat_of_player[s, cards[i, j]]
+            else:
+                cid, seat = cards[i, j], (first + j) % p
             dealt_to[s, cid] = seat
             hands[s, seat, deck_ranks[cid]] += 1
-        # start_manche with roles: the automatic half of the exchange, then who acts first.
+        # The automatic half of the exchange: each lower-ranked player gives his k best cards to his partner.
         gives_left[s] = 0
         partner[s] = -1
         gave[s] = 0
         received[s] = 0
-        for m in range(pairs.shape[0]):
+        for m in range(pairs.shape[0] if has_roles else 0):
             high_pos, low_pos, k = pairs[m, 0], pairs[m, 1], pairs[m, 2]
             high, low = 0, 0
             for seat in range(p - 1, -1, -1):
@@ -561,7 +397,7 @@ def _deal_kernel(
                     high = seat
                 if prev_pos[s, seat] == low_pos:
                     low = seat
-            above = 0  # the lower-ranked player gives his k best cards: from the strongest rank down
+            above = 0  # from the strongest rank down
             for rank in range(r - 1, -1, -1):
                 held = hands[s, low, rank]
                 take = min(max(k - above, 0), held)
@@ -573,9 +409,22 @@ def _deal_kernel(
             gives_left[s, high] = k
             partner[s, high] = low
             partner[s, low] = high
+        # Who leads: by role; without roles the first holder of a 3C clockwise after the dealer (the dealer last),
+        # or the dealer's left.
+        if not has_roles:
+            lead = (d + 1) % p
+            if three_lead:
+                for step in range(1, p + 1):
+                    seat = (d + step) % p
+                    holds = False
+                    for cid in three_of_clubs:
+                        holds = holds or dealt_to[s, cid] == seat
+                    if holds:
+                        lead = seat
+                        break
         giver, best = -1, p
         for seat in range(p):
-            roles[s, seat] = role_by_pos[prev_pos[s, seat]]
+            roles[s, seat] = role_by_pos[prev_pos[s, seat]] if prev_pos[s, seat] >= 0 else NO_ROLE
             total = 0
             for rank in range(r):
                 total += hands[s, seat, rank]
@@ -593,6 +442,7 @@ def _deal_kernel(
         manche_steps[s] = 0
         played[s] = 0
         passed_bits[s] = 0
+        # Every seat is dealt cards; one whose whole hand went in the exchange gets as many back before the lead.
         holding_bits[s] = (1 << p) - 1
         out_order[s] = -1
         out_rank[s] = -1

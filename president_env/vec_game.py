@@ -41,9 +41,6 @@ class VecGame:
             scaled into [-1, 1]) or ``"points"`` (raw points); see :func:`engine.reward_table`.
         autoreset: deal a new game into a slot in the step that ended its game (default); with ``False`` the
             slot stays terminal (:attr:`game_over`) until :meth:`reset` with ``slots``.
-        compiled: play and mask through the compiled per-slot kernels (:mod:`president_env.compiled`) where
-            Numba is available (default; the same games, faster at every batch size measured: docs/speed.md),
-            else through the NumPy engine.
     """
 
     def __init__(
@@ -53,13 +50,11 @@ class VecGame:
         seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         reward_mode: str = "zero_sum",
         autoreset: bool = True,
-        compiled: bool = True,
     ) -> None:
         self.rules = resolve_rules(rules)
         if not isinstance(autoreset, (bool, np.bool_)):
             raise ValueError(f"autoreset must be True or False, got {autoreset!r}")
         self.autoreset = bool(autoreset)
-        self.compiled = bool(compiled)
         self.last_events: engine.StepResult | None = None
         engine.reward_table(self.rules, reward_mode)  # validates reward_mode
         self.reward_mode = reward_mode
@@ -139,7 +134,7 @@ class VecGame:
         """``(B, num_actions) bool`` legal actions of the player to act (read-only, cached until the next step, or
         until :meth:`invalidate_mask`)."""
         if self._mask is None:
-            self._mask = engine.legal_mask(self.rules, self.state, compiled=self.compiled)
+            self._mask = engine.legal_mask(self.rules, self.state)
             self._mask.flags.writeable = False
         return self._mask
 
@@ -165,7 +160,7 @@ class VecGame:
         """
         mask = self.legal_mask()
         events = engine.step(
-            self.rules, self.state, actions, self.rng, mask=mask, reward_mode=self.reward_mode, compiled=self.compiled
+            self.rules, self.state, actions, self.rng, mask=mask, reward_mode=self.reward_mode
         )
         self._mask = None
         if self.autoreset and events.game_over.any():

@@ -88,8 +88,7 @@ def test_reset_slots_validates():
         pe.VecGame(pe.Rules(), autoreset="yes")
 
 
-@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
-def test_an_unchecked_step_plays_what_a_checked_one_does(compiled):
+def test_an_unchecked_step_plays_what_a_checked_one_does():
     """``check=False`` (a caller's own legal draws) skips the legality check and changes nothing else: two copies of
     a batch stepped on subsets of slots, manche and game ends included, stay equal field by field."""
     rules = pe.load_preset("party").replace(manches=2)
@@ -104,8 +103,8 @@ def test_an_unchecked_step_plays_what_a_checked_one_does(compiled):
             continue
         mask = engine.legal_mask(rules, checked, slots)
         actions = sample_legal(mask, draws)
-        a = engine.step(rules, checked, actions, rng_a, mask=mask, slots=slots, compiled=compiled)
-        b = engine.step(rules, unchecked, actions, rng_b, mask=mask, slots=slots, compiled=compiled, check=False)
+        a = engine.step(rules, checked, actions, rng_a, mask=mask, slots=slots)
+        b = engine.step(rules, unchecked, actions, rng_b, mask=mask, slots=slots, check=False)
         for x, y in zip(a, b):
             np.testing.assert_array_equal(x, y)
         ends += int(a.manche_over.sum())
