@@ -37,14 +37,14 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from president_env import compiled
 from president_env.actions import KIND_PASS, KIND_PLAY, action_tables
 from president_env.cards import JOKER, N_NATURAL_RANKS, TWO
-from president_env.engine import GameState
+from president_env.engine import GameState, allocate
 from president_env.engine import tables as engine_tables
 from president_env.observation import StateViews, layout
 from president_env.rules import Rules
@@ -206,41 +206,60 @@ def _kernel():
     return compiled.jit(_choose_kernel)
 
 
-_WEIGHT_ORDER = (
-    "step", "group", "pass_", "break_", "break_pairs", "match", "wild", "keep_top", "bad_end", "go_out",
-    "control", "control_groups", "block", "revolt",
-)  # fmt: skip
+class _Scorer(NamedTuple):
+    """The weights, the rules and the tables as the kernel reads them, by name (:func:`_scorer`)."""
+
+    # the Weights, as floats
+    step: float
+    group: float
+    pass_: float
+    break_: float
+    break_pairs: float
+    match: float
+    wild: float
+    keep_top: float
+    bad_end: float
+    go_out: float
+    control: float
+    control_groups: float
+    block: float
+    revolt: float
+    card_counting: bool
+    block_following: bool
+    # the rules
+    penalty: bool  # finish_on_two: penalty
+    revolution: bool  # the revolution rule
+    equal: bool  # equal_rank is not "none": a play of the same rank may follow
+    # the tables (_Tables), by action and by rank
+    kind: np.ndarray  # (A,) int64
+    rank: np.ndarray  # (A,) int64
+    count: np.ndarray  # (A,) int64
+    strength: np.ndarray  # (2, R) int64
+    top: np.ndarray  # (2, R) bool
+    bad_end_ranks: np.ndarray  # (R,) bool
+    wild_ranks: np.ndarray  # (R,) bool
+    copies: np.ndarray  # (R,) int64: cards of each rank in the deck
 
 
 @lru_cache(maxsize=256)
-def _kernel_args(rules: Rules, w: Weights) -> tuple:
-    """The rules' tables and the weights as the kernel's arguments."""
+def _scorer(rules: Rules, w: Weights) -> _Scorer:
+    """The weights, the rules' flags and tables as the kernel takes them."""
     tab = _tables(rules)
-    weights = np.array([float(getattr(w, name)) for name in _WEIGHT_ORDER])
-    flags = np.array(
-        [
-            int(w.card_counting),
-            int(w.block_following),
-            int(rules.finish_on_two == "penalty"),
-            int(rules.revolution),
-            int(rules.equal_rank != "none"),
-            int(w.match != 0),
-        ],
-        np.int64,
-    )
-    copies = np.asarray(rules.copies, np.int64)
-    strength = np.ascontiguousarray(tab.strength, dtype=np.int64)
-    return (
-        tab.kind,
-        tab.rank,
-        tab.count,
-        strength,
-        np.ascontiguousarray(tab.top),
-        tab.bad_end,
-        tab.wild,
-        copies,
-        weights,
-        flags,
+    weights = {field.name: float(getattr(w, field.name)) for field in dataclasses.fields(w)}
+    weights["card_counting"], weights["block_following"] = bool(w.card_counting), bool(w.block_following)
+    return _Scorer(
+        **weights,
+        penalty=rules.finish_on_two == "penalty",
+        revolution=rules.revolution,
+        equal=rules.equal_rank != "none",
+        kind=tab.kind,
+        rank=tab.rank,
+        count=tab.count,
+        strength=np.ascontiguousarray(tab.strength, dtype=np.int64),
+        top=np.ascontiguousarray(tab.top),
+        bad_end_ranks=tab.bad_end,
+        wild_ranks=tab.wild,
+        copies=np.asarray(rules.copies, np.int64),
     )
 
 
@@ -294,27 +313,24 @@ def choose_in_state(rules: Rules, state: GameState, masks: np.ndarray, level: in
     held, passed, out_order = np.zeros((1, p), np.int64), np.zeros((1, p), np.bool_), np.zeros((1, p), np.int64)
     return _call_kernel(
         rules, w, hand, played, state.revolution, state.trick_rank, state.trick_count, held, passed, out_order,
-        masks, (state.hands, state.played, state.n_held, state.passed_bits, state.out_order, state.current),
+        masks, state,
     )  # fmt: skip
 
 
-_NO_STATE = (
-    np.zeros((0, 0, 0), np.int8), np.zeros((0, 0, 0), np.int8), np.zeros((0, 0), np.int16), np.zeros(0, np.uint8),
-    np.zeros((0, 0), np.int8), np.zeros(0, np.int64),
-)  # fmt: skip
-"""The kernel's state arguments where it reads a view (empty; the engine's dtypes, so one compiled form serves)."""
+_NO_STATE = allocate(Rules(), 1).take(np.zeros(0, np.int64))
+"""The kernel's state where it reads a view: no slot (the engine's dtypes, so one compiled form serves)."""
 
 
 def _call_kernel(
     rules: Rules, w: Weights, hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks,
-    state=_NO_STATE, costs_out=None,
+    state: GameState = _NO_STATE, costs_out=None,
 ) -> np.ndarray:  # fmt: skip
     n = masks.shape[0]
     out = np.empty(n, np.int64)
     _kernel()(
         hand, played, _as(revolution, np.bool_).reshape(n), _as(trick_rank, np.int64).reshape(n),
-        _as(trick_count, np.int64).reshape(n), held, passed, out_order, _as(masks, np.bool_), *_kernel_args(rules, w),
-        out, _NO_COSTS if costs_out is None else costs_out, *state,
+        _as(trick_count, np.int64).reshape(n), held, passed, out_order, _as(masks, np.bool_), _scorer(rules, w), out,
+        _NO_COSTS if costs_out is None else costs_out, state,
     )  # fmt: skip
     return out
 
@@ -324,32 +340,29 @@ _NO_COSTS = np.zeros((0, 0))
 
 
 def _choose_kernel(
-    hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks,
-    kind, rank, count, strength, top, bad_end, wild, copies, w, flags, out, costs,
-    state_hands, state_played, n_held, passed_bits, state_out_order, current,
+    hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks, k, out, costs, state,
 ):  # fmt: skip
-    """``out[i]``: the cheapest legal action of row ``i`` (lowest index on ties); where ``costs`` is not empty, every
-    legal action's cost too (``costs[i, a]``; forced moves are then scored as well).
+    """``out[i]``: the cheapest legal action of row ``i`` (lowest index on ties), under ``k`` (:class:`_Scorer`);
+    where ``costs`` is not empty, every legal action's cost too (``costs[i, a]``; forced moves are then scored as
+    well).
 
     The per-seat segments come from a view, ``hand (n, R)``, ``played (n, P, R)`` (or summed over the seats,
     ``(n, 1, R)``: only its total per rank is read), ``held``, ``passed``, ``out_order (n, P)``; or, where
-    ``state_hands`` is not empty, from the state: for each row with a choice, the acting seat's segments are
-    gathered into row 0 of those arrays (relative seat ``j`` is seat ``current + j``; the played cards summed)."""
+    ``state`` (a ``GameState``) has slots, from the state: for each row with a choice, the acting seat's segments
+    are gathered into row 0 of those arrays (relative seat ``j`` is seat ``current + j``; the played cards
+    summed)."""
     n, n_ranks = masks.shape[0], hand.shape[1]
     n_actions = masks.shape[1]
-    from_state = state_hands.shape[0] > 0
+    from_state = state.hands.shape[0] > 0
     with_costs = costs.shape[0] > 0
-    card_counting, block_following, penalty, revolution_rule = (
-        flags[0] != 0,
-        flags[1] != 0,
-        flags[2] != 0,
-        flags[3] != 0,
-    )
-    equal, has_match = flags[4] != 0, flags[5] != 0
-    step, group, pass_w, break_w, break_pairs, match_w, wild_w = w[0], w[1], w[2], w[3], w[4], w[5], w[6]
-    keep_top, bad_end_w, go_out_w, control, control_groups, block, revolt_w = (
-        w[7], w[8], w[9], w[10], w[11], w[12], w[13]
+    kind, rank, count, strength, top = k.kind, k.rank, k.count, k.strength, k.top
+    step, group, pass_w, break_w, break_pairs, match_w, wild_w = (
+        k.step, k.group, k.pass_, k.break_, k.break_pairs, k.match, k.wild
     )  # fmt: skip
+    keep_top, bad_end_w, go_out_w, control, control_groups, block, revolt_w = (
+        k.keep_top, k.bad_end, k.go_out, k.control, k.control_groups, k.block, k.revolt
+    )  # fmt: skip
+    penalty, has_match = k.penalty, k.match != 0
     n_seats = held.shape[1]
     hidden = np.zeros(n_ranks, np.int64)
     # A play is a *master* where no rank that beats it (or matches it, when equal_rank allows) has as many cards
@@ -372,19 +385,19 @@ def _choose_kernel(
         v = i  # the row of the per-seat segments
         if from_state:
             v = 0
-            cur = current[i]
-            n_all = state_hands.shape[1]
+            cur = state.current[i]
+            n_all = state.hands.shape[1]
             for r in range(n_ranks):
-                hand[0, r] = state_hands[i, cur, r]
+                hand[0, r] = state.hands[i, cur, r]
                 total = 0
                 for seat in range(n_all):
-                    total += state_played[i, seat, r]
+                    total += state.played[i, seat, r]
                 played[0, 0, r] = total
             for j in range(n_all):
                 seat = cur + j if cur + j < n_all else cur + j - n_all
-                held[0, j] = n_held[i, seat]
-                passed[0, j] = (passed_bits[i] >> seat) & 1
-                out_order[0, j] = state_out_order[i, seat]
+                held[0, j] = state.n_held[i, seat]
+                passed[0, j] = (state.passed_bits[i] >> seat) & 1
+                out_order[0, j] = state.out_order[i, seat]
         rev = 1 if revolution[i] else 0
         leading = trick_rank[i] < 0
         n_cards = 0
@@ -395,7 +408,7 @@ def _choose_kernel(
             n_cards += h
             if h > 0:
                 groups += 1
-            if not bad_end[r]:
+            if not k.bad_end_ranks[r]:
                 good_held += h
         threat = False
         not_master = 0
@@ -403,33 +416,33 @@ def _choose_kernel(
         weak = False
         one = False
         two = False
-        if card_counting:
+        if k.card_counting:
             for r in range(n_ranks):
-                hidden[r] = copies[r] - hand[v, r]
+                hidden[r] = k.copies[r] - hand[v, r]
             for s in range(played.shape[1]):  # seat by seat: the rows of played are contiguous
                 for r in range(n_ranks):
                     hidden[r] -= played[v, s, r]
             for r in range(n_ranks):
-                usable[r] = hidden[r] + (hidden[TWO] if wild[r] else 0)
+                usable[r] = hidden[r] + (hidden[TWO] if k.wild_ranks[r] else 0)
             # most: a suffix maximum of usable, or in a revolution a prefix one over the naturals.
-            if rev and revolution_rule:
+            if rev and k.revolution:
                 jokers = 0  # jokers beat every natural rank in a revolution
                 for r in range(JOKER, n_ranks):
                     jokers = max(jokers, usable[r])
                 below = 0
                 for r in range(N_NATURAL_RANKS):
-                    if equal:
+                    if k.equal:
                         below = max(below, usable[r])
                         most[r] = max(below, jokers)
                     else:
                         most[r] = max(below, jokers)
                         below = max(below, usable[r])
                 for r in range(N_NATURAL_RANKS, n_ranks):
-                    most[r] = usable[r] if r == JOKER and equal else 0
+                    most[r] = usable[r] if r == JOKER and k.equal else 0
             else:
                 above = 0
                 for r in range(n_ranks - 1, -1, -1):
-                    if equal:
+                    if k.equal:
                         above = max(above, usable[r])
                         most[r] = above
                     else:
@@ -441,7 +454,7 @@ def _choose_kernel(
                 if h > 0 and not master_group[r]:
                     not_master += 1
             # Blocking the next player (following) and opponents holding one or two cards (leading).
-            if block_following and trick_rank[i] >= 0:
+            if k.block_following and trick_rank[i] >= 0:
                 first = -1
                 for s in range(1, n_seats):
                     if not passed[v, s] and held[v, s] > 0 and out_order[v, s] < 0:
@@ -465,7 +478,7 @@ def _choose_kernel(
                     if (count[a] == 1 and one) or (count[a] == 2 and two):
                         n_risky += 1
             no_choice = n_risky == n_lead
-            if revolution_rule:
+            if k.revolution:
                 total = 0
                 for r in range(n_ranks):
                     total += hand[v, r] * strength[rev, r]
@@ -491,13 +504,13 @@ def _choose_kernel(
                     cost -= match_w * (1.0 if rk == trick_rank[i] else 0.0)
                 clean_out = goes_out and wild_used == 0
                 if penalty:
-                    bad = bad_end[rk]
+                    bad = k.bad_end_ranks[rk]
                     good_left = good_held - (0 if bad else c - wild_used)
                     cost += bad_end_w * (1.0 if n_cards > c and good_left <= 0 else 0.0)
                     cost += bad_end_w * (1.0 if goes_out and (bad or wild_used > 0) else 0.0)
                     clean_out = clean_out and not bad
                 cost += go_out_w * (1.0 if clean_out else 0.0)
-                if card_counting:
+                if k.card_counting:
                     master_play = most[rk] < max(c, 1)
                     empties_rank = leftover == 0 and natural > 0
                     not_master_after = not_master - (1 if empties_rank and not master_group[rk] else 0)
@@ -507,7 +520,7 @@ def _choose_kernel(
                         extra += block * (0.0 if master_play else 1.0)
                     if risky and no_choice:
                         extra -= 2 * step * st
-                    if revolution_rule:
+                    if k.revolution:
                         extra += (-revolt_w if weak else revolt_w) * (1.0 if c >= 4 and not goes_out else 0.0)
                     cost += extra
                     if threat:

@@ -1,8 +1,8 @@
 """The batched engine: Président as a state machine over a state of arrays, batch axis first.
 
-Everything a game is lives in :class:`GameState` (``B`` slots, ``P`` seats,
-``R`` ranks). The functions of this module take the :class:`~president_env.rules.Rules`
-first and work on all slots at once — there is no Python loop over games:
+Everything a game is lives in :class:`~president_env.state.GameState` (``B`` slots, ``P`` seats, ``R`` ranks; one
+comment per field in :mod:`president_env.state`). The functions of this module take the
+:class:`~president_env.rules.Rules` first and work on all slots at once — there is no Python loop over games:
 
 - :func:`new_games` deals fresh games into some slots (random or supplied deals,
   optional starting roles), including the exchange set-up;
@@ -42,147 +42,14 @@ import numpy as np
 from . import manche, trick
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables, decode
 from .cards import RANK_NAMES, TWO, deck_card_ranks
-from .deals import NO_ROLE, parse_deals, parse_roles, role_by_position
+from .deals import parse_deals, parse_roles, role_by_position
 from .rules import Rules
-from .trick import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, SEAT_BITS, index_range
+from .state import PHASE_EXCHANGE, PHASE_OVER, GameState, StepResult
+from .state import PHASE_PLAY as PHASE_PLAY  # the state's names, re-exported: the engine works on them
+from .state import allocate as allocate
+from .trick import index_range
 
 REWARD_MODES = ("zero_sum", "normalized", "points")
-
-
-@dataclass
-class GameState:
-    """All slots of a batch. Shapes use ``B`` slots, ``P`` seats, ``R`` ranks.
-
-    Per manche, by seat:
-      hands ``(B,P,R) int8`` cards held by rank; n_held ``(B,P) int16``;
-      played ``(B,P,R) int8`` cards each seat played this manche (wild 2s as 2s);
-      passed_bits ``(B,) uint8`` seats that passed (in this trick, or since the last play with
-      ``can_return``), bit s = seat s; holding_bits ``(B,) uint8`` seats still holding cards;
-      out_order ``(B,P) int8`` order of going out (-1 still in); out_rank ``(B,P) int8``
-      place among normal finishers, or among offenders when penalized ``(B,P) bool``;
-      gives_left ``(B,P) int8`` cards still to give back; partner ``(B,P) int8`` exchange
-      partner seat (-1); gave, received ``(B,P,R) int8`` the exchange as each seat knows it;
-      prev_pos ``(B,P) int8`` finishing position in the previous manche (-1: no roles);
-      roles ``(B,P) int8`` role code (-1 none).
-    Per manche, by slot ``(B,)``: current (seat to act), leader (seat that leads
-      after the exchange), trick_rank (-1 when the next play leads), trick_count,
-      trick_owner (seat, -1), revolution, constrained ("or nothing" binds the
-      player to act), phase, n_out, n_normal_out, n_penalized, dealer.
-    Per game, by player: scores ``(B,P) int32``; player_at_seat / seat_of_player
-      ``(B,P) int8``; manche ``(B,) int16``; decisive ``(B,) bool``; tied ``(B,P) bool``.
-    Last results: last_positions ``(B,P) int8`` by player of the last finished
-      manche; last_winner ``(B,)`` player who won the last finished game (-1) and
-      last_scores ``(B,P) int32`` its final totals by player.
-    Bookkeeping: dealt_to ``(B,N) int8`` seat each card of ``cards.deck()`` was dealt to
-      (views use it to show real suits); manche_steps ``(B,) int32`` decisions so far in the manche.
-    """
-
-    hands: np.ndarray
-    n_held: np.ndarray
-    played: np.ndarray
-    passed_bits: np.ndarray
-    holding_bits: np.ndarray
-    out_order: np.ndarray
-    out_rank: np.ndarray
-    penalized: np.ndarray
-    gives_left: np.ndarray
-    partner: np.ndarray
-    gave: np.ndarray
-    received: np.ndarray
-    prev_pos: np.ndarray
-    roles: np.ndarray
-    current: np.ndarray
-    leader: np.ndarray
-    trick_rank: np.ndarray
-    trick_count: np.ndarray
-    trick_owner: np.ndarray
-    revolution: np.ndarray
-    constrained: np.ndarray
-    phase: np.ndarray
-    n_out: np.ndarray
-    n_normal_out: np.ndarray
-    n_penalized: np.ndarray
-    dealer: np.ndarray
-    scores: np.ndarray
-    player_at_seat: np.ndarray
-    seat_of_player: np.ndarray
-    manche: np.ndarray
-    decisive: np.ndarray
-    tied: np.ndarray
-    last_positions: np.ndarray
-    last_winner: np.ndarray
-    last_scores: np.ndarray
-    dealt_to: np.ndarray
-    manche_steps: np.ndarray
-
-    @property
-    def batch_size(self) -> int:
-        return self.current.shape[0]
-
-    @property
-    def passed(self) -> np.ndarray:
-        """``(B,P) bool`` seats that have passed (a view of ``passed_bits``)."""
-        return SEAT_BITS[self.passed_bits, : self.hands.shape[1]]
-
-    def copy(self) -> GameState:
-        return GameState(**{f.name: getattr(self, f.name).copy() for f in dataclasses.fields(self)})
-
-    def take(self, index: np.ndarray) -> GameState:
-        """A new, independent state of the slots ``index`` (``(n,) int``, repeats allowed, or a ``(B,) bool``
-        mask): every field indexed along the batch axis, so ``take(np.repeat(np.arange(B), W))`` repeats
-        each slot ``W`` times."""
-        index = np.atleast_1d(np.asarray(index))
-        if index.dtype == bool:
-            index = np.flatnonzero(index)
-        # ndarray.take along axis 0 is several times faster than fancy indexing for these small rows.
-        return GameState(**{f.name: getattr(self, f.name).take(index, axis=0) for f in dataclasses.fields(self)})
-
-
-def allocate(rules: Rules, batch_size: int) -> GameState:
-    """An empty state of ``batch_size`` slots (call :func:`new_games` to deal them)."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    b, p, r = int(batch_size), rules.n_players, rules.n_ranks
-    seats = np.tile(np.arange(p, dtype=np.int8), (b, 1))
-    return GameState(
-        hands=np.zeros((b, p, r), np.int8),
-        n_held=np.zeros((b, p), np.int16),
-        played=np.zeros((b, p, r), np.int8),
-        passed_bits=np.zeros(b, np.uint8),
-        holding_bits=np.zeros(b, np.uint8),
-        out_order=np.full((b, p), -1, np.int8),
-        out_rank=np.full((b, p), -1, np.int8),
-        penalized=np.zeros((b, p), bool),
-        gives_left=np.zeros((b, p), np.int8),
-        partner=np.full((b, p), -1, np.int8),
-        gave=np.zeros((b, p, r), np.int8),
-        received=np.zeros((b, p, r), np.int8),
-        prev_pos=np.full((b, p), -1, np.int8),
-        roles=np.full((b, p), NO_ROLE, np.int8),
-        current=np.zeros(b, np.int64),
-        leader=np.zeros(b, np.int64),
-        trick_rank=np.full(b, -1, np.int64),
-        trick_count=np.zeros(b, np.int64),
-        trick_owner=np.full(b, -1, np.int64),
-        revolution=np.zeros(b, bool),
-        constrained=np.zeros(b, bool),
-        phase=np.full(b, PHASE_PLAY, np.int8),
-        n_out=np.zeros(b, np.int8),
-        n_normal_out=np.zeros(b, np.int8),
-        n_penalized=np.zeros(b, np.int8),
-        dealer=np.zeros(b, np.int64),
-        scores=np.zeros((b, p), np.int32),
-        player_at_seat=seats.copy(),
-        seat_of_player=seats.copy(),
-        manche=np.zeros(b, np.int16),
-        decisive=np.zeros(b, bool),
-        tied=np.zeros((b, p), bool),
-        last_positions=np.full((b, p), -1, np.int8),
-        last_winner=np.full(b, -1, np.int8),
-        last_scores=np.zeros((b, p), np.int32),
-        dealt_to=np.zeros((b, rules.n_cards), np.int8),
-        manche_steps=np.zeros(b, np.int32),
-    )
 
 
 # --------------------------------------------------------------------------------------
@@ -289,7 +156,7 @@ def new_games(
             or not np.all((dealers >= 0) & (dealers < p))
         ):
             raise ValueError(f"dealers must be {n} seat numbers in 0..{p - 1}, got {dealers.tolist()}")
-    manche.start_games(rules, tables(rules), state, index, rng, _shuffled_decks, dealt_to, start_pos, dealers)
+    manche.start_games(rules, state, index, rng, _shuffled_decks, dealt_to, start_pos, dealers)
 
 
 def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -> None:
@@ -309,7 +176,7 @@ def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -
     manche.check_regular_deal(rules, index, dealt_to, dealer)
     positions = state.prev_pos[index[:, None], state.seat_of_player[index]]  # by player: seated as before
     held_by = parse_deals(rules, deals)  # the player holding each card id
-    manche.deal(rules, tables(rules), state, index, positions, dealer, held_by, supplied=True)
+    manche.deal(rules, state, index, positions, dealer, held_by, supplied=True)
 
 
 def _shuffled_decks(rules: Rules, state: GameState, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -325,7 +192,7 @@ def legal_mask(rules: Rules, state: GameState, slots: np.ndarray | None = None) 
     """``(B, num_actions) bool``: the legal actions of the player to act in every slot, or ``(n, num_actions)``
     in the slots ``slots (n,) int`` only (``trick.legal_mask``)."""
     index = index_range(state.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
-    return trick.legal_mask(rules, tables(rules), state, index)
+    return trick.legal_mask(rules, state, index)
 
 
 # Why an action is illegal: the reason codes of IllegalMove.reason, in the order why_illegal decides them.
@@ -457,14 +324,6 @@ def describe_illegal(rules: Rules, state: GameState, slot: int, action: int) -> 
 # --------------------------------------------------------------------------------------
 # Step (the rules of it in trick.py and manche.py)
 # --------------------------------------------------------------------------------------
-class StepResult(NamedTuple):
-    """What :func:`step` reports for each stepped slot (``n`` = number of slots stepped)."""
-
-    rewards: np.ndarray  # (n, P) float32 by player: the manche's rewards where one ended, else 0
-    manche_over: np.ndarray  # (n,) bool: a manche ended (the next one is dealt unless the game ended)
-    game_over: np.ndarray  # (n,) bool: the game ended; the slot stays terminal until new_games
-
-
 def step(
     rules: Rules,
     state: GameState,
@@ -492,7 +351,6 @@ def step(
     ``check=False``: the caller vouches that every action is legal (drawn from ``mask``), so the legality check
     is skipped (an illegal action would then corrupt the state): for a batched caller's own random draws.
     """
-    tab = tables(rules)
     p = rules.n_players
     full = slots is None
     if full:
@@ -525,7 +383,7 @@ def step(
             raise ValueError(f"illegal action {int(actions[i])} for player_{player} in slot {s}: {reason}")
 
     result = StepResult(np.zeros((b, p), np.float32), np.zeros(b, bool), np.zeros(b, bool))
-    over = trick.play(rules, tab, state, slot, actions.astype(np.int64, copy=False))
+    over = trick.play(rules, state, slot, actions.astype(np.int64, copy=False))
     if over.size:
         _end_manche(rules, state, slot[over], over, rng, result, reward_mode)
     return result
@@ -547,13 +405,12 @@ def _end_manche(rules, state, index, local, rng, result: StepResult, reward_mode
     """Score the manche in slots ``index`` (rows ``local`` of ``result``, ``manche.score``), then deal the next
     manche from shuffled decks drawn here (``manche.deal``), or leave the slot terminal (``PHASE_OVER``) where the
     game ended."""
-    tab = tables(rules)
-    positions, over = manche.score(rules, tab, state, index, local, result, reward_table(rules, reward_mode))
+    positions, over = manche.score(rules, state, index, local, result, reward_table(rules, reward_mode))
     going_on = ~over
     if going_on.any():
         cont = index[going_on]
         dealers = np.zeros(cont.size, np.int64)  # unused: the Trou du cul deals
-        manche.deal(rules, tab, state, cont, positions[going_on], dealers, _shuffled_decks(rules, state, cont, rng))
+        manche.deal(rules, state, cont, positions[going_on], dealers, _shuffled_decks(rules, state, cont, rng))
 
 
 def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -544,8 +544,8 @@ def _is_seed(value: Any) -> bool:
 
 def _write_back(state: engine.GameState, work: engine.GameState, games: np.ndarray) -> None:
     """Copy the rows of ``work`` back to ``state`` at ``games``."""
-    for name in engine.GameState.__dataclass_fields__:
-        getattr(state, name)[games] = getattr(work, name)
+    for whole, rows in zip(state, work):  # a GameState is a named tuple of arrays
+        whole[games] = rows
 
 
 def _check_options(rules: Rules, options: dict[str, Any], n: int) -> None:

@@ -16,18 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .cards import deck
+from .cards import deck, deck_card_ranks
 from .compiled import jit
-from .deals import NO_ROLE, ROLE_NAMES, parse_roles
+from .deals import NO_ROLE, ROLE_NAMES, parse_roles, role_by_position
 from .rules import Rules
-from .trick import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY
-
-if TYPE_CHECKING:
-    from .engine import GameState, StepResult, Tables
+from .state import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, GameState, StepResult
 
 
 # --------------------------------------------------------------------------------------
@@ -112,13 +109,12 @@ def table_for_roles(rules: Rules, roles: Mapping | Sequence) -> tuple[list[int],
 # --------------------------------------------------------------------------------------
 # Starting games and manches
 # --------------------------------------------------------------------------------------
-ShuffledDecks = Callable[[Rules, "GameState", np.ndarray, np.random.Generator], np.ndarray]
+ShuffledDecks = Callable[[Rules, GameState, np.ndarray, np.random.Generator], np.ndarray]
 """``engine._shuffled_decks``: ``(n, N) int64`` a shuffled deck of card ids for each slot about to be dealt."""
 
 
 def start_games(
     rules: Rules,
-    tab: Tables,
     state: GameState,
     index: np.ndarray,
     rng: np.random.Generator,
@@ -152,7 +148,7 @@ def start_games(
         given = start_pos[:, 0] >= 0
         prev_pos[given] = start_pos[given]
     if dealt_to is not None and has_roles.any():
-        _check_exchange_fits(rules, tab, index, dealt_to, prev_pos, has_roles)
+        _check_exchange_fits(rules, index, dealt_to, prev_pos, has_roles)
     # Nothing below raises: the state changes only now.
     state.scores[index] = 0
     state.manche[index] = 0
@@ -162,9 +158,9 @@ def start_games(
     state.player_at_seat[index] = seats
     state.seat_of_player[index] = seats
     if dealt_to is None:
-        deal(rules, tab, state, index, prev_pos, dealer, shuffled_decks(rules, state, index, rng))
+        deal(rules, state, index, prev_pos, dealer, shuffled_decks(rules, state, index, rng))
     else:
-        deal(rules, tab, state, index, prev_pos, dealer, dealt_to, supplied=True)
+        deal(rules, state, index, prev_pos, dealer, dealt_to, supplied=True)
 
 
 def check_regular_deal(rules: Rules, index: np.ndarray, dealt_to: np.ndarray, dealer: np.ndarray) -> None:
@@ -183,7 +179,7 @@ def check_regular_deal(rules: Rules, index: np.ndarray, dealt_to: np.ndarray, de
 
 
 def _check_exchange_fits(
-    rules: Rules, tab: Tables, index: np.ndarray, dealt_to: np.ndarray, prev_pos: np.ndarray, has_roles: np.ndarray
+    rules: Rules, index: np.ndarray, dealt_to: np.ndarray, prev_pos: np.ndarray, has_roles: np.ndarray
 ) -> None:
     """A supplied first deal with roles: every lower-ranked player of a pair must hold the k cards he gives."""
     p = rules.n_players
@@ -193,7 +189,7 @@ def _check_exchange_fits(
         short = has_roles & (held[np.arange(index.size), low] < k)
         if short.any():
             i = int(np.flatnonzero(short)[0])
-            role = ROLE_NAMES[tab.role_by_pos[low_pos]]
+            role = ROLE_NAMES[role_by_position(p)[low_pos]]
             raise ValueError(
                 f"deal for slot {int(index[i])}: player_{int(low[i])} ({role}) must give {k} cards in the "
                 f"exchange but holds only {int(held[i, low[i]])}"
@@ -203,49 +199,58 @@ def _check_exchange_fits(
 # --------------------------------------------------------------------------------------
 # The kernels: a manche's start (seating, deal, exchange, lead) and its end (scoring, the game's end)
 # --------------------------------------------------------------------------------------
-SCORE_STATE = (
-    "out_rank", "n_normal_out", "n_held", "penalized", "player_at_seat", "scores", "manche", "decisive", "tied",
-    "last_positions", "last_winner", "last_scores", "phase",
-)  # fmt: skip
-"""The ``GameState`` fields the score kernel reads or sets, in its order."""
+class MancheRules(NamedTuple):
+    """The rules of a manche's start and end as the kernels read them, by name (:func:`kernel_rules`)."""
+
+    n_players: int
+    manches: int  # regular manches in a game
+    dealer_left: bool  # deal_start: dealer_left (the dealer's left receives the first card; else the dealer)
+    reseat_by_role: bool  # players sit by role in a manche with roles
+    lead_pos: int  # the finishing position of the previous manche that leads a manche with roles
+    three_of_clubs_leads: bool  # first_lead: three_of_clubs (else the dealer's left leads a manche without roles)
+    points: np.ndarray  # (P,) int32: points by finishing position
+    deck_ranks: np.ndarray  # (N,) int64: the rank of each card id of cards.deck()
+    seat_by_pos: np.ndarray  # (P,) int64: the seat a player of each finishing position takes with reseat_by_role
+    role_by_pos: np.ndarray  # (P,) int64: the role code of each finishing position
+    exchange_pairs: np.ndarray  # (k, 3) int64: (high position, low position, cards) of each exchange pair
+    three_of_clubs: np.ndarray  # (decks,) int64: the card ids of the 3C
+
+
+@lru_cache(maxsize=64)
+def kernel_rules(rules: Rules) -> MancheRules:
+    """The manche's rules and tables as the kernels take them."""
+    return MancheRules(
+        n_players=rules.n_players,
+        manches=rules.manches,
+        dealer_left=rules.deal_start == "dealer_left",
+        reseat_by_role=rules.reseat_by_role,
+        lead_pos=rules.n_players - 1 if rules.lead == "trou_du_cul" else 0,
+        three_of_clubs_leads=rules.first_lead == "three_of_clubs",
+        points=points_by_position(rules),
+        deck_ranks=deck_card_ranks(rules.decks, rules.jokers).astype(np.int64),
+        seat_by_pos=seat_by_position(rules.n_players),
+        role_by_pos=role_by_position(rules.n_players).astype(np.int64),
+        exchange_pairs=np.array(rules.exchange_pairs, np.int64).reshape(-1, 3),
+        three_of_clubs=np.arange(rules.decks, dtype=np.int64) * 52,
+    )
 
 
 def score(
-    rules: Rules,
-    tab: Tables,
-    state: GameState,
-    index: np.ndarray,
-    local: np.ndarray,
-    result: StepResult,
-    rewards: np.ndarray,
+    rules: Rules, state: GameState, index: np.ndarray, local: np.ndarray, result: StepResult, rewards: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Score the manches that just ended in slots ``index (n,) int64`` into rows ``local`` of the step's ``result``
     (``rewards``: ``engine.reward_table``, by finishing position): points, the game's end or a decisive manche on a
     tie, and ``PHASE_OVER`` where the game ended. Returns the finishing positions by player ``(n,P) int64`` and
     ``(n,) bool`` the games over (the others go on: :func:`deal`)."""
-    flags = np.array([rules.n_players, rules.manches], np.int64)
     positions = np.empty((index.size, rules.n_players), np.int64)
     over = np.zeros(index.size, bool)
-    _kernels()[0](
-        flags, tab.points, rewards, index, np.asarray(local, dtype=np.int64), result.rewards, result.manche_over,
-        result.game_over, positions, over, *[getattr(state, f) for f in SCORE_STATE],
-    )  # fmt: skip
+    local = np.asarray(local, dtype=np.int64)
+    _kernels()[0](kernel_rules(rules), state, index, local, rewards, result, positions, over)
     return positions, over
-
-
-DEAL_STATE = (
-    "seat_of_player", "player_at_seat", "prev_pos", "dealt_to", "hands", "n_held", "played", "gives_left", "partner",
-    "gave", "received", "roles", "leader", "current", "phase", "dealer", "manche_steps", "passed_bits", "holding_bits",
-    "out_order", "out_rank", "penalized", "trick_rank", "trick_count", "trick_owner", "revolution", "constrained",
-    "n_out", "n_normal_out", "n_penalized",
-)  # fmt: skip
-"""The ``GameState`` fields the deal kernel sets, in its order."""
-_DEAL_ARGS: dict[Rules, tuple] = {}
 
 
 def deal(
     rules: Rules,
-    tab: Tables,
     state: GameState,
     index: np.ndarray,
     positions: np.ndarray,
@@ -260,31 +265,9 @@ def deal(
     With roles, players sit by role under ``reseat_by_role`` and the Trou du cul deals; without, ``dealers (n,)``
     deal. ``cards (n,N)``: a shuffled deck of card ids dealt one card at a time clockwise from the first receiver
     (``engine._shuffled_decks``), or with ``supplied`` the player holding each card id."""
-    args = _DEAL_ARGS.get(rules)
-    if args is None:
-        lead_pos = rules.n_players - 1 if rules.lead == "trou_du_cul" else 0
-        flags = np.array(
-            [
-                rules.n_players,
-                int(rules.deal_start == "dealer_left"),
-                int(rules.reseat_by_role),
-                lead_pos,
-                int(rules.first_lead == "three_of_clubs"),
-            ],
-            np.int64,
-        )
-        pairs = np.array(rules.exchange_pairs, np.int64).reshape(-1, 3)
-        args = _DEAL_ARGS[rules] = (
-            flags,
-            np.ascontiguousarray(tab.deck_ranks, dtype=np.int64),
-            np.ascontiguousarray(tab.seat_by_pos, dtype=np.int64),
-            np.ascontiguousarray(tab.role_by_pos, dtype=np.int64),
-            pairs,
-            np.ascontiguousarray(tab.three_of_clubs, dtype=np.int64),
-        )
     _kernels()[1](
-        *args, index, np.ascontiguousarray(positions, dtype=np.int64), np.ascontiguousarray(dealers, dtype=np.int64),
-        np.ascontiguousarray(cards, dtype=np.int64), supplied, *[getattr(state, f) for f in DEAL_STATE],
+        kernel_rules(rules), state, index, np.ascontiguousarray(positions, dtype=np.int64),
+        np.ascontiguousarray(dealers, dtype=np.int64), np.ascontiguousarray(cards, dtype=np.int64), supplied,
     )  # fmt: skip
 
 
@@ -294,164 +277,156 @@ def _kernels() -> tuple[Any, Any]:
     return jit(_score_kernel), jit(_deal_kernel)
 
 
-def _score_kernel(
-    flags, points, reward_of, slots, rows, rewards, manche_over, game_over, positions, over, out_rank, n_normal_out,
-    n_held, penalized, player_at_seat, scores, manche, decisive, tied, last_positions, last_winner, last_scores, phase,
-):  # fmt: skip
-    """:func:`score`, slot by slot (compiled by :func:`_kernels`)."""
-    p, manches = flags[0], flags[1]
+def _score_kernel(m, state, slots, rows, reward_of, result, positions, over):
+    """:func:`score`, slot by slot (compiled by :func:`_kernels`; ``m``: :class:`MancheRules`)."""
+    p = m.n_players
     for i in range(slots.size):
         s, row = slots[i], rows[i]
-        normal = n_normal_out[s]
+        normal = state.n_normal_out[s]
         for seat in range(p):  # the final positions: normal finishers, the last holder, offenders
-            if n_held[s, seat] > 0:
+            if state.n_held[s, seat] > 0:
                 pos = normal
-            elif penalized[s, seat]:
-                pos = normal + 1 + out_rank[s, seat]
+            elif state.penalized[s, seat]:
+                pos = normal + 1 + state.out_rank[s, seat]
             else:
-                pos = out_rank[s, seat]
-            positions[i, player_at_seat[s, seat]] = pos
-        was_decisive = decisive[s]
+                pos = state.out_rank[s, seat]
+            positions[i, state.player_at_seat[s, seat]] = pos
+        was_decisive = state.decisive[s]
         for player in range(p):
             pos = positions[i, player]
-            rewards[row, player] = reward_of[pos]
+            result.rewards[row, player] = reward_of[pos]
             if not was_decisive:
-                scores[s, player] += points[pos]
-            last_positions[s, player] = pos
-        manche_over[row] = True
-        manche[s] += 1
-        best = scores[s, 0]
+                state.scores[s, player] += m.points[pos]
+            state.last_positions[s, player] = pos
+        result.manche_over[row] = True
+        state.manche[s] += 1
+        best = state.scores[s, 0]
         for player in range(1, p):
-            best = max(best, scores[s, player])
+            best = max(best, state.scores[s, player])
         n_tied = 0
         for player in range(p):
-            n_tied += scores[s, player] == best
-        last_regular = manche[s] >= manches and not was_decisive
+            n_tied += state.scores[s, player] == best
+        last_regular = state.manche[s] >= m.manches and not was_decisive
         needs_decider = last_regular and n_tied > 1
         ended = was_decisive or (last_regular and not needs_decider)
         if ended:
             # Winner: the best total, or among the tied players the best placed in the decisive manche.
             winner, best_pos = 0, p + 1
             for player in range(p):
-                contender = tied[s, player] if was_decisive else scores[s, player] == best
+                contender = state.tied[s, player] if was_decisive else state.scores[s, player] == best
                 if contender and positions[i, player] < best_pos:
                     winner, best_pos = player, positions[i, player]
-            last_winner[s] = winner
-            last_scores[s] = scores[s]
-            phase[s] = PHASE_OVER
-        decisive[s] = needs_decider
+            state.last_winner[s] = winner
+            state.last_scores[s] = state.scores[s]
+            state.phase[s] = PHASE_OVER
+        state.decisive[s] = needs_decider
         if needs_decider:
             for player in range(p):
-                tied[s, player] = scores[s, player] == best
-        game_over[row] = ended
+                state.tied[s, player] = state.scores[s, player] == best
+        result.game_over[row] = ended
         over[i] = ended
 
 
-def _deal_kernel(
-    flags, deck_ranks, seat_by_pos, role_by_pos, pairs, three_of_clubs, slots, positions, dealers, cards, supplied,
-    seat_of_player, player_at_seat, prev_pos, dealt_to, hands, n_held, played, gives_left, partner, gave, received,
-    roles, leader, current, phase, dealer, manche_steps, passed_bits, holding_bits, out_order, out_rank, penalized,
-    trick_rank, trick_count, trick_owner, revolution, constrained, n_out, n_normal_out, n_penalized,
-):  # fmt: skip
-    """:func:`deal`, slot by slot (compiled by :func:`_kernels`)."""
-    p, dealer_left, reseat, lead_pos, three_lead = flags[0], flags[1], flags[2], flags[3], flags[4]
-    r = hands.shape[2]
+def _deal_kernel(m, state, slots, positions, dealers, cards, supplied):
+    """:func:`deal`, slot by slot (compiled by :func:`_kernels`; ``m``: :class:`MancheRules`)."""
+    p = m.n_players
+    r = state.hands.shape[2]
     for i in range(slots.size):
         s = slots[i]
         has_roles = positions[i, 0] >= 0
         # Seated by role, the previous positions by seat; the Trou du cul deals.
-        if has_roles and reseat:
+        if has_roles and m.reseat_by_role:
             for player in range(p):
-                seat = seat_by_pos[positions[i, player]]
-                seat_of_player[s, player] = seat
-                player_at_seat[s, seat] = player
+                seat = m.seat_by_pos[positions[i, player]]
+                state.seat_of_player[s, player] = seat
+                state.player_at_seat[s, seat] = player
         d, lead = dealers[i], 0
         for player in range(p):
-            prev_pos[s, seat_of_player[s, player]] = positions[i, player]
+            state.prev_pos[s, state.seat_of_player[s, player]] = positions[i, player]
         for seat in range(p - 1, -1, -1):  # the first seat with the position
-            if has_roles and prev_pos[s, seat] == p - 1:
+            if has_roles and state.prev_pos[s, seat] == p - 1:
                 d = seat
-            if prev_pos[s, seat] == lead_pos:
+            if state.prev_pos[s, seat] == m.lead_pos:
                 lead = seat
         # The deal: cards[i, j] goes to the j-th seat clockwise from the first receiver (or, supplied, the seat of
         # the player holding card id j).
-        first = d + 1 if dealer_left else d
-        hands[s] = 0
+        first = d + 1 if m.dealer_left else d
+        state.hands[s] = 0
         for j in range(cards.shape[1]):
             if supplied:
-                cid, seat = j, seat_of_player[s, cards[i, j]]
+                cid, seat = j, state.seat_of_player[s, cards[i, j]]
             else:
                 cid, seat = cards[i, j], (first + j) % p
-            dealt_to[s, cid] = seat
-            hands[s, seat, deck_ranks[cid]] += 1
+            state.dealt_to[s, cid] = seat
+            state.hands[s, seat, m.deck_ranks[cid]] += 1
         # The automatic half of the exchange: each lower-ranked player gives his k best cards to his partner.
-        gives_left[s] = 0
-        partner[s] = -1
-        gave[s] = 0
-        received[s] = 0
-        for m in range(pairs.shape[0] if has_roles else 0):
-            high_pos, low_pos, k = pairs[m, 0], pairs[m, 1], pairs[m, 2]
+        state.gives_left[s] = 0
+        state.partner[s] = -1
+        state.gave[s] = 0
+        state.received[s] = 0
+        for pair in range(m.exchange_pairs.shape[0] if has_roles else 0):
+            high_pos, low_pos, k = m.exchange_pairs[pair, 0], m.exchange_pairs[pair, 1], m.exchange_pairs[pair, 2]
             high, low = 0, 0
             for seat in range(p - 1, -1, -1):
-                if prev_pos[s, seat] == high_pos:
+                if state.prev_pos[s, seat] == high_pos:
                     high = seat
-                if prev_pos[s, seat] == low_pos:
+                if state.prev_pos[s, seat] == low_pos:
                     low = seat
             above = 0  # from the strongest rank down
             for rank in range(r - 1, -1, -1):
-                held = hands[s, low, rank]
+                held = state.hands[s, low, rank]
                 take = min(max(k - above, 0), held)
                 above += held
-                hands[s, low, rank] -= take
-                hands[s, high, rank] += take
-                gave[s, low, rank] = take
-                received[s, high, rank] = take
-            gives_left[s, high] = k
-            partner[s, high] = low
-            partner[s, low] = high
+                state.hands[s, low, rank] -= take
+                state.hands[s, high, rank] += take
+                state.gave[s, low, rank] = take
+                state.received[s, high, rank] = take
+            state.gives_left[s, high] = k
+            state.partner[s, high] = low
+            state.partner[s, low] = high
         # Who leads: by role; without roles the first holder of a 3C clockwise after the dealer (the dealer last),
         # or the dealer's left.
         if not has_roles:
             lead = (d + 1) % p
-            if three_lead:
+            if m.three_of_clubs_leads:
                 for step in range(1, p + 1):
                     seat = (d + step) % p
                     holds = False
-                    for cid in three_of_clubs:
-                        holds = holds or dealt_to[s, cid] == seat
+                    for cid in m.three_of_clubs:
+                        holds = holds or state.dealt_to[s, cid] == seat
                     if holds:
                         lead = seat
                         break
         giver, best = -1, p
         for seat in range(p):
-            roles[s, seat] = role_by_pos[prev_pos[s, seat]] if prev_pos[s, seat] >= 0 else NO_ROLE
+            state.roles[s, seat] = m.role_by_pos[state.prev_pos[s, seat]] if state.prev_pos[s, seat] >= 0 else NO_ROLE
             total = 0
             for rank in range(r):
-                total += hands[s, seat, rank]
-            n_held[s, seat] = total
-            if gives_left[s, seat] > 0 and prev_pos[s, seat] < best:  # the Président's pair first
-                giver, best = seat, prev_pos[s, seat]
-        leader[s] = lead
+                total += state.hands[s, seat, rank]
+            state.n_held[s, seat] = total
+            if state.gives_left[s, seat] > 0 and state.prev_pos[s, seat] < best:  # the Président's pair first
+                giver, best = seat, state.prev_pos[s, seat]
+        state.leader[s] = lead
         if giver >= 0:
-            current[s] = giver
-            phase[s] = PHASE_EXCHANGE
+            state.current[s] = giver
+            state.phase[s] = PHASE_EXCHANGE
         else:
-            current[s] = lead
-            phase[s] = PHASE_PLAY
-        dealer[s] = d
-        manche_steps[s] = 0
-        played[s] = 0
-        passed_bits[s] = 0
+            state.current[s] = lead
+            state.phase[s] = PHASE_PLAY
+        state.dealer[s] = d
+        state.manche_steps[s] = 0
+        state.played[s] = 0
+        state.passed_bits[s] = 0
         # Every seat is dealt cards; one whose whole hand went in the exchange gets as many back before the lead.
-        holding_bits[s] = (1 << p) - 1
-        out_order[s] = -1
-        out_rank[s] = -1
-        penalized[s] = False
-        trick_rank[s] = -1
-        trick_count[s] = 0
-        trick_owner[s] = -1
-        revolution[s] = False
-        constrained[s] = False
-        n_out[s] = 0
-        n_normal_out[s] = 0
-        n_penalized[s] = 0
+        state.holding_bits[s] = (1 << p) - 1
+        state.out_order[s] = -1
+        state.out_rank[s] = -1
+        state.penalized[s] = False
+        state.trick_rank[s] = -1
+        state.trick_count[s] = 0
+        state.trick_owner[s] = -1
+        state.revolution[s] = False
+        state.constrained[s] = False
+        state.n_out[s] = 0
+        state.n_normal_out[s] = 0
+        state.n_penalized[s] = 0

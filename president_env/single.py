@@ -56,10 +56,10 @@ from .engine import GameState
 from .observation import ONE_HOT, OWN, SEATS, TABLE, Segment, layout
 from .presets import RulesSpec, resolve_rules
 from .rules import Rules
+from .state import FIELDS
 from .user_input import short_repr
 from .vec_game import VecGame
 
-FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(GameState))
 BYTE_ROWS = ("hands", "played", "gave", "received")  # (P, R) counts kept as one bytearray per seat
 _SLOT = np.zeros(1, np.int64)  # the engine game's one slot
 MAX_SEED = 2**63 - 1
@@ -422,7 +422,7 @@ class SingleGame:
         self._tables = tuple(t.tolist() for t in action_tables(rules))
         self._moves = [action_name(rules, a) for a in range(rules.num_actions)]
         state = self.engine_game.state
-        self._slot = trick.Slot(rules, engine.tables(rules), state)  # the kernels keep the arrays too
+        self._slot = trick.Slot(rules, state)  # the kernels keep the arrays too
         self._play_arrays = tuple((name, getattr(state, name)) for name in trick.PLAY_CHANGES)
 
     def __getstate__(self) -> dict:

@@ -15,30 +15,21 @@ from the rules (:func:`rank_tables`) are gathered by ``engine.tables``.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
+import numba
 import numpy as np
 
-from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY
+from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
 from .cards import JOKER, N_NATURAL_RANKS, TWO
 from .compiled import jit
 from .rules import Rules
-
-if TYPE_CHECKING:
-    from .engine import GameState, Tables
-
-PHASE_EXCHANGE, PHASE_PLAY, PHASE_OVER = 0, 1, 2
-"""A slot's ``phase``: giving back cards in the exchange, playing tricks, or the game over (nothing is legal)."""
+from .state import PHASE_EXCHANGE, PHASE_PLAY, GameState
 
 
 # --------------------------------------------------------------------------------------
 # Seats as bits, and the clockwise order
 # --------------------------------------------------------------------------------------
-SEAT_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(bool)
-"""``SEAT_BITS[bits, s]``: whether seat ``s`` is in the byte ``bits`` (bit s = seat s)."""
-SEAT_BITS.flags.writeable = False
-
-
 @lru_cache(maxsize=8)
 def _next_seat_table(p: int) -> np.ndarray:
     """``table[start * 256 + bits]``: first seat clockwise after ``start`` whose bit is set, else -1 (read-only)."""
@@ -115,48 +106,40 @@ def rank_tables(rules: Rules) -> dict[str, np.ndarray]:
 # --------------------------------------------------------------------------------------
 # The legal mask
 # --------------------------------------------------------------------------------------
-def legal_mask(rules: Rules, tab: Tables, state: GameState, slots: np.ndarray) -> np.ndarray:
-    """``(n, num_actions) bool``: the legal actions of the player to act in the slots ``slots (n,) int64``
-    (``tab``: ``engine.tables(rules)``)."""
-    flags, kind, rank, count, rank_ok, playable, wild, next_seat = _kernel_args(rules, tab)
+def legal_mask(rules: Rules, state: GameState, slots: np.ndarray) -> np.ndarray:
+    """``(n, num_actions) bool``: the legal actions of the player to act in the slots ``slots (n,) int64``."""
     mask = np.zeros((slots.size, rules.num_actions), bool)
-    _kernels()[0](
-        flags, rank_ok, playable, wild, slots, state.hands, state.current, state.phase, state.trick_rank,
-        state.trick_count, state.revolution, state.constrained, mask,
-    )  # fmt: skip
+    _kernels()[0](kernel_rules(rules), state, slots, mask)
     return mask
 
 
-def _mask_kernel(
-    flags, rank_ok, playable, wild, slots, hands, current, phase, trick_rank, trick_count, revolution, constrained,
-    mask,
-):  # fmt: skip
-    """The legal mask, slot by slot (compiled by :func:`_kernels`), into ``mask`` all False: only the entries
-    that may be True are written (a play of ``j + 1`` cards needs ``j + 1`` usable ones: ``playable[key, j]`` is
-    False from ``j = usable`` on, and a rank not held is skipped)."""
-    r, c, twos_wild = flags[1], flags[2], flags[3]
+def _mask_kernel(t, state, slots, mask):
+    """The legal mask, slot by slot (compiled by :func:`_kernels`; ``t``: :class:`TrickRules`), into ``mask`` all
+    False: only the entries that may be True are written (a play of ``j + 1`` cards needs ``j + 1`` usable ones:
+    ``t.playable[key, j]`` is False from ``j = usable`` on, and a rank not held is skipped)."""
+    r, c = t.n_ranks, t.max_count
     for i in range(slots.size):
         s = slots[i]
-        seat = current[s]
-        in_play = phase[s] == PHASE_PLAY
-        exchange = phase[s] == PHASE_EXCHANGE
-        mask[i, 0] = in_play and trick_rank[s] >= 0
-        context = (int(revolution[s]) * 2 + int(constrained[s])) * (r + 1) + trick_rank[s] + 1
-        tc = trick_count[s]
-        twos = hands[s, seat, TWO]
+        seat = state.current[s]
+        in_play = state.phase[s] == PHASE_PLAY
+        exchange = state.phase[s] == PHASE_EXCHANGE
+        mask[i, 0] = in_play and state.trick_rank[s] >= 0
+        context = (int(state.revolution[s]) * 2 + int(state.constrained[s])) * (r + 1) + state.trick_rank[s] + 1
+        tc = state.trick_count[s]
+        twos = state.hands[s, seat, TWO]
         for k in range(r):
-            h = hands[s, seat, k]
+            h = state.hands[s, seat, k]
             if h == 0:  # nothing to give, and 2s complete only a rank held
                 continue
             mask[i, 1 + r * c + k] = exchange
             usable = h
-            if twos_wild and wild[k]:
+            if t.twos_wild and t.wild_ranks[k]:
                 usable = min(h + twos, c)
-            if not (in_play and rank_ok[context, k]):
+            if not (in_play and t.rank_ok[context, k]):
                 continue
             key = usable * (c + 1) + tc
             for j in range(min(usable, c)):
-                mask[i, 1 + k * c + j] = playable[key, j]
+                mask[i, 1 + k * c + j] = t.playable[key, j]
 
 
 # --------------------------------------------------------------------------------------
@@ -167,8 +150,7 @@ PLAY_STATE = (
     "partner", "gave", "received", "prev_pos", "current", "leader", "trick_rank", "trick_count", "trick_owner",
     "revolution", "constrained", "phase", "n_out", "n_normal_out", "n_penalized", "manche_steps",
 )  # fmt: skip
-"""The ``GameState`` fields the play kernel takes, in its order: no other field changes in a play that ends no
-manche."""
+"""The ``GameState`` fields the play kernel may change: no other field changes in a play that ends no manche."""
 OUT_CHANGES = ("out_order", "out_rank", "penalized", "holding_bits", "n_out", "n_normal_out", "n_penalized")
 """What a play changes only where its player goes out (``_play_kernel``'s ``went_out`` branch)."""
 PLAY_CHANGES = (
@@ -182,38 +164,32 @@ and the scores stay (``_play_kernel``). The one-game holder copies only these af
 field fails there."""
 
 
-def play(rules: Rules, tab: Tables, state: GameState, slots: np.ndarray, actions: np.ndarray) -> np.ndarray:
+def play(rules: Rules, state: GameState, slots: np.ndarray, actions: np.ndarray) -> np.ndarray:
     """Apply the legal ``actions (n,) int64`` in the distinct slots ``slots (n,) int64``, in place: gives, passes
     and plays, a player going out, the turn order and the trick's end. Returns the rows (indices into ``slots``)
     whose manche ended: every player but one is out (``engine`` scores them and deals the next manche,
     :mod:`president_env.manche`)."""
-    flags, kind, rank, count, rank_ok, playable, wild, next_seat = _kernel_args(rules, tab)
     ended = np.zeros(slots.size, bool)
-    _kernels()[1](flags, kind, rank, count, next_seat, slots, actions, *[getattr(state, f) for f in PLAY_STATE], ended)
+    _kernels()[1](kernel_rules(rules), state, slots, actions, ended)
     return ended.nonzero()[0]
 
 
 class Slot:
-    """The compiled mask and play kernels bound to slot ``slot`` of ``state`` (whose arrays must stay the same
-    objects, as the kernels and the engine's manche ends keep them), for a caller that steps one game: the arguments
-    are gathered once, so a call pays Numba's dispatch only."""
+    """The mask and play kernels bound to slot ``slot`` of ``state`` (whose arrays must stay the same objects, as
+    the kernels and the engine's manche ends keep them), for a caller that steps one game: the arguments are
+    gathered and typed once (:func:`numba_entry`), so a call pays only the conversion of its arguments."""
 
-    def __init__(self, rules: Rules, tab: Tables, state: GameState, slot: int = 0) -> None:
+    def __init__(self, rules: Rules, state: GameState, slot: int = 0) -> None:
         mask_kernel, play_kernel = _kernels()
-        flags, kind, rank, count, rank_ok, playable, wild, next_seat = _kernel_args(rules, tab)
-        s = state
+        t = kernel_rules(rules)
         self._slots = np.array([slot], np.int64)
         self._action = np.zeros(1, np.int64)
         self._ended = np.zeros(1, bool)
         self._mask = np.zeros((1, rules.num_actions), bool)
-        self._mask_call = mask_kernel
-        self._mask_args = (
-            flags, rank_ok, playable, wild, self._slots, s.hands, s.current, s.phase, s.trick_rank, s.trick_count,
-            s.revolution, s.constrained, self._mask,
-        )  # fmt: skip
-        self._play_call = play_kernel
-        fields = [getattr(state, f) for f in PLAY_STATE]
-        self._play_args = (flags, kind, rank, count, next_seat, self._slots, self._action, *fields, self._ended)
+        self._mask_args = (t, state, self._slots, self._mask)
+        self._mask_call = numba_entry(mask_kernel, self._mask_args)
+        self._play_args = (t, state, self._slots, self._action, self._ended)
+        self._play_call = numba_entry(play_kernel, self._play_args)
 
     def mask_bytes(self) -> bytes:
         """The slot's legal mask (:func:`legal_mask`) as ``num_actions`` bytes 0/1."""
@@ -230,154 +206,172 @@ class Slot:
         return bool(self._ended[0])
 
 
+def numba_entry(kernel: Any, args: tuple) -> Any:
+    """``kernel``'s compiled entry point for the types of ``args``: a call skips the dispatcher's typing of its
+    arguments (a named tuple is typed in Python, some microseconds a call), for a caller that calls the kernel
+    again and again with arguments of these types."""
+    return kernel.compile(tuple(numba.typeof(arg) for arg in args))
+
+
 @lru_cache(maxsize=1)
 def _kernels() -> tuple[Any, Any]:
     """The compiled ``(mask, play)`` kernels (each compiled at its first call in a process, cached on disk)."""
     return jit(_mask_kernel), jit(_play_kernel)
 
 
-_ARGS: dict[Rules, tuple] = {}
+EQUAL_NONE, EQUAL_SKIP, EQUAL_OR_NOTHING = 0, 1, 2
+"""``TrickRules.equal_rank``: the codes of ``Rules.equal_rank`` ``"none"``, ``"skip"``, ``"or_nothing"``."""
 
 
-def _kernel_args(rules: Rules, tab: Tables) -> tuple:
-    """The trick rules and the tables ``tab`` (``engine.tables(rules)``) as the kernels' arguments."""
-    args = _ARGS.get(rules)
-    if args is not None:
-        return args
-    equal_rank = {"none": 0, "skip": 1, "or_nothing": 2}[rules.equal_rank]
-    flags = np.array(
-        [
-            rules.n_players,
-            rules.n_ranks,
-            rules.max_count,
-            int(rules.twos_wild),
-            int(rules.top_rank_ends_trick),
-            int(rules.jokers > 0),
-            int(rules.revolution),
-            int(rules.finish_on_two == "penalty"),
-            int(rules.pass_rule == "can_return"),
-            equal_rank,
-        ],
-        np.int64,
+class TrickRules(NamedTuple):
+    """The trick rules as the kernels read them, by name (:func:`kernel_rules`). ``A`` actions, ``C`` the most
+    cards a play may have."""
+
+    n_players: int
+    n_ranks: int
+    max_count: int  # C
+    twos_wild: bool  # a 2 completes a play of a natural rank held
+    top_rank_ends_trick: bool  # a play of the top rank ends the trick
+    jokers: bool  # the deck has jokers (the top rank then, in a revolution too)
+    revolution: bool  # a play of four cards or more turns the order
+    penalty: bool  # finish_on_two: penalty (going out on a 2 or a joker places the player last)
+    can_return: bool  # pass_rule: can_return (a play clears the passes)
+    equal_rank: int  # EQUAL_NONE, EQUAL_SKIP or EQUAL_OR_NOTHING
+    kind: np.ndarray  # (A,) int64: KIND_PASS, KIND_PLAY or KIND_GIVE of each action
+    rank: np.ndarray  # (A,) int64: the rank of a play or a give, 0 for the pass
+    count: np.ndarray  # (A,) int64: cards of a play (1 for a give, 0 for the pass)
+    rank_ok: np.ndarray  # (2 rev * 2 constrained * (R+1) trick ranks, R) bool: may this rank follow?
+    playable: np.ndarray  # ((C+1)*(C+1), C) bool: by (usable, trick count), may k+1 cards be played
+    wild_ranks: np.ndarray  # (R,) bool: ranks a wild 2 may complete
+    next_seat: np.ndarray  # (P*256,) int64: [start * 256 + bits] the first seat after start whose bit is set, -1
+
+
+@lru_cache(maxsize=64)
+def kernel_rules(rules: Rules) -> TrickRules:
+    """The trick rules and their tables (:func:`rank_tables`, the action tables) as the kernels take them."""
+    kind, rank, count = action_tables(rules)
+    tables = rank_tables(rules)
+    return TrickRules(
+        n_players=rules.n_players,
+        n_ranks=rules.n_ranks,
+        max_count=rules.max_count,
+        twos_wild=rules.twos_wild,
+        top_rank_ends_trick=rules.top_rank_ends_trick,
+        jokers=rules.jokers > 0,
+        revolution=rules.revolution,
+        penalty=rules.finish_on_two == "penalty",
+        can_return=rules.pass_rule == "can_return",
+        equal_rank={"none": EQUAL_NONE, "skip": EQUAL_SKIP, "or_nothing": EQUAL_OR_NOTHING}[rules.equal_rank],
+        kind=np.ascontiguousarray(kind, dtype=np.int64),
+        rank=np.maximum(rank, 0).astype(np.int64),
+        count=np.ascontiguousarray(count, dtype=np.int64),
+        rank_ok=np.ascontiguousarray(tables["rank_ok"]),
+        playable=np.ascontiguousarray(tables["play_words"].view(bool).reshape(-1, rules.max_count)),
+        wild_ranks=np.ascontiguousarray(tables["wild_ranks"]),
+        next_seat=np.array(_next_seat_table(rules.n_players)),  # a writeable copy: Numba types read-only arrays apart
     )
-    args = _ARGS[rules] = (
-        flags,
-        np.ascontiguousarray(tab.kind, dtype=np.int64),
-        np.ascontiguousarray(tab.rank, dtype=np.int64),
-        np.ascontiguousarray(tab.count, dtype=np.int64),
-        np.ascontiguousarray(tab.rank_ok),
-        np.ascontiguousarray(tab.play_words.view(bool).reshape(-1, rules.max_count)),
-        np.ascontiguousarray(tab.wild_ranks),
-        np.array(_next_seat_table(rules.n_players)),  # a writeable copy, as the kernels take it
-    )
-    return args
 
 
-def _play_kernel(
-    flags, kind_of, rank_of, count_of, next_seat, slots, actions, hands, n_held, played, passed_bits, holding_bits,
-    out_order, out_rank, penalized, gives_left, partner, gave, received, prev_pos, current, leader, trick_rank,
-    trick_count, trick_owner, revolution, constrained, phase, n_out, n_normal_out, n_penalized, manche_steps, ended,
-):  # fmt: skip
-    """:func:`play`, slot by slot (compiled by :func:`_kernels`)."""
-    p, twos_wild, top_ends, jokers = flags[0], flags[3], flags[4], flags[5]
-    revolution_rule, penalty, can_return, equal_rank = flags[6], flags[7], flags[8], flags[9]
+def _play_kernel(t, state, slots, actions, ended):
+    """:func:`play`, slot by slot (compiled by :func:`_kernels`; ``t``: :class:`TrickRules`)."""
+    p = t.n_players
     for i in range(slots.size):
         s = slots[i]
         a = actions[i]
-        manche_steps[s] += 1
-        kind = kind_of[a]
-        rank = rank_of[a]
-        cur = current[s]
+        state.manche_steps[s] += 1
+        kind = t.kind[a]
+        rank = t.rank[a]
+        cur = state.current[s]
         if kind == KIND_GIVE:  # the giver's card goes to the partner; the next giver, or the lead
-            other = partner[s, cur]
-            hands[s, cur, rank] -= 1
-            hands[s, other, rank] += 1
-            n_held[s, cur] -= 1
-            n_held[s, other] += 1
-            gave[s, cur, rank] += 1
-            received[s, other, rank] += 1
-            gives_left[s, cur] -= 1
+            other = state.partner[s, cur]
+            state.hands[s, cur, rank] -= 1
+            state.hands[s, other, rank] += 1
+            state.n_held[s, cur] -= 1
+            state.n_held[s, other] += 1
+            state.gave[s, cur, rank] += 1
+            state.received[s, other, rank] += 1
+            state.gives_left[s, cur] -= 1
             giver, best = -1, p
             for seat in range(p):  # the pending giver best placed in the previous manche (lowest seat on ties)
-                if gives_left[s, seat] > 0 and prev_pos[s, seat] < best:
-                    giver, best = seat, prev_pos[s, seat]
+                if state.gives_left[s, seat] > 0 and state.prev_pos[s, seat] < best:
+                    giver, best = seat, state.prev_pos[s, seat]
             if giver >= 0:
-                current[s] = giver
-                phase[s] = PHASE_EXCHANGE
+                state.current[s] = giver
+                state.phase[s] = PHASE_EXCHANGE
             else:
-                current[s] = leader[s]
-                phase[s] = PHASE_PLAY
+                state.current[s] = state.leader[s]
+                state.phase[s] = PHASE_PLAY
             continue
         is_play = kind == KIND_PLAY
         is_pass = kind == KIND_PASS
-        count = count_of[a] if is_play else 0
+        count = t.count[a] if is_play else 0
         bit = 1 << cur
         # Cards leave the hand: naturals first, wild 2s complete.
-        naturals = min(hands[s, cur, rank], count)
-        hands[s, cur, rank] -= naturals
-        played[s, cur, rank] += naturals
+        naturals = min(state.hands[s, cur, rank], count)
+        state.hands[s, cur, rank] -= naturals
+        state.played[s, cur, rank] += naturals
         used_twos = 0
-        if twos_wild:
+        if t.twos_wild:
             used_twos = count - naturals
-            hands[s, cur, TWO] -= used_twos
-            played[s, cur, TWO] += used_twos
-        n_held[s, cur] -= count
+            state.hands[s, cur, TWO] -= used_twos
+            state.played[s, cur, TWO] += used_twos
+        state.n_held[s, cur] -= count
         # What the play means, judged by the order in force before it.
-        old_rank = trick_rank[s]
+        old_rank = state.trick_rank[s]
         is_match = is_play and old_rank == rank
         ends_by_top = False
-        if top_ends:
-            top = JOKER if jokers else (0 if revolution[s] else TWO)
+        if t.top_rank_ends_trick:
+            top = JOKER if t.jokers else (0 if state.revolution[s] else TWO)
             ends_by_top = is_play and rank == top
-        if revolution_rule and is_play and count >= 4:
-            revolution[s] = not revolution[s]
-        holding = np.int64(holding_bits[s])
-        went_out = is_play and n_held[s, cur] == 0
+        if t.revolution and is_play and count >= 4:
+            state.revolution[s] = not state.revolution[s]
+        holding = np.int64(state.holding_bits[s])
+        went_out = is_play and state.n_held[s, cur] == 0
         if went_out:  # the player takes his place in the finishing order (among offenders under penalty)
-            out_order[s, cur] = n_out[s]
-            n_out[s] += 1
-            bad = penalty and (rank == TWO or rank == JOKER or used_twos > 0)
-            penalized[s, cur] = bad
+            state.out_order[s, cur] = state.n_out[s]
+            state.n_out[s] += 1
+            bad = t.penalty and (rank == TWO or rank == JOKER or used_twos > 0)
+            state.penalized[s, cur] = bad
             if bad:
-                out_rank[s, cur] = n_penalized[s]
-                n_penalized[s] += 1
+                state.out_rank[s, cur] = state.n_penalized[s]
+                state.n_penalized[s] += 1
             else:
-                out_rank[s, cur] = n_normal_out[s]
-                n_normal_out[s] += 1
+                state.out_rank[s, cur] = state.n_normal_out[s]
+                state.n_normal_out[s] += 1
             holding = holding & ~bit
-            holding_bits[s] = holding
+            state.holding_bits[s] = holding
         # Turn order: the next eligible seat clockwise; the trick ends when the turn would reach the last
         # player to have played, or nobody else can act.
-        passed = np.int64(passed_bits[s])
+        passed = np.int64(state.passed_bits[s])
         if is_pass:
             passed |= bit
-        if can_return and is_play:
+        if t.can_return and is_play:
             passed = 0
-        owner = cur if is_play else trick_owner[s]
+        owner = cur if is_play else state.trick_owner[s]
         eligible = holding & ~passed & ~bit & 255
-        nxt = next_seat[cur * 256 + eligible]
-        if equal_rank == 1 and is_match and nxt >= 0:
-            nxt = next_seat[nxt * 256 + (eligible & ~(1 << nxt) & 255)]
+        nxt = t.next_seat[cur * 256 + eligible]
+        if t.equal_rank == EQUAL_SKIP and is_match and nxt >= 0:
+            nxt = t.next_seat[nxt * 256 + (eligible & ~(1 << nxt) & 255)]
         trick_ends = nxt < 0 or nxt == owner or ends_by_top
         if trick_ends:
             owner_seat = max(owner, 0)
             if holding & (1 << owner_seat):
-                current[s] = owner
+                state.current[s] = owner
             else:
-                current[s] = next_seat[owner_seat * 256 + holding]
-            trick_rank[s] = -1
-            trick_count[s] = 0
-            trick_owner[s] = -1
-            passed_bits[s] = 0
+                state.current[s] = t.next_seat[owner_seat * 256 + holding]
+            state.trick_rank[s] = -1
+            state.trick_count[s] = 0
+            state.trick_owner[s] = -1
+            state.passed_bits[s] = 0
         else:
-            current[s] = nxt
+            state.current[s] = nxt
             if is_play:
-                trick_rank[s] = rank
-                trick_count[s] = count
-            trick_owner[s] = owner
-            passed_bits[s] = passed
-        if equal_rank == 2:
-            constrained[s] = (not trick_ends) and is_match
+                state.trick_rank[s] = rank
+                state.trick_count[s] = count
+            state.trick_owner[s] = owner
+            state.passed_bits[s] = passed
+        if t.equal_rank == EQUAL_OR_NOTHING:
+            state.constrained[s] = (not trick_ends) and is_match
         if went_out:
             left = 0
             for seat in range(p):

@@ -19,7 +19,6 @@ observable) until ``reset(slots=...)``. All randomness comes from one
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +27,7 @@ import numpy as np
 from . import engine
 from .observation import layout, observe
 from .presets import RulesSpec, resolve_rules
+from .state import FIELDS
 
 
 class VecGame:
@@ -175,7 +175,7 @@ class VecGame:
 
     def state_dict(self) -> dict[str, Any]:
         """Everything the batch holds, to restore it exactly: ``{"state": {field: array copy}, "rng": dict}``."""
-        arrays = {f.name: getattr(self.state, f.name).copy() for f in dataclasses.fields(engine.GameState)}
+        arrays = {name: getattr(self.state, name).copy() for name in FIELDS}
         return {"state": arrays, "rng": self.rng.bit_generator.state}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -185,16 +185,14 @@ class VecGame:
         the games are left as they were.
         """
         arrays = {}
-        for f in dataclasses.fields(engine.GameState):
-            current = getattr(self.state, f.name)
-            if f.name not in state.get("state", {}):
-                raise ValueError(f"game state lacks the field {f.name!r}")
-            value = np.asarray(state["state"][f.name])
+        for name in FIELDS:
+            current = getattr(self.state, name)
+            if name not in state.get("state", {}):
+                raise ValueError(f"game state lacks the field {name!r}")
+            value = np.asarray(state["state"][name])
             if value.shape != current.shape:
-                raise ValueError(
-                    f"game state field {f.name!r} has shape {value.shape}, this batch needs {current.shape}"
-                )
-            arrays[f.name] = value
+                raise ValueError(f"game state field {name!r} has shape {value.shape}, this batch needs {current.shape}")
+            arrays[name] = value
         rng = np.random.default_rng()
         rng.bit_generator.state = state["rng"]  # raises on a malformed generator state, before any change
         for name, value in arrays.items():
