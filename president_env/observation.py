@@ -8,7 +8,7 @@ depends on another player's hidden cards.
 One spec says what the vector holds, OpenSpiel-style: :func:`layout` gives the
 :class:`ObservationSpec` of a ``Rules``, an ordered list of named :class:`Segment`
 (shape, encoding, the state field it shows, bounds, meaning). Everything else is
-read from it: the encoder :func:`observe` (two paths, tested equal), the decoder
+read from it: the encoder :func:`observe` (a kernel writing into the caller's buffer), the decoder
 ``layout(rules).view(obs)["hand"]`` (named arrays, batched or not), the same named
 arrays read straight from a state (``view_state``, the Monte-Carlo rollouts), the
 scalar encoder of :class:`~president_env.single.SingleGame` and the index table of
@@ -22,11 +22,14 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
+from .compiled import jit
 from .engine import GameState, tables
 from .rules import Rules
+from .trick import index_range
 
 COUNT, FLAG, ONE_HOT = "count", "flag", "one_hot"
 """Encodings: the value itself; 0 or 1; a 1 at ``value - first`` (all 0 when the value is out of range)."""
@@ -291,12 +294,6 @@ def _segment_values(
     return values
 
 
-def _gather(spec: ObservationSpec, state: GameState, seat: np.ndarray) -> list[np.ndarray]:
-    """Each segment's values ``(B, n)`` seen from ``seat (B,)``: in the state's dtype, or ``int64`` relative seats."""
-    rows = _flat_rows(state, seat, None)
-    return [_segment_values(seg, state, seat, None, rows) for seg in spec.segments]
-
-
 @lru_cache(maxsize=8)
 def _relative_seats(p: int) -> np.ndarray:
     """``rel[seat]``: absolute seat of each relative seat."""
@@ -304,48 +301,75 @@ def _relative_seats(p: int) -> np.ndarray:
     return (seats[:, None] + seats) % p
 
 
-# Below this batch size the observation is one gather through a plan (few NumPy calls, cheap at B = 1);
-# above it, segment by segment (fewer bytes moved per slot). Both give the same array (tested).
-PLAN_BELOW = 64
-
-
-def observe(rules: Rules, state: GameState, viewer: np.ndarray | None = None) -> np.ndarray:
-    """``(B, obs_dim) float32`` from seat ``viewer (B,)`` (default: the seat to act)."""
-    seat = state.current if viewer is None else np.asarray(viewer, dtype=np.int64)
-    if state.batch_size < PLAN_BELOW:
-        return _observe_by_plan(rules, state, seat)
-    return _observe_by_segment(rules, state, seat)
-
-
-def _observe_by_segment(rules: Rules, state: GameState, seat: np.ndarray) -> np.ndarray:
-    """Each segment written from its values in the state, a few whole-batch operations each."""
-    spec = layout(rules)
-    b = state.batch_size
-    rows = np.arange(b)
-    out = np.zeros((b, spec.size), np.float32)
-    for seg, values in zip(spec.segments, _gather(spec, state, seat)):
-        if seg.encoding != ONE_HOT:
-            out[:, seg.slice] = values
-            continue
-        width = seg.shape[-1]
-        index = values - seg.first
-        valid = (index >= 0) & (index < width)
-        if values.shape[1] == 1:  # one value a slot: one write, 0 where out of range
-            out[rows, seg.offset + np.where(valid[:, 0], index[:, 0], 0)] = valid[:, 0]
-        else:
-            slot, position = np.nonzero(valid)
-            out[slot, seg.offset + position * width + index[slot, position]] = 1.0
+def observe(
+    rules: Rules,
+    state: GameState,
+    viewer: np.ndarray | None = None,
+    out: np.ndarray | None = None,
+    slots: np.ndarray | None = None,
+) -> np.ndarray:
+    """``(n, obs_dim) float32``: the observation of every slot (or of ``slots (n,) int``) from seat ``viewer (n,)``
+    (default: the seat to act), written by a kernel (:func:`_observe_kernel`) into ``out`` when given (a caller's
+    buffer: ``(n, obs_dim) float32``, rows C-contiguous, e.g. a rollout buffer's rows; nothing is copied) and
+    returned."""
+    index = index_range(state.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
+    seat = state.current.take(index) if viewer is None else np.asarray(viewer, dtype=np.int64)
+    n, size = index.size, layout(rules).size
+    if out is None:
+        out = np.empty((n, size), np.float32)
+    elif (
+        not isinstance(out, np.ndarray)
+        or out.dtype != np.float32
+        or out.shape != (n, size)
+        or out.strides[1] != out.itemsize
+        or not out.flags.writeable
+    ):
+        what = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise ValueError(f"out must be a writeable float32 array of shape ({n}, {size}), rows contiguous; got {what}")
+    if seat.shape != (n,):
+        raise ValueError(f"viewer must hold one seat per observed slot, shape ({n},), got {seat.shape}")
+    plan = _plan(rules)
+    _observe_kernel()(plan.columns, plan.index, plan.pattern, plan.one_hot, state, index, seat, out)
     return out
 
 
 # --------------------------------------------------------------------------------------
 # The plan: the observation as one gather from the state's fields laid side by side
 # --------------------------------------------------------------------------------------
+class _Columns(NamedTuple):
+    """Where each field the spec shows starts in a slot's fields laid side by side (-1: not shown), and the width.
+    A segment of a field not named here is refused by :func:`_plan` (the kernel would not lay it out)."""
+
+    hands: int
+    played: int
+    n_held: int
+    trick_rank: int
+    trick_count: int
+    trick_owner: int
+    passed: int  # the seats' pass flags, from passed_bits
+    out_order: int
+    penalized: int
+    roles: int
+    revolution: int
+    constrained: int
+    current: int
+    phase: int
+    gave: int
+    received: int
+    partner: int
+    gives_left: int
+    scores: int  # each seat's player's total
+    manche: int
+    decisive: int
+    width: int
+
+
 @dataclass(frozen=True)
 class _Plan:
-    """``obs[b, i] = src[b, index[seat, i]]``, or ``== pattern[seat, i]`` where ``one_hot[i]``."""
+    """``obs[i, d] = src[index[seat, d]]``, or ``== pattern[seat, d]`` where ``one_hot[d]``; ``src``: the slot's
+    fields side by side (``columns``)."""
 
-    sources: tuple[str, ...]  # the fields laid side by side in ``src``, in order
+    columns: _Columns
     index: np.ndarray  # (P, D) int64 column of the source for each entry, by viewer seat
     pattern: np.ndarray  # (P, D) int32 value that sets a one-hot entry
     one_hot: np.ndarray  # (D,) bool
@@ -358,8 +382,11 @@ def _plan(rules: Rules) -> _Plan:
     column, offset = {}, 0
     for seg in spec.segments:  # the source columns: P rows of the view's size, or the view itself
         if seg.source not in column:
+            if seg.source not in _Columns._fields:
+                raise ValueError(f"segment {seg.name!r} shows {seg.source!r}, which _observe_kernel does not lay out")
             column[seg.source] = offset
             offset += math.prod(seg.view_shape) * (p if seg.whose == OWN else 1)
+    columns = _Columns(**{name: column.get(name, -1) for name in _Columns._fields if name != "width"}, width=offset)
     index = np.zeros((p, spec.size), np.int64)
     pattern = np.full((p, spec.size), -1000, np.int32)  # never a state value: entry is not a one-hot
     for seat in range(p):
@@ -382,18 +409,70 @@ def _plan(rules: Rules) -> _Plan:
                 values = (seat + values) % p
             index[seat, seg.slice] = np.repeat(src, width)
             pattern[seat, seg.slice] = np.tile(values, n)
-    for table in (index, pattern):
-        table.flags.writeable = False
-    return _Plan(tuple(column), index, pattern, pattern[0] != -1000)
+    return _Plan(columns, index, pattern, pattern[0] != -1000)
 
 
-def _observe_by_plan(rules: Rules, state: GameState, seat: np.ndarray) -> np.ndarray:
-    """The state's fields side by side, one gather, one comparison for the one-hots."""
-    b = state.batch_size
-    plan = _plan(rules)
-    rows = np.arange(b)[:, None]
-    arrays = [_source(state, name) for name in plan.sources]
-    arrays = [a if a.ndim == 2 else a.reshape(b, -1) if a.ndim == 3 else a[:, None] for a in arrays]
-    source = np.concatenate(arrays, axis=1, dtype=np.int32, casting="unsafe")
-    values = source.ravel().take(rows * source.shape[1] + plan.index[seat])
-    return np.where(plan.one_hot, values == plan.pattern[seat], values).astype(np.float32)
+@lru_cache(maxsize=1)
+def _observe_kernel():
+    """:func:`_observe_slots` compiled."""
+    return jit(_observe_slots)
+
+
+def _observe_slots(c, index, pattern, one_hot, state, slots, viewers, out):
+    """``out[i]``: the observation of slot ``slots[i]`` from seat ``viewers[i]``: the slot's fields laid side by side
+    at the columns ``c`` (:class:`_Columns`), then one gather through ``index`` and, for the one-hots, a comparison
+    with ``pattern``."""
+    p, r = state.hands.shape[1], state.hands.shape[2]
+    src = np.empty(c.width, np.int32)
+    for i in range(slots.size):
+        s, seat = slots[i], viewers[i]
+        for q in range(p):
+            for k in range(r):
+                if c.hands >= 0:
+                    src[c.hands + q * r + k] = state.hands[s, q, k]
+                if c.played >= 0:
+                    src[c.played + q * r + k] = state.played[s, q, k]
+                if c.gave >= 0:
+                    src[c.gave + q * r + k] = state.gave[s, q, k]
+                if c.received >= 0:
+                    src[c.received + q * r + k] = state.received[s, q, k]
+            if c.n_held >= 0:
+                src[c.n_held + q] = state.n_held[s, q]
+            if c.passed >= 0:
+                src[c.passed + q] = (state.passed_bits[s] >> q) & 1
+            if c.out_order >= 0:
+                src[c.out_order + q] = state.out_order[s, q]
+            if c.penalized >= 0:
+                src[c.penalized + q] = state.penalized[s, q]
+            if c.roles >= 0:
+                src[c.roles + q] = state.roles[s, q]
+            if c.partner >= 0:
+                src[c.partner + q] = state.partner[s, q]
+            if c.gives_left >= 0:
+                src[c.gives_left + q] = state.gives_left[s, q]
+            if c.scores >= 0:  # by player in the state, by seat in the observation
+                src[c.scores + q] = state.scores[s, state.player_at_seat[s, q]]
+        if c.trick_rank >= 0:
+            src[c.trick_rank] = state.trick_rank[s]
+        if c.trick_count >= 0:
+            src[c.trick_count] = state.trick_count[s]
+        if c.trick_owner >= 0:
+            src[c.trick_owner] = state.trick_owner[s]
+        if c.revolution >= 0:
+            src[c.revolution] = state.revolution[s]
+        if c.constrained >= 0:
+            src[c.constrained] = state.constrained[s]
+        if c.current >= 0:
+            src[c.current] = state.current[s]
+        if c.phase >= 0:
+            src[c.phase] = state.phase[s]
+        if c.manche >= 0:
+            src[c.manche] = state.manche[s]
+        if c.decisive >= 0:
+            src[c.decisive] = state.decisive[s]
+        for d in range(out.shape[1]):
+            v = src[index[seat, d]]
+            if one_hot[d]:
+                out[i, d] = 1.0 if v == pattern[seat, d] else 0.0
+            else:
+                out[i, d] = v

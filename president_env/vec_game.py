@@ -138,13 +138,19 @@ class VecGame:
             self._mask.flags.writeable = False
         return self._mask
 
-    def observe(self, players: np.ndarray | None = None) -> np.ndarray:
-        """``(B, obs_dim) float32`` observation of the player to act, or of ``players (B,)`` when given."""
+    def observe(
+        self, players: np.ndarray | None = None, out: np.ndarray | None = None, slots: np.ndarray | None = None
+    ) -> np.ndarray:
+        """``(B, obs_dim) float32`` observation of the player to act, or of ``players (B,)`` when given; with
+        ``slots (n,) int``, of those slots only (``players`` then follows ``slots``). Written by the observation
+        kernel into ``out`` when given (a caller's buffer, ``(n, obs_dim) float32`` with contiguous rows: nothing is
+        copied), and returned (``observation.observe``)."""
         viewer = None
         if players is not None:
+            rows = np.arange(self.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
             players = np.asarray(players, dtype=np.int64)
-            viewer = self.state.seat_of_player[np.arange(self.batch_size), players].astype(np.int64)
-        return observe(self.rules, self.state, viewer)
+            viewer = self.state.seat_of_player[rows, players].astype(np.int64)
+        return observe(self.rules, self.state, viewer, out=out, slots=slots)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Play ``actions (B,) int``; returns ``rewards (B, P) float32`` by player and ``done (B,) bool``."""
