@@ -203,7 +203,7 @@ def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights)
 @lru_cache(maxsize=1)
 def _kernel():
     """:func:`_choose_kernel` compiled."""
-    return compiled.jit(_choose_kernel)
+    return compiled.jit(_choose_kernel).serial  # its scratch rows are shared: one thread
 
 
 class _Scorer(NamedTuple):

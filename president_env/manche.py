@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from .cards import deck, deck_card_ranks
-from .compiled import jit
+from .compiled import Kernel, jit, run
 from .deals import NO_ROLE, ROLE_NAMES, parse_roles, role_by_position
 from .rules import Rules
 from .state import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, GameState, StepResult
@@ -245,7 +246,7 @@ def score(
     positions = np.empty((index.size, rules.n_players), np.int64)
     over = np.zeros(index.size, bool)
     local = np.asarray(local, dtype=np.int64)
-    _kernels()[0](kernel_rules(rules), state, index, local, rewards, result, positions, over)
+    run(_kernels()[0], index.size, kernel_rules(rules), state, index, local, rewards, result, positions, over)
     return positions, over
 
 
@@ -265,14 +266,14 @@ def deal(
     With roles, players sit by role under ``reseat_by_role`` and the Trou du cul deals; without, ``dealers (n,)``
     deal. ``cards (n,N)``: a shuffled deck of card ids dealt one card at a time clockwise from the first receiver
     (``engine._shuffled_decks``), or with ``supplied`` the player holding each card id."""
-    _kernels()[1](
-        kernel_rules(rules), state, index, np.ascontiguousarray(positions, dtype=np.int64),
+    run(
+        _kernels()[1], index.size, kernel_rules(rules), state, index, np.ascontiguousarray(positions, dtype=np.int64),
         np.ascontiguousarray(dealers, dtype=np.int64), np.ascontiguousarray(cards, dtype=np.int64), supplied,
     )  # fmt: skip
 
 
 @lru_cache(maxsize=1)
-def _kernels() -> tuple[Any, Any]:
+def _kernels() -> tuple[Kernel, Kernel]:
     """The compiled ``(score, deal)`` kernels (each compiled at its first call in a process, cached on disk)."""
     return jit(_score_kernel), jit(_deal_kernel)
 
@@ -280,7 +281,7 @@ def _kernels() -> tuple[Any, Any]:
 def _score_kernel(m, state, slots, rows, reward_of, result, positions, over):
     """:func:`score`, slot by slot (compiled by :func:`_kernels`; ``m``: :class:`MancheRules`)."""
     p = m.n_players
-    for i in range(slots.size):
+    for i in numba.prange(slots.size):  # each slot alone: the same results on any number of threads
         s, row = slots[i], rows[i]
         normal = state.n_normal_out[s]
         for seat in range(p):  # the final positions: normal finishers, the last holder, offenders
@@ -331,7 +332,7 @@ def _deal_kernel(m, state, slots, positions, dealers, cards, supplied):
     """:func:`deal`, slot by slot (compiled by :func:`_kernels`; ``m``: :class:`MancheRules`)."""
     p = m.n_players
     r = state.hands.shape[2]
-    for i in range(slots.size):
+    for i in numba.prange(slots.size):  # each slot alone: the same results on any number of threads
         s = slots[i]
         has_roles = positions[i, 0] >= 0
         # Seated by role, the previous positions by seat; the Trou du cul deals.

@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
-from .compiled import jit
+from .compiled import jit, run
 from .engine import GameState, tables
 from .rules import Rules
 from .trick import index_range
@@ -329,7 +330,7 @@ def observe(
     if seat.shape != (n,):
         raise ValueError(f"viewer must hold one seat per observed slot, shape ({n},), got {seat.shape}")
     plan = _plan(rules)
-    _observe_kernel()(plan.columns, plan.index, plan.pattern, plan.one_hot, state, index, seat, out)
+    run(_observe_kernel(), n, plan.columns, plan.index, plan.pattern, plan.one_hot, state, index, seat, out)
     return out
 
 
@@ -423,9 +424,9 @@ def _observe_slots(c, index, pattern, one_hot, state, slots, viewers, out):
     at the columns ``c`` (:class:`_Columns`), then one gather through ``index`` and, for the one-hots, a comparison
     with ``pattern``."""
     p, r = state.hands.shape[1], state.hands.shape[2]
-    src = np.empty(c.width, np.int32)
-    for i in range(slots.size):
+    for i in numba.prange(slots.size):
         s, seat = slots[i], viewers[i]
+        src = np.empty(c.width, np.int32)  # each slot its own: the slots may run on several threads
         for q in range(p):
             for k in range(r):
                 if c.hands >= 0:

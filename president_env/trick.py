@@ -22,7 +22,7 @@ import numpy as np
 
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
 from .cards import JOKER, N_NATURAL_RANKS, TWO
-from .compiled import jit
+from .compiled import Kernel, jit, run
 from .rules import Rules
 from .state import PHASE_EXCHANGE, PHASE_PLAY, GameState
 
@@ -109,7 +109,7 @@ def rank_tables(rules: Rules) -> dict[str, np.ndarray]:
 def legal_mask(rules: Rules, state: GameState, slots: np.ndarray) -> np.ndarray:
     """``(n, num_actions) bool``: the legal actions of the player to act in the slots ``slots (n,) int64``."""
     mask = np.zeros((slots.size, rules.num_actions), bool)
-    _kernels()[0](kernel_rules(rules), state, slots, mask)
+    run(_kernels()[0], slots.size, kernel_rules(rules), state, slots, mask)
     return mask
 
 
@@ -118,7 +118,7 @@ def _mask_kernel(t, state, slots, mask):
     False: only the entries that may be True are written (a play of ``j + 1`` cards needs ``j + 1`` usable ones:
     ``t.playable[key, j]`` is False from ``j = usable`` on, and a rank not held is skipped)."""
     r, c = t.n_ranks, t.max_count
-    for i in range(slots.size):
+    for i in numba.prange(slots.size):  # each slot alone: the same results on any number of threads
         s = slots[i]
         seat = state.current[s]
         in_play = state.phase[s] == PHASE_PLAY
@@ -170,7 +170,7 @@ def play(rules: Rules, state: GameState, slots: np.ndarray, actions: np.ndarray)
     whose manche ended: every player but one is out (``engine`` scores them and deals the next manche,
     :mod:`president_env.manche`)."""
     ended = np.zeros(slots.size, bool)
-    _kernels()[1](kernel_rules(rules), state, slots, actions, ended)
+    run(_kernels()[1], slots.size, kernel_rules(rules), state, slots, actions, ended)
     return ended.nonzero()[0]
 
 
@@ -187,9 +187,9 @@ class Slot:
         self._ended = np.zeros(1, bool)
         self._mask = np.zeros((1, rules.num_actions), bool)
         self._mask_args = (t, state, self._slots, self._mask)
-        self._mask_call = numba_entry(mask_kernel, self._mask_args)
+        self._mask_call = numba_entry(mask_kernel.serial, self._mask_args)
         self._play_args = (t, state, self._slots, self._action, self._ended)
-        self._play_call = numba_entry(play_kernel, self._play_args)
+        self._play_call = numba_entry(play_kernel.serial, self._play_args)
 
     def mask_bytes(self) -> bytes:
         """The slot's legal mask (:func:`legal_mask`) as ``num_actions`` bytes 0/1."""
@@ -214,7 +214,7 @@ def numba_entry(kernel: Any, args: tuple) -> Any:
 
 
 @lru_cache(maxsize=1)
-def _kernels() -> tuple[Any, Any]:
+def _kernels() -> tuple[Kernel, Kernel]:
     """The compiled ``(mask, play)`` kernels (each compiled at its first call in a process, cached on disk)."""
     return jit(_mask_kernel), jit(_play_kernel)
 
@@ -275,7 +275,7 @@ def kernel_rules(rules: Rules) -> TrickRules:
 def _play_kernel(t, state, slots, actions, ended):
     """:func:`play`, slot by slot (compiled by :func:`_kernels`; ``t``: :class:`TrickRules`)."""
     p = t.n_players
-    for i in range(slots.size):
+    for i in numba.prange(slots.size):  # each slot alone: the same results on any number of threads
         s = slots[i]
         a = actions[i]
         state.manche_steps[s] += 1
