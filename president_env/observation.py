@@ -329,8 +329,7 @@ def observe(
         raise ValueError(f"out must be a writeable float32 array of shape ({n}, {size}), rows contiguous; got {what}")
     if seat.shape != (n,):
         raise ValueError(f"viewer must hold one seat per observed slot, shape ({n},), got {seat.shape}")
-    plan = _plan(rules)
-    run(_observe_kernel(), n, plan.columns, plan.index, plan.pattern, plan.one_hot, state, index, seat, out)
+    run(_observe_kernel(), n, _plan(rules), state, index, seat, out)
     return out
 
 
@@ -365,15 +364,20 @@ class _Columns(NamedTuple):
     width: int
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """``obs[i, d] = src[index[seat, d]]``, or ``== pattern[seat, d]`` where ``one_hot[d]``; ``src``: the slot's
-    fields side by side (``columns``)."""
+class _Plan(NamedTuple):
+    """The observation of a slot as writes from its fields laid side by side (``src``, at ``columns``), seen from the
+    viewer's seat (the first axis): a plain entry ``obs[plain_dst[j]] = src[plain_src[seat, j]]``; a one-hot group
+    of ``group_width[g]`` entries from ``group_dst[g]``, whose 1 is at ``src[group_src[seat, g]] - group_first[g]``
+    (a seat shown relative to the viewer where ``group_seat[g]``), all 0 when out of range."""
 
     columns: _Columns
-    index: np.ndarray  # (P, D) int64 column of the source for each entry, by viewer seat
-    pattern: np.ndarray  # (P, D) int32 value that sets a one-hot entry
-    one_hot: np.ndarray  # (D,) bool
+    plain_dst: np.ndarray  # (N,) int64
+    plain_src: np.ndarray  # (P, N) int64
+    group_dst: np.ndarray  # (G,) int64
+    group_src: np.ndarray  # (P, G) int64
+    group_first: np.ndarray  # (G,) int64
+    group_width: np.ndarray  # (G,) int64
+    group_seat: np.ndarray  # (G,) bool
 
 
 @lru_cache(maxsize=64)
@@ -384,33 +388,47 @@ def _plan(rules: Rules) -> _Plan:
     for seg in spec.segments:  # the source columns: P rows of the view's size, or the view itself
         if seg.source not in column:
             if seg.source not in _Columns._fields:
-                raise ValueError(f"segment {seg.name!r} shows {seg.source!r}, which _observe_kernel does not lay out")
+                raise ValueError(f"segment {seg.name!r} shows {seg.source!r}, which _observe_slots does not lay out")
             column[seg.source] = offset
             offset += math.prod(seg.view_shape) * (p if seg.whose == OWN else 1)
     columns = _Columns(**{name: column.get(name, -1) for name in _Columns._fields if name != "width"}, width=offset)
-    index = np.zeros((p, spec.size), np.int64)
-    pattern = np.full((p, spec.size), -1000, np.int32)  # never a state value: entry is not a one-hot
-    for seat in range(p):
-        for seg in spec.segments:
-            n = math.prod(seg.view_shape)  # values of the view
-            position = np.arange(n)
+    plain_dst, plain_src, group_dst, group_src, group_first, group_width, group_seat = [], [], [], [], [], [], []
+    for seg in spec.segments:
+        n = math.prod(seg.view_shape)  # values of the view
+        position = np.arange(n)
+        by_seat = []
+        for seat in range(p):
             if seg.whose == OWN:
-                src = column[seg.source] + seat * n + position
+                by_seat.append(column[seg.source] + seat * n + position)
             elif seg.whose == SEATS:
-                per_seat = n // p
-                src = column[seg.source] + ((seat + position // per_seat) % p) * per_seat + position % per_seat
+                per_seat = n // p  # relative seat k's values come from absolute seat (seat + k) % P
+                rows = ((seat + position // per_seat) % p) * per_seat
+                by_seat.append(column[seg.source] + rows + position % per_seat)
             else:
-                src = column[seg.source] + position
-            if seg.encoding != ONE_HOT:
-                index[seat, seg.slice] = src
-                continue
-            width = seg.shape[-1]
-            values = seg.first + np.arange(width)
-            if seg.seat:  # relative seat k is absolute seat (seat + k) % P
-                values = (seat + values) % p
-            index[seat, seg.slice] = np.repeat(src, width)
-            pattern[seat, seg.slice] = np.tile(values, n)
-    return _Plan(columns, index, pattern, pattern[0] != -1000)
+                by_seat.append(column[seg.source] + position)
+        if seg.encoding != ONE_HOT:
+            plain_dst.append(seg.offset + position)
+            plain_src.append(np.stack(by_seat))
+            continue
+        width = seg.shape[-1]
+        group_dst.append(seg.offset + position * width)
+        group_src.append(np.stack(by_seat))
+        group_first.append(np.full(n, seg.first))
+        group_width.append(np.full(n, width))
+        group_seat.append(np.full(n, seg.seat))
+    plan = _Plan(
+        columns,
+        np.concatenate(plain_dst).astype(np.int64),
+        np.concatenate(plain_src, axis=1).astype(np.int64),
+        np.concatenate(group_dst).astype(np.int64),
+        np.concatenate(group_src, axis=1).astype(np.int64),
+        np.concatenate(group_first).astype(np.int64),
+        np.concatenate(group_width).astype(np.int64),
+        np.concatenate(group_seat).astype(bool),
+    )
+    for table in plan[1:]:
+        table.flags.writeable = False
+    return plan
 
 
 @lru_cache(maxsize=1)
@@ -419,10 +437,10 @@ def _observe_kernel():
     return jit(_observe_slots)
 
 
-def _observe_slots(c, index, pattern, one_hot, state, slots, viewers, out):
+def _observe_slots(plan, state, slots, viewers, out):
     """``out[i]``: the observation of slot ``slots[i]`` from seat ``viewers[i]``: the slot's fields laid side by side
-    at the columns ``c`` (:class:`_Columns`), then one gather through ``index`` and, for the one-hots, a comparison
-    with ``pattern``."""
+    at the columns ``plan.columns``, then the plain entries copied and one 1 set per one-hot group (:class:`_Plan`)."""
+    c = plan.columns
     p, r = state.hands.shape[1], state.hands.shape[2]
     for i in numba.prange(slots.size):
         s, seat = slots[i], viewers[i]
@@ -471,9 +489,14 @@ def _observe_slots(c, index, pattern, one_hot, state, slots, viewers, out):
             src[c.manche] = state.manche[s]
         if c.decisive >= 0:
             src[c.decisive] = state.decisive[s]
-        for d in range(out.shape[1]):
-            v = src[index[seat, d]]
-            if one_hot[d]:
-                out[i, d] = 1.0 if v == pattern[seat, d] else 0.0
-            else:
-                out[i, d] = v
+        row = out[i]
+        row[:] = 0.0
+        for j in range(plan.plain_dst.size):
+            row[plan.plain_dst[j]] = src[plan.plain_src[seat, j]]
+        for g in range(plan.group_dst.size):
+            v = src[plan.group_src[seat, g]]
+            if plan.group_seat[g]:  # an absolute seat, shown relative to the viewer
+                v = (v - seat) % p if v >= 0 else -1
+            k = v - plan.group_first[g]
+            if 0 <= k < plan.group_width[g]:
+                row[plan.group_dst[g] + k] = 1.0
