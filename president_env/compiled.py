@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+import types
 from typing import Any, NamedTuple
 
 import numba
@@ -36,10 +37,18 @@ class Kernel(NamedTuple):
 
 def jit(function: Any) -> Kernel:
     """``function`` compiled by Numba (nopython, no GIL, cached on disk, at its first call in a process) as a
-    :class:`Kernel`: its ``prange`` loop runs in order in ``serial`` and over threads in ``parallel``."""
+    :class:`Kernel`: its ``prange`` loop runs in order in ``serial`` and over threads in ``parallel``.
+
+    The threaded form compiles a copy of ``function`` named ``<name>_threaded``: Numba names a kernel's disk cache
+    after the function and keys its entries by argument types only, so the two forms of one function would load
+    each other's machine code (a threaded one loaded as the serial form ran no slot at all)."""
+    threaded = types.FunctionType(
+        function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__
+    )
+    threaded.__qualname__ = f"{function.__qualname__}_threaded"
     return Kernel(
         numba.njit(cache=True, nogil=True)(function),
-        numba.njit(cache=True, nogil=True, parallel=True)(function),
+        numba.njit(cache=True, nogil=True, parallel=True)(threaded),
     )
 
 

@@ -281,50 +281,68 @@ def _kernels() -> tuple[Kernel, Kernel]:
 def _score_kernel(m, state, slots, rows, reward_of, result, positions, over):
     """:func:`score`, slot by slot (compiled by :func:`_kernels`; ``m``: :class:`MancheRules`)."""
     p = m.n_players
+    # The arrays written in the loop, bound by name first: Numba's threaded loop drops writes made through a
+    # named tuple's field (numba 0.68: reads work, writes are lost).
+    decisive = state.decisive
+    last_positions = state.last_positions
+    last_scores = state.last_scores
+    last_winner = state.last_winner
+    manche = state.manche
+    n_held = state.n_held
+    n_normal_out = state.n_normal_out
+    out_rank = state.out_rank
+    penalized = state.penalized
+    phase = state.phase
+    player_at_seat = state.player_at_seat
+    scores = state.scores
+    tied = state.tied
+    result_game_over = result.game_over
+    result_manche_over = result.manche_over
+    result_rewards = result.rewards
     for i in numba.prange(slots.size):  # each slot alone: the same results on any number of threads
         s, row = slots[i], rows[i]
-        normal = state.n_normal_out[s]
+        normal = n_normal_out[s]
         for seat in range(p):  # the final positions: normal finishers, the last holder, offenders
-            if state.n_held[s, seat] > 0:
+            if n_held[s, seat] > 0:
                 pos = normal
-            elif state.penalized[s, seat]:
-                pos = normal + 1 + state.out_rank[s, seat]
+            elif penalized[s, seat]:
+                pos = normal + 1 + out_rank[s, seat]
             else:
-                pos = state.out_rank[s, seat]
-            positions[i, state.player_at_seat[s, seat]] = pos
-        was_decisive = state.decisive[s]
+                pos = out_rank[s, seat]
+            positions[i, player_at_seat[s, seat]] = pos
+        was_decisive = decisive[s]
         for player in range(p):
             pos = positions[i, player]
-            result.rewards[row, player] = reward_of[pos]
+            result_rewards[row, player] = reward_of[pos]
             if not was_decisive:
-                state.scores[s, player] += m.points[pos]
-            state.last_positions[s, player] = pos
-        result.manche_over[row] = True
-        state.manche[s] += 1
-        best = state.scores[s, 0]
+                scores[s, player] += m.points[pos]
+            last_positions[s, player] = pos
+        result_manche_over[row] = True
+        manche[s] += 1
+        best = scores[s, 0]
         for player in range(1, p):
-            best = max(best, state.scores[s, player])
+            best = max(best, scores[s, player])
         n_tied = 0
         for player in range(p):
-            n_tied += state.scores[s, player] == best
-        last_regular = state.manche[s] >= m.manches and not was_decisive
+            n_tied += scores[s, player] == best
+        last_regular = manche[s] >= m.manches and not was_decisive
         needs_decider = last_regular and n_tied > 1
         ended = was_decisive or (last_regular and not needs_decider)
         if ended:
             # Winner: the best total, or among the tied players the best placed in the decisive manche.
             winner, best_pos = 0, p + 1
             for player in range(p):
-                contender = state.tied[s, player] if was_decisive else state.scores[s, player] == best
+                contender = tied[s, player] if was_decisive else scores[s, player] == best
                 if contender and positions[i, player] < best_pos:
                     winner, best_pos = player, positions[i, player]
-            state.last_winner[s] = winner
-            state.last_scores[s] = state.scores[s]
-            state.phase[s] = PHASE_OVER
-        state.decisive[s] = needs_decider
+            last_winner[s] = winner
+            last_scores[s] = scores[s]
+            phase[s] = PHASE_OVER
+        decisive[s] = needs_decider
         if needs_decider:
             for player in range(p):
-                state.tied[s, player] = state.scores[s, player] == best
-        result.game_over[row] = ended
+                tied[s, player] = scores[s, player] == best
+        result_game_over[row] = ended
         over[i] = ended
 
 
@@ -332,6 +350,38 @@ def _deal_kernel(m, state, slots, positions, dealers, cards, supplied):
     """:func:`deal`, slot by slot (compiled by :func:`_kernels`; ``m``: :class:`MancheRules`)."""
     p = m.n_players
     r = state.hands.shape[2]
+    # The arrays written in the loop, bound by name first: Numba's threaded loop drops writes made through a
+    # named tuple's field (numba 0.68: reads work, writes are lost).
+    constrained = state.constrained
+    current = state.current
+    dealer = state.dealer
+    dealt_to = state.dealt_to
+    gave = state.gave
+    gives_left = state.gives_left
+    hands = state.hands
+    holding_bits = state.holding_bits
+    leader = state.leader
+    manche_steps = state.manche_steps
+    n_held = state.n_held
+    n_normal_out = state.n_normal_out
+    n_out = state.n_out
+    n_penalized = state.n_penalized
+    out_order = state.out_order
+    out_rank = state.out_rank
+    partner = state.partner
+    passed_bits = state.passed_bits
+    penalized = state.penalized
+    phase = state.phase
+    played = state.played
+    player_at_seat = state.player_at_seat
+    prev_pos = state.prev_pos
+    received = state.received
+    revolution = state.revolution
+    roles = state.roles
+    seat_of_player = state.seat_of_player
+    trick_count = state.trick_count
+    trick_owner = state.trick_owner
+    trick_rank = state.trick_rank
     for i in numba.prange(slots.size):  # each slot alone: the same results on any number of threads
         s = slots[i]
         has_roles = positions[i, 0] >= 0
@@ -339,52 +389,52 @@ def _deal_kernel(m, state, slots, positions, dealers, cards, supplied):
         if has_roles and m.reseat_by_role:
             for player in range(p):
                 seat = m.seat_by_pos[positions[i, player]]
-                state.seat_of_player[s, player] = seat
-                state.player_at_seat[s, seat] = player
+                seat_of_player[s, player] = seat
+                player_at_seat[s, seat] = player
         d, lead = dealers[i], 0
         for player in range(p):
-            state.prev_pos[s, state.seat_of_player[s, player]] = positions[i, player]
+            prev_pos[s, seat_of_player[s, player]] = positions[i, player]
         for seat in range(p - 1, -1, -1):  # the first seat with the position
-            if has_roles and state.prev_pos[s, seat] == p - 1:
+            if has_roles and prev_pos[s, seat] == p - 1:
                 d = seat
-            if state.prev_pos[s, seat] == m.lead_pos:
+            if prev_pos[s, seat] == m.lead_pos:
                 lead = seat
         # The deal: cards[i, j] goes to the j-th seat clockwise from the first receiver (or, supplied, the seat of
         # the player holding card id j).
         first = d + 1 if m.dealer_left else d
-        state.hands[s] = 0
+        hands[s] = 0
         for j in range(cards.shape[1]):
             if supplied:
-                cid, seat = j, state.seat_of_player[s, cards[i, j]]
+                cid, seat = j, seat_of_player[s, cards[i, j]]
             else:
                 cid, seat = cards[i, j], (first + j) % p
-            state.dealt_to[s, cid] = seat
-            state.hands[s, seat, m.deck_ranks[cid]] += 1
+            dealt_to[s, cid] = seat
+            hands[s, seat, m.deck_ranks[cid]] += 1
         # The automatic half of the exchange: each lower-ranked player gives his k best cards to his partner.
-        state.gives_left[s] = 0
-        state.partner[s] = -1
-        state.gave[s] = 0
-        state.received[s] = 0
+        gives_left[s] = 0
+        partner[s] = -1
+        gave[s] = 0
+        received[s] = 0
         for pair in range(m.exchange_pairs.shape[0] if has_roles else 0):
             high_pos, low_pos, k = m.exchange_pairs[pair, 0], m.exchange_pairs[pair, 1], m.exchange_pairs[pair, 2]
             high, low = 0, 0
             for seat in range(p - 1, -1, -1):
-                if state.prev_pos[s, seat] == high_pos:
+                if prev_pos[s, seat] == high_pos:
                     high = seat
-                if state.prev_pos[s, seat] == low_pos:
+                if prev_pos[s, seat] == low_pos:
                     low = seat
             above = 0  # from the strongest rank down
             for rank in range(r - 1, -1, -1):
-                held = state.hands[s, low, rank]
+                held = hands[s, low, rank]
                 take = min(max(k - above, 0), held)
                 above += held
-                state.hands[s, low, rank] -= take
-                state.hands[s, high, rank] += take
-                state.gave[s, low, rank] = take
-                state.received[s, high, rank] = take
-            state.gives_left[s, high] = k
-            state.partner[s, high] = low
-            state.partner[s, low] = high
+                hands[s, low, rank] -= take
+                hands[s, high, rank] += take
+                gave[s, low, rank] = take
+                received[s, high, rank] = take
+            gives_left[s, high] = k
+            partner[s, high] = low
+            partner[s, low] = high
         # Who leads: by role; without roles the first holder of a 3C clockwise after the dealer (the dealer last),
         # or the dealer's left.
         if not has_roles:
@@ -394,40 +444,40 @@ def _deal_kernel(m, state, slots, positions, dealers, cards, supplied):
                     seat = (d + step) % p
                     holds = False
                     for cid in m.three_of_clubs:
-                        holds = holds or state.dealt_to[s, cid] == seat
+                        holds = holds or dealt_to[s, cid] == seat
                     if holds:
                         lead = seat
                         break
         giver, best = -1, p
         for seat in range(p):
-            state.roles[s, seat] = m.role_by_pos[state.prev_pos[s, seat]] if state.prev_pos[s, seat] >= 0 else NO_ROLE
+            roles[s, seat] = m.role_by_pos[prev_pos[s, seat]] if prev_pos[s, seat] >= 0 else NO_ROLE
             total = 0
             for rank in range(r):
-                total += state.hands[s, seat, rank]
-            state.n_held[s, seat] = total
-            if state.gives_left[s, seat] > 0 and state.prev_pos[s, seat] < best:  # the Président's pair first
-                giver, best = seat, state.prev_pos[s, seat]
-        state.leader[s] = lead
+                total += hands[s, seat, rank]
+            n_held[s, seat] = total
+            if gives_left[s, seat] > 0 and prev_pos[s, seat] < best:  # the Président's pair first
+                giver, best = seat, prev_pos[s, seat]
+        leader[s] = lead
         if giver >= 0:
-            state.current[s] = giver
-            state.phase[s] = PHASE_EXCHANGE
+            current[s] = giver
+            phase[s] = PHASE_EXCHANGE
         else:
-            state.current[s] = lead
-            state.phase[s] = PHASE_PLAY
-        state.dealer[s] = d
-        state.manche_steps[s] = 0
-        state.played[s] = 0
-        state.passed_bits[s] = 0
+            current[s] = lead
+            phase[s] = PHASE_PLAY
+        dealer[s] = d
+        manche_steps[s] = 0
+        played[s] = 0
+        passed_bits[s] = 0
         # Every seat is dealt cards; one whose whole hand went in the exchange gets as many back before the lead.
-        state.holding_bits[s] = (1 << p) - 1
-        state.out_order[s] = -1
-        state.out_rank[s] = -1
-        state.penalized[s] = False
-        state.trick_rank[s] = -1
-        state.trick_count[s] = 0
-        state.trick_owner[s] = -1
-        state.revolution[s] = False
-        state.constrained[s] = False
-        state.n_out[s] = 0
-        state.n_normal_out[s] = 0
-        state.n_penalized[s] = 0
+        holding_bits[s] = (1 << p) - 1
+        out_order[s] = -1
+        out_rank[s] = -1
+        penalized[s] = False
+        trick_rank[s] = -1
+        trick_count[s] = 0
+        trick_owner[s] = -1
+        revolution[s] = False
+        constrained[s] = False
+        n_out[s] = 0
+        n_normal_out[s] = 0
+        n_penalized[s] = 0

@@ -151,6 +151,8 @@ PLAY_STATE = (
     "revolution", "constrained", "phase", "n_out", "n_normal_out", "n_penalized", "manche_steps",
 )  # fmt: skip
 """The ``GameState`` fields the play kernel may change: no other field changes in a play that ends no manche."""
+MASK_STATE = ("hands", "current", "phase", "trick_rank", "trick_count", "revolution", "constrained")
+"""The ``GameState`` fields the mask kernel reads."""
 OUT_CHANGES = ("out_order", "out_rank", "penalized", "holding_bits", "n_out", "n_normal_out", "n_penalized")
 """What a play changes only where its player goes out (``_play_kernel``'s ``went_out`` branch)."""
 PLAY_CHANGES = (
@@ -174,10 +176,18 @@ def play(rules: Rules, state: GameState, slots: np.ndarray, actions: np.ndarray)
     return ended.nonzero()[0]
 
 
+MaskFields = NamedTuple("MaskFields", [(name, np.ndarray) for name in MASK_STATE])
+"""The ``GameState`` fields the mask kernel reads, by name: what :class:`Slot` hands it (fewer arrays to convert)."""
+PlayFields = NamedTuple("PlayFields", [(name, np.ndarray) for name in PLAY_STATE])
+"""The ``GameState`` fields the play kernel reads and writes, by name: what :class:`Slot` hands it."""
+
+
 class Slot:
     """The mask and play kernels bound to slot ``slot`` of ``state`` (whose arrays must stay the same objects, as
     the kernels and the engine's manche ends keep them), for a caller that steps one game: the arguments are
-    gathered and typed once (:func:`numba_entry`), so a call pays only the conversion of its arguments."""
+    gathered and typed once (:func:`numba_entry`), and each kernel gets only the fields it reads
+    (:data:`MaskFields`, :data:`PlayFields`: the kernels read fields by name, so they take these as they take a
+    ``GameState``), so a call pays only the conversion of those arrays."""
 
     def __init__(self, rules: Rules, state: GameState, slot: int = 0) -> None:
         mask_kernel, play_kernel = _kernels()
@@ -186,9 +196,10 @@ class Slot:
         self._action = np.zeros(1, np.int64)
         self._ended = np.zeros(1, bool)
         self._mask = np.zeros((1, rules.num_actions), bool)
-        self._mask_args = (t, state, self._slots, self._mask)
+        self._mask_args = (t, MaskFields(*(getattr(state, name) for name in MASK_STATE)), self._slots, self._mask)
         self._mask_call = numba_entry(mask_kernel.serial, self._mask_args)
-        self._play_args = (t, state, self._slots, self._action, self._ended)
+        fields = PlayFields(*(getattr(state, name) for name in PLAY_STATE))
+        self._play_args = (t, fields, self._slots, self._action, self._ended)
         self._play_call = numba_entry(play_kernel.serial, self._play_args)
 
     def mask_bytes(self) -> bytes:
@@ -275,79 +286,106 @@ def kernel_rules(rules: Rules) -> TrickRules:
 def _play_kernel(t, state, slots, actions, ended):
     """:func:`play`, slot by slot (compiled by :func:`_kernels`; ``t``: :class:`TrickRules`)."""
     p = t.n_players
+    # The arrays written in the loop, bound by name first: Numba's threaded loop drops writes made through a
+    # named tuple's field (numba 0.68: reads work, writes are lost).
+    constrained = state.constrained
+    current = state.current
+    gave = state.gave
+    gives_left = state.gives_left
+    hands = state.hands
+    holding_bits = state.holding_bits
+    leader = state.leader
+    manche_steps = state.manche_steps
+    n_held = state.n_held
+    n_normal_out = state.n_normal_out
+    n_out = state.n_out
+    n_penalized = state.n_penalized
+    out_order = state.out_order
+    out_rank = state.out_rank
+    partner = state.partner
+    passed_bits = state.passed_bits
+    penalized = state.penalized
+    phase = state.phase
+    played = state.played
+    prev_pos = state.prev_pos
+    received = state.received
+    revolution = state.revolution
+    trick_count = state.trick_count
+    trick_owner = state.trick_owner
+    trick_rank = state.trick_rank
     for i in numba.prange(slots.size):  # each slot alone: the same results on any number of threads
         s = slots[i]
         a = actions[i]
-        state.manche_steps[s] += 1
+        manche_steps[s] += 1
         kind = t.kind[a]
         rank = t.rank[a]
-        cur = state.current[s]
+        cur = current[s]
         if kind == KIND_GIVE:  # the giver's card goes to the partner; the next giver, or the lead
-            other = state.partner[s, cur]
-            state.hands[s, cur, rank] -= 1
-            state.hands[s, other, rank] += 1
-            state.n_held[s, cur] -= 1
-            state.n_held[s, other] += 1
-            state.gave[s, cur, rank] += 1
-            state.received[s, other, rank] += 1
-            state.gives_left[s, cur] -= 1
+            other = partner[s, cur]
+            hands[s, cur, rank] -= 1
+            hands[s, other, rank] += 1
+            n_held[s, cur] -= 1
+            n_held[s, other] += 1
+            gave[s, cur, rank] += 1
+            received[s, other, rank] += 1
+            gives_left[s, cur] -= 1
             giver, best = -1, p
             for seat in range(p):  # the pending giver best placed in the previous manche (lowest seat on ties)
-                if state.gives_left[s, seat] > 0 and state.prev_pos[s, seat] < best:
-                    giver, best = seat, state.prev_pos[s, seat]
+                if gives_left[s, seat] > 0 and prev_pos[s, seat] < best:
+                    giver, best = seat, prev_pos[s, seat]
             if giver >= 0:
-                state.current[s] = giver
-                state.phase[s] = PHASE_EXCHANGE
+                current[s] = giver
+                phase[s] = PHASE_EXCHANGE
             else:
-                state.current[s] = state.leader[s]
-                state.phase[s] = PHASE_PLAY
+                current[s] = leader[s]
+                phase[s] = PHASE_PLAY
             continue
         is_play = kind == KIND_PLAY
         is_pass = kind == KIND_PASS
         count = t.count[a] if is_play else 0
         bit = 1 << cur
         # Cards leave the hand: naturals first, wild 2s complete.
-        naturals = min(state.hands[s, cur, rank], count)
-        state.hands[s, cur, rank] -= naturals
-        state.played[s, cur, rank] += naturals
+        naturals = min(hands[s, cur, rank], count)
+        hands[s, cur, rank] -= naturals
+        played[s, cur, rank] += naturals
         used_twos = 0
         if t.twos_wild:
             used_twos = count - naturals
-            state.hands[s, cur, TWO] -= used_twos
-            state.played[s, cur, TWO] += used_twos
-        state.n_held[s, cur] -= count
+            hands[s, cur, TWO] -= used_twos
+            played[s, cur, TWO] += used_twos
+        n_held[s, cur] -= count
         # What the play means, judged by the order in force before it.
-        old_rank = state.trick_rank[s]
+        old_rank = trick_rank[s]
         is_match = is_play and old_rank == rank
         ends_by_top = False
         if t.top_rank_ends_trick:
-            top = JOKER if t.jokers else (0 if state.revolution[s] else TWO)
+            top = JOKER if t.jokers else (0 if revolution[s] else TWO)
             ends_by_top = is_play and rank == top
         if t.revolution and is_play and count >= 4:
-            state.revolution[s] = not state.revolution[s]
-        holding = np.int64(state.holding_bits[s])
-        went_out = is_play and state.n_held[s, cur] == 0
+            revolution[s] = not revolution[s]
+        holding = np.int64(holding_bits[s])
+        went_out = is_play and n_held[s, cur] == 0
         if went_out:  # the player takes his place in the finishing order (among offenders under penalty)
-            state.out_order[s, cur] = state.n_out[s]
-            state.n_out[s] += 1
+            out_order[s, cur] = n_out[s]
+            n_out[s] += 1
             bad = t.penalty and (rank == TWO or rank == JOKER or used_twos > 0)
-            state.penalized[s, cur] = bad
+            penalized[s, cur] = bad
             if bad:
-                state.out_rank[s, cur] = state.n_penalized[s]
-                state.n_penalized[s] += 1
+                out_rank[s, cur] = n_penalized[s]
+                n_penalized[s] += 1
             else:
-                state.out_rank[s, cur] = state.n_normal_out[s]
-                state.n_normal_out[s] += 1
+                out_rank[s, cur] = n_normal_out[s]
+                n_normal_out[s] += 1
             holding = holding & ~bit
-            state.holding_bits[s] = holding
+            holding_bits[s] = holding
         # Turn order: the next eligible seat clockwise; the trick ends when the turn would reach the last
         # player to have played, or nobody else can act.
-        passed = np.int64(state.passed_bits[s])
+        passed = np.int64(passed_bits[s])
         if is_pass:
             passed |= bit
         if t.can_return and is_play:
             passed = 0
-        owner = cur if is_play else state.trick_owner[s]
+        owner = cur if is_play else trick_owner[s]
         eligible = holding & ~passed & ~bit & 255
         nxt = t.next_seat[cur * 256 + eligible]
         if t.equal_rank == EQUAL_SKIP and is_match and nxt >= 0:
@@ -356,22 +394,22 @@ def _play_kernel(t, state, slots, actions, ended):
         if trick_ends:
             owner_seat = max(owner, 0)
             if holding & (1 << owner_seat):
-                state.current[s] = owner
+                current[s] = owner
             else:
-                state.current[s] = t.next_seat[owner_seat * 256 + holding]
-            state.trick_rank[s] = -1
-            state.trick_count[s] = 0
-            state.trick_owner[s] = -1
-            state.passed_bits[s] = 0
+                current[s] = t.next_seat[owner_seat * 256 + holding]
+            trick_rank[s] = -1
+            trick_count[s] = 0
+            trick_owner[s] = -1
+            passed_bits[s] = 0
         else:
-            state.current[s] = nxt
+            current[s] = nxt
             if is_play:
-                state.trick_rank[s] = rank
-                state.trick_count[s] = count
-            state.trick_owner[s] = owner
-            state.passed_bits[s] = passed
+                trick_rank[s] = rank
+                trick_count[s] = count
+            trick_owner[s] = owner
+            passed_bits[s] = passed
         if t.equal_rank == EQUAL_OR_NOTHING:
-            state.constrained[s] = (not trick_ends) and is_match
+            constrained[s] = (not trick_ends) and is_match
         if went_out:
             left = 0
             for seat in range(p):

@@ -3,6 +3,7 @@ on two, the number of threads capped to the process's CPUs and settable, with a 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ import pytest
 
 from president_env import compiled, threads
 from president_env.engine import sample_legal
+from president_env.state import FIELDS
 from president_env.vec_game import VecGame
 
 
@@ -37,9 +39,41 @@ def test_one_thread_and_two_play_the_same_games(kernel_threads):
         pytest.skip("needs two CPUs")
     one, two = play(1), play(2)
     assert kernel_threads() == 2
+    manche = FIELDS.index("manche")
+    assert (one[0][manche] > 0).sum() > 100  # the games were played: many manches ended
     for a, b in zip(one[0], two[0]):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(one[1], two[1])
+
+
+# One process fills a fresh disk cache with the threaded kernels, a second one steps a single game on that cache: the
+# serial kernels must not load the threaded ones' machine code (they were once cached under the same name).
+CACHE_PROBE = """
+import sys
+import numpy as np
+from president_env import threads
+from president_env.engine import sample_legal
+from president_env.state import FIELDS
+from president_env.vec_game import VecGame
+threads.kernel_threads(2)
+game = VecGame("standard", batch_size=int(sys.argv[1]), seed=0)
+for _ in range(3):
+    game.step(sample_legal(game.legal_mask(), np.random.default_rng(0)))
+print(int(game.state.manche_steps.min()))
+"""
+
+
+@pytest.mark.slow
+def test_the_serial_and_threaded_kernels_keep_their_own_disk_cache(tmp_path):
+    if threads.available_cpus() < 2:
+        pytest.skip("needs two CPUs")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    for batch in (2 * compiled.PARALLEL_FROM, 1):
+        done = subprocess.run(
+            [sys.executable, "-c", CACHE_PROBE, str(batch)], env=env, capture_output=True, text=True, timeout=900
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "3", (batch, done.stdout)
 
 
 def test_the_threads_are_capped_by_the_cpus_and_by_cap_threads(kernel_threads):
