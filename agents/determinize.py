@@ -427,7 +427,7 @@ def sample_worlds(
     info = _information_set(rules, view, seating)
     public = _public_state(rules, view, info, seating, game_totals)
     worlds = public.take(np.repeat(np.arange(obs.shape[0]), n_worlds))
-    worlds.hands += _deal_pool(info, int(n_worlds), rng).astype(np.int8)
+    worlds.hands[...] += _deal_pool(info, int(n_worlds), rng).astype(np.int8)  # in place: the state is a named tuple
     if check:
         ok = worlds_consistent(rules, obs, worlds, int(n_worlds), game_totals=game_totals)
         assert ok.all(), f"world {int(np.flatnonzero(~ok)[0])} is not consistent with its observation"

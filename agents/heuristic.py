@@ -37,14 +37,14 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from president_env import compiled
 from president_env.actions import KIND_PASS, KIND_PLAY, action_tables
 from president_env.cards import JOKER, N_NATURAL_RANKS, TWO
-from president_env.engine import GameState
+from president_env.engine import GameState, allocate
 from president_env.engine import tables as engine_tables
 from president_env.observation import StateViews, layout
 from president_env.rules import Rules
@@ -149,173 +149,13 @@ def _tables(rules: Rules) -> _Tables:
     )
 
 
-def beaten(rules: Rules, view: ObsView) -> np.ndarray:
-    """``(B, R, C) bool``: could the hidden cards beat a play of ``k+1`` cards of rank ``r``?
-
-    A play is a *master* where this is False: no rank that beats it (or matches it, when
-    ``equal_rank`` allows) has ``k+1`` cards outside the viewer's hand and the discard
-    (wild 2s counted). Counts of single opponents are ignored: it is an upper bound.
-    """
-    tab = _tables(rules)
-    copies = np.asarray(rules.copies)
-    hidden = copies - view.hand - view.played.sum(axis=1)  # (B,R) cards in the other hands
-    usable = hidden + np.where(tab.wild, hidden[:, TWO : TWO + 1], 0)  # k+1 of rank s are out there: usable >= k+1
-    # Ranks in index order are in strength order (jokers last), so "some stronger rank has enough" reads the
-    # most usable cards of the ranks above (a suffix maximum); in a revolution the naturals reverse (a prefix
-    # maximum) and jokers stay on top. 0 where no rank is stronger: never enough.
-    equal = rules.equal_rank != "none"
-    most = _shift(np.maximum.accumulate(usable[:, ::-1], axis=1)[:, ::-1], 1, equal)  # ranks > r (>= r)
-    if rules.revolution and view.revolution.any():
-        n = N_NATURAL_RANKS
-        inverted = np.zeros_like(most)
-        inverted[:, :n] = _shift(np.maximum.accumulate(usable[:, :n], axis=1), -1, equal)  # naturals < r (<= r)
-        if rules.n_ranks > n:
-            inverted[:, :n] = np.maximum(inverted[:, :n], usable[:, JOKER:].max(axis=1, keepdims=True))
-            inverted[:, JOKER] = usable[:, JOKER] if equal else 0
-        most = np.where(view.revolution[:, None], inverted, most)
-    return most[:, :, None] >= np.arange(1, rules.max_count + 1)
-
-
-def _shift(cumulative: np.ndarray, direction: int, inclusive: bool) -> np.ndarray:
-    """``(B,R)`` running maxima along ranks: as they are (inclusive), or the neighbour's (exclusive; 0 past the end)."""
-    if inclusive:
-        return cumulative
-    out = np.zeros_like(cumulative)
-    if direction > 0:
-        out[:, :-1] = cumulative[:, 1:]
-    else:
-        out[:, 1:] = cumulative[:, :-1]
-    return out
-
-
 def costs(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights) -> np.ndarray:
-    """``(B, A) float64`` cost of every action at ``level`` (or under explicit weights); illegal: +inf."""
-    rows, actions = np.nonzero(masks)
+    """``(B, A) float64`` cost of every action at ``level`` (or under explicit weights); illegal: +inf. Only legal
+    actions are scored (a handful of the ~60 per row), which keeps the heuristics cheap enough to drive the
+    Monte-Carlo rollouts."""
     dense = np.full(masks.shape, np.inf)
-    dense[rows, actions] = pair_costs(rules, view, rows, actions, level)
+    _choose_on_view(rules, view, masks, level, dense)
     return dense
-
-
-def pair_costs(rules: Rules, view: ObsView, rows: np.ndarray, actions: np.ndarray, level: int | Weights) -> np.ndarray:
-    """``(N,) float64`` cost of legal ``actions (N,)`` in rows ``rows (N,)`` of ``view`` at ``level``.
-
-    Only legal actions are scored (a handful of the ~60 per row), which keeps the
-    heuristics cheap enough to drive the Monte-Carlo rollouts.
-    """
-    w = level if isinstance(level, Weights) else weights_for(rules, level)
-    tab = _tables(rules)
-    hand = view.hand
-    n_ranks = hand.shape[1]
-    kind = tab.kind[actions]
-    rank, count = tab.rank[actions], tab.count[actions]
-    rev_rank = view.revolution.astype(np.int64)[rows] * n_ranks + rank  # flat index into the (2, R) tables
-    row_cards = hand.sum(axis=1)
-    n_cards = row_cards[rows]
-    trick_rank = view.trick_rank[rows]
-    leading = trick_rank < 0
-
-    # Features of each (row, action) pair; for passes and gives they are computed but unused.
-    natural = np.ascontiguousarray(hand).ravel().take(rows * n_ranks + rank)
-    wild_used = np.maximum(count - natural, 0)
-    leftover = natural - np.minimum(natural, count)
-    strength = tab.strength.ravel().take(rev_rank).astype(np.float64)
-    goes_out = count == n_cards
-    group_bonus = w.group * (count * leading)
-    groups = np.count_nonzero(hand, axis=1)[rows]
-    habits = w.break_ * ((leftover > 0) & ~goes_out)
-    if w.break_pairs != 1.0:
-        habits *= np.where(natural == 2, w.break_pairs, 1.0)
-    habits += w.wild * (wild_used > 0)
-    habits += w.keep_top * (tab.top.ravel().take(rev_rank) & ~goes_out & (groups > 2))
-    play = w.step * strength - group_bonus
-    if w.match:
-        # Matching skips the next player ("skip") or binds him to the rank ("or_nothing").
-        play -= w.match * (rank == trick_rank)
-    clean_out = goes_out & (wild_used == 0)
-    if rules.finish_on_two == "penalty":
-        bad = tab.bad_end[rank]
-        good_held = (row_cards - hand[:, tab.bad_end].sum(axis=1))[rows]
-        good_left = good_held - np.where(bad, 0, count - wild_used)
-        play += w.bad_end * ((n_cards > count) & (good_left <= 0))
-        play += w.bad_end * (goes_out & (bad | (wild_used > 0)))
-        clean_out &= ~bad
-    play += w.go_out * clean_out
-    threat = None
-    if w.card_counting:
-        beat = beaten(rules, view)
-        c = beat.shape[2]
-        master_play = ~beat.ravel().take((rows * n_ranks + rank) * c + np.maximum(count - 1, 0))
-        if w.block_following:
-            # The next player could go out on this trick and a master can stop him: play the
-            # strongest (it is a master), breaking groups and spending top cards if need be.
-            stoppable = np.zeros(view.batch_size, bool)
-            stoppable[rows[(kind == KIND_PLAY) & master_play]] = True
-            row_threat = _threat_following(view) & stoppable
-            threat = row_threat[rows] if row_threat.any() else None
-        play += _level3(
-            rules, view, tab, w, beat, rows, rank, count, natural, leftover, strength, master_play, goes_out
-        )
-        if threat is not None:
-            play -= np.where(threat, 2 * w.step * strength, 0.0)
-    # Passing: when forced, or when no play is worth its cost; never when blocking.
-    if threat is None:
-        play += habits
-        passing = w.pass_
-    else:
-        play += np.where(threat, 0.0, habits)
-        passing = w.pass_ + np.where(threat, 1e6, 0.0)
-    # Exchange (every level): give back the weakest unmatched card, never a top card if avoidable.
-    giving = 4.0 * tab.strength[0, rank] + 60.0 * (natural >= 2) + 120.0 * tab.top[0, rank]
-    return np.where(kind == KIND_PLAY, play, np.where(kind == KIND_PASS, passing, giving))
-
-
-def _threat_following(view: ObsView) -> np.ndarray:
-    """``(B,) bool``: following, the next player to act could go out by beating the trick."""
-    can_act = ~view.passed & (view.held > 0) & (view.out_order < 0)
-    can_act[:, 0] = False
-    # The next player to act: the first seat clockwise from the viewer still able to act.
-    first = np.argmax(can_act, axis=1)
-    rows = np.arange(view.batch_size)
-    exists = can_act.any(axis=1)
-    return (view.trick_rank >= 0) & exists & (view.held[rows, first] == view.trick_count)
-
-
-def _level3(
-    rules, view, tab, w, beat, rows, rank, count, natural, leftover, strength, master_play, goes_out
-) -> np.ndarray:
-    """Extra cost terms of level 3 for each (row, action) pair: control to go out, blocking a lead, revolutions."""
-    hand = view.hand
-    b, n_ranks = hand.shape
-    held_some = hand > 0
-    master_group = held_some & ~np.take_along_axis(beat, np.maximum(hand - 1, 0)[:, :, None], axis=2)[:, :, 0]  # (B,R)
-    not_master = np.count_nonzero(held_some & ~master_group, axis=1)[rows]
-    empties_rank = (leftover == 0) & (natural > 0)
-    not_master_after = not_master - (empties_rank & ~master_group.ravel().take(rows * n_ranks + rank))
-    # Take (or keep) the lead with masters when the rest of the hand is at most one group.
-    extra = np.where(master_play & (not_master_after <= w.control_groups) & ~goes_out, float(w.control), 0.0)
-
-    # Leading when an opponent holds one or two cards: if every play has a count he could match,
-    # the strongest; otherwise (with block > 0) no such play unless it is a master.
-    opponents = view.held[:, 1:]
-    count_matches = ((count == 1) & (opponents == 1).any(axis=1)[rows]) | (
-        (count == 2) & (opponents == 2).any(axis=1)[rows]
-    )
-    leading = view.trick_rank[rows] < 0
-    risky = leading & count_matches  # count_matches implies count > 0
-    if risky.any():
-        no_choice = (np.bincount(rows, risky, b) == np.bincount(rows, leading & (count > 0), b))[rows]
-        if w.block:
-            extra += np.where(risky & ~no_choice, w.block * ~master_play, 0.0)
-        extra -= np.where(risky & no_choice, 2 * w.step * strength, 0.0)
-
-    # Revolution: four or more cards invert the order; worth it with a weak hand, not a strong one.
-    if rules.revolution:
-        own_strength = tab.strength[view.revolution.astype(np.int64)]  # (B,R)
-        mean = (hand * own_strength).sum(axis=1) / np.maximum(hand.sum(axis=1), 1)
-        weak = (mean < (N_NATURAL_RANKS - 1) / 2)[rows]
-        revolt = (count >= 4) & ~goes_out
-        extra += np.where(weak, -w.revolt, w.revolt) * revolt
-    return extra
 
 
 class HeuristicAgent(Agent):
@@ -354,65 +194,73 @@ class HeuristicAgent(Agent):
 def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights) -> np.ndarray:
     """``(B,) int64`` the cheapest legal action at ``level`` or under ``Weights`` (lowest index on ties).
 
-    Where Numba runs (:func:`president_env.compiled.available`) a compiled kernel scores the rows one by one
-    (:func:`_choose_kernel`, the same terms as :func:`pair_costs` in the same order, so the same choices:
-    ``tests/test_heuristic_golden.py`` and ``tests/test_heuristic.py`` check both paths); otherwise NumPy does.
-    The kernel is compiled at its first use in a fresh install (seconds) and cached on disk.
+    A compiled kernel scores the rows one by one (:func:`_choose_kernel`; ``tests/test_heuristic_golden.py`` pins
+    every choice). It is compiled at its first use in a fresh install (seconds) and cached on disk.
     """
-    kernel = _compiled_choose() if compiled.available() else None
-    if kernel is not None:
-        return _choose_compiled(kernel, rules, view, masks, level)
-    rows, actions = np.nonzero(masks)  # sorted by row, then by action
-    cost = pair_costs(rules, view, rows, actions, level)
-    starts = np.searchsorted(rows, np.arange(view.batch_size))
-    best = np.minimum.reduceat(cost, starts)
-    # The first pair of each row whose cost is its row's minimum.
-    candidates = np.flatnonzero(cost == best[rows])
-    return actions[candidates[np.searchsorted(rows[candidates], np.arange(view.batch_size))]]
+    return _choose_on_view(rules, view, masks, level)
 
 
-# ---- the compiled path of choose (Numba; each term follows pair_costs, _level3, beaten, in their order) ----------
+# ---- the kernel: every cost term, row by row (Numba) ----------------------------------------------------------------
 @lru_cache(maxsize=1)
-def _compiled_choose():
-    """:func:`_choose_kernel` compiled, or ``None`` without Numba."""
-    return compiled.jit(_choose_kernel)
+def _kernel():
+    """:func:`_choose_kernel` compiled."""
+    return compiled.jit(_choose_kernel).serial  # its scratch rows are shared: one thread
 
 
-_WEIGHT_ORDER = (
-    "step", "group", "pass_", "break_", "break_pairs", "match", "wild", "keep_top", "bad_end", "go_out",
-    "control", "control_groups", "block", "revolt",
-)  # fmt: skip
+class _Scorer(NamedTuple):
+    """The weights, the rules and the tables as the kernel reads them, by name (:func:`_scorer`)."""
+
+    # the Weights, as floats
+    step: float
+    group: float
+    pass_: float
+    break_: float
+    break_pairs: float
+    match: float
+    wild: float
+    keep_top: float
+    bad_end: float
+    go_out: float
+    control: float
+    control_groups: float
+    block: float
+    revolt: float
+    card_counting: bool
+    block_following: bool
+    # the rules
+    penalty: bool  # finish_on_two: penalty
+    revolution: bool  # the revolution rule
+    equal: bool  # equal_rank is not "none": a play of the same rank may follow
+    # the tables (_Tables), by action and by rank
+    kind: np.ndarray  # (A,) int64
+    rank: np.ndarray  # (A,) int64
+    count: np.ndarray  # (A,) int64
+    strength: np.ndarray  # (2, R) int64
+    top: np.ndarray  # (2, R) bool
+    bad_end_ranks: np.ndarray  # (R,) bool
+    wild_ranks: np.ndarray  # (R,) bool
+    copies: np.ndarray  # (R,) int64: cards of each rank in the deck
 
 
 @lru_cache(maxsize=256)
-def _kernel_args(rules: Rules, w: Weights) -> tuple:
-    """The rules' tables and the weights as the kernel's arguments."""
+def _scorer(rules: Rules, w: Weights) -> _Scorer:
+    """The weights, the rules' flags and tables as the kernel takes them."""
     tab = _tables(rules)
-    weights = np.array([float(getattr(w, name)) for name in _WEIGHT_ORDER])
-    flags = np.array(
-        [
-            int(w.card_counting),
-            int(w.block_following),
-            int(rules.finish_on_two == "penalty"),
-            int(rules.revolution),
-            int(rules.equal_rank != "none"),
-            int(w.match != 0),
-        ],
-        np.int64,
-    )
-    copies = np.asarray(rules.copies, np.int64)
-    strength = np.ascontiguousarray(tab.strength, dtype=np.int64)
-    return (
-        tab.kind,
-        tab.rank,
-        tab.count,
-        strength,
-        np.ascontiguousarray(tab.top),
-        tab.bad_end,
-        tab.wild,
-        copies,
-        weights,
-        flags,
+    weights = {field.name: float(getattr(w, field.name)) for field in dataclasses.fields(w)}
+    weights["card_counting"], weights["block_following"] = bool(w.card_counting), bool(w.block_following)
+    return _Scorer(
+        **weights,
+        penalty=rules.finish_on_two == "penalty",
+        revolution=rules.revolution,
+        equal=rules.equal_rank != "none",
+        kind=tab.kind,
+        rank=tab.rank,
+        count=tab.count,
+        strength=np.ascontiguousarray(tab.strength, dtype=np.int64),
+        top=np.ascontiguousarray(tab.top),
+        bad_end_ranks=tab.bad_end,
+        wild_ranks=tab.wild,
+        copies=np.asarray(rules.copies, np.int64),
     )
 
 
@@ -420,7 +268,10 @@ def _as(array: np.ndarray, dtype: type) -> np.ndarray:
     return np.ascontiguousarray(array, dtype=dtype)
 
 
-def _choose_compiled(kernel, rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights) -> np.ndarray:
+def _choose_on_view(
+    rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights, costs_out: np.ndarray | None = None
+) -> np.ndarray:
+    """The kernel's choices on a decoded view; ``costs_out (n, A)``: also every legal action's cost, written there."""
     w = level if isinstance(level, Weights) else weights_for(rules, level)
     hand = _as(view.hand, np.int64)
     n = hand.shape[0]
@@ -432,8 +283,9 @@ def _choose_compiled(kernel, rules: Rules, view: ObsView, masks: np.ndarray, lev
         played, held = np.zeros((n, 0, 0), np.int64), np.zeros((n, 0), np.int64)
         passed, out_order, trick_count = np.zeros((n, 0), np.bool_), held, np.zeros(n, np.int64)
     return _call_kernel(
-        kernel, rules, w, hand, played, view.revolution, view.trick_rank, trick_count, held, passed, out_order, masks
-    )
+        rules, w, hand, played, view.revolution, view.trick_rank, trick_count, held, passed, out_order, masks,
+        costs_out=costs_out,
+    )  # fmt: skip
 
 
 def rollout_view(rules: Rules, state: GameState) -> ObsView:
@@ -451,74 +303,73 @@ def choose_in_state(rules: Rules, state: GameState, masks: np.ndarray, level: in
     """:func:`choose` for the seat to act in every slot of ``state``, as its observation shows the game (the lazy
     ``observation.StateViews`` of the state): for rollouts in sampled worlds, where every seat is simulated.
 
-    Where Numba runs, the kernel reads the state itself: for each row with a choice it gathers the segments it
+    The kernel reads the state itself: for each row with a choice it gathers the segments it
     scores from into one row of scratch (the same values as the view, ``tests/test_monte_carlo.py``), rather than
     a NumPy read of every segment for every row, which cost as much as the scoring in the Monte-Carlo rollouts
     (two thirds of their positions are forced moves, which need no segment at all).
     """
-    kernel = _compiled_choose() if compiled.available() else None
-    if kernel is None:
-        return choose(rules, rollout_view(rules, state), masks, level)
     w = level if isinstance(level, Weights) else weights_for(rules, level)
     _, p, r = state.hands.shape
     hand, played = np.zeros((1, r), np.int64), np.zeros((1, 1, r), np.int64)  # the row being scored
     held, passed, out_order = np.zeros((1, p), np.int64), np.zeros((1, p), np.bool_), np.zeros((1, p), np.int64)
     return _call_kernel(
-        kernel, rules, w, hand, played, state.revolution, state.trick_rank, state.trick_count, held, passed, out_order,
-        masks, (state.hands, state.played, state.n_held, state.passed_bits, state.out_order, state.current),
+        rules, w, hand, played, state.revolution, state.trick_rank, state.trick_count, held, passed, out_order,
+        masks, state,
     )  # fmt: skip
 
 
-_NO_STATE = (
-    np.zeros((0, 0, 0), np.int8), np.zeros((0, 0, 0), np.int8), np.zeros((0, 0), np.int16), np.zeros(0, np.uint8),
-    np.zeros((0, 0), np.int8), np.zeros(0, np.int64),
-)  # fmt: skip
-"""The kernel's state arguments where it reads a view (empty; the engine's dtypes, so one compiled form serves)."""
+_NO_STATE = allocate(Rules(), 1).take(np.zeros(0, np.int64))
+"""The kernel's state where it reads a view: no slot (the engine's dtypes, so one compiled form serves)."""
 
 
 def _call_kernel(
-    kernel, rules: Rules, w: Weights, hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks,
-    state=_NO_STATE,
+    rules: Rules, w: Weights, hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks,
+    state: GameState = _NO_STATE, costs_out=None,
 ) -> np.ndarray:  # fmt: skip
     n = masks.shape[0]
     out = np.empty(n, np.int64)
-    kernel(
+    _kernel()(
         hand, played, _as(revolution, np.bool_).reshape(n), _as(trick_rank, np.int64).reshape(n),
-        _as(trick_count, np.int64).reshape(n), held, passed, out_order, _as(masks, np.bool_), *_kernel_args(rules, w),
-        out, *state,
+        _as(trick_count, np.int64).reshape(n), held, passed, out_order, _as(masks, np.bool_), _scorer(rules, w), out,
+        _NO_COSTS if costs_out is None else costs_out, state,
     )  # fmt: skip
     return out
 
 
+_NO_COSTS = np.zeros((0, 0))
+"""The kernel's ``costs`` where only the choices are wanted."""
+
+
 def _choose_kernel(
-    hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks,
-    kind, rank, count, strength, top, bad_end, wild, copies, w, flags, out,
-    state_hands, state_played, n_held, passed_bits, state_out_order, current,
+    hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks, k, out, costs, state,
 ):  # fmt: skip
-    """``out[i]``: the cheapest legal action of row ``i`` (lowest index on ties), every cost as pair_costs's.
+    """``out[i]``: the cheapest legal action of row ``i`` (lowest index on ties), under ``k`` (:class:`_Scorer`);
+    where ``costs`` is not empty, every legal action's cost too (``costs[i, a]``; forced moves are then scored as
+    well).
 
     The per-seat segments come from a view, ``hand (n, R)``, ``played (n, P, R)`` (or summed over the seats,
     ``(n, 1, R)``: only its total per rank is read), ``held``, ``passed``, ``out_order (n, P)``; or, where
-    ``state_hands`` is not empty, from the state: for each row with a choice, the acting seat's segments are
-    gathered into row 0 of those arrays (relative seat ``j`` is seat ``current + j``; the played cards summed)."""
+    ``state`` (a ``GameState``) has slots, from the state: for each row with a choice, the acting seat's segments
+    are gathered into row 0 of those arrays (relative seat ``j`` is seat ``current + j``; the played cards
+    summed)."""
     n, n_ranks = masks.shape[0], hand.shape[1]
     n_actions = masks.shape[1]
-    from_state = state_hands.shape[0] > 0
-    card_counting, block_following, penalty, revolution_rule = (
-        flags[0] != 0,
-        flags[1] != 0,
-        flags[2] != 0,
-        flags[3] != 0,
-    )
-    equal, has_match = flags[4] != 0, flags[5] != 0
-    step, group, pass_w, break_w, break_pairs, match_w, wild_w = w[0], w[1], w[2], w[3], w[4], w[5], w[6]
-    keep_top, bad_end_w, go_out_w, control, control_groups, block, revolt_w = (
-        w[7], w[8], w[9], w[10], w[11], w[12], w[13]
+    from_state = state.hands.shape[0] > 0
+    with_costs = costs.shape[0] > 0
+    kind, rank, count, strength, top = k.kind, k.rank, k.count, k.strength, k.top
+    step, group, pass_w, break_w, break_pairs, match_w, wild_w = (
+        k.step, k.group, k.pass_, k.break_, k.break_pairs, k.match, k.wild
     )  # fmt: skip
+    keep_top, bad_end_w, go_out_w, control, control_groups, block, revolt_w = (
+        k.keep_top, k.bad_end, k.go_out, k.control, k.control_groups, k.block, k.revolt
+    )  # fmt: skip
+    penalty, has_match = k.penalty, k.match != 0
     n_seats = held.shape[1]
     hidden = np.zeros(n_ranks, np.int64)
-    # most[r]: the most usable hidden cards of a rank that beats rank r, as in beaten(): k + 1 cards of rank r can
-    # be beaten where most[r] >= k + 1.
+    # A play is a *master* where no rank that beats it (or matches it, when equal_rank allows) has as many cards
+    # outside the viewer's hand and the discard (wild 2s counted; counts of single opponents ignored: an upper
+    # bound). most[r]: the most usable hidden cards of a rank that beats rank r: k + 1 cards of rank r can be
+    # beaten where most[r] >= k + 1.
     usable = np.zeros(n_ranks, np.int64)  # hidden cards that can play rank r: its own, and wild 2s
     most = np.zeros(n_ranks, np.int64)
     master_group = np.zeros(n_ranks, np.bool_)
@@ -529,25 +380,25 @@ def _choose_kernel(
             if masks[i, a]:
                 legal[n_legal] = a
                 n_legal += 1
-        if n_legal == 1:  # a forced move (in the rollouts, often a pass): nothing to score
+        if n_legal == 1 and not with_costs:  # a forced move (in the rollouts, often a pass): nothing to score
             out[i] = legal[0]
             continue
         v = i  # the row of the per-seat segments
         if from_state:
             v = 0
-            cur = current[i]
-            n_all = state_hands.shape[1]
+            cur = state.current[i]
+            n_all = state.hands.shape[1]
             for r in range(n_ranks):
-                hand[0, r] = state_hands[i, cur, r]
+                hand[0, r] = state.hands[i, cur, r]
                 total = 0
                 for seat in range(n_all):
-                    total += state_played[i, seat, r]
+                    total += state.played[i, seat, r]
                 played[0, 0, r] = total
             for j in range(n_all):
                 seat = cur + j if cur + j < n_all else cur + j - n_all
-                held[0, j] = n_held[i, seat]
-                passed[0, j] = (passed_bits[i] >> seat) & 1
-                out_order[0, j] = state_out_order[i, seat]
+                held[0, j] = state.n_held[i, seat]
+                passed[0, j] = (state.passed_bits[i] >> seat) & 1
+                out_order[0, j] = state.out_order[i, seat]
         rev = 1 if revolution[i] else 0
         leading = trick_rank[i] < 0
         n_cards = 0
@@ -558,7 +409,7 @@ def _choose_kernel(
             n_cards += h
             if h > 0:
                 groups += 1
-            if not bad_end[r]:
+            if not k.bad_end_ranks[r]:
                 good_held += h
         threat = False
         not_master = 0
@@ -566,33 +417,33 @@ def _choose_kernel(
         weak = False
         one = False
         two = False
-        if card_counting:
+        if k.card_counting:
             for r in range(n_ranks):
-                hidden[r] = copies[r] - hand[v, r]
+                hidden[r] = k.copies[r] - hand[v, r]
             for s in range(played.shape[1]):  # seat by seat: the rows of played are contiguous
                 for r in range(n_ranks):
                     hidden[r] -= played[v, s, r]
             for r in range(n_ranks):
-                usable[r] = hidden[r] + (hidden[TWO] if wild[r] else 0)
+                usable[r] = hidden[r] + (hidden[TWO] if k.wild_ranks[r] else 0)
             # most: a suffix maximum of usable, or in a revolution a prefix one over the naturals.
-            if rev and revolution_rule:
+            if rev and k.revolution:
                 jokers = 0  # jokers beat every natural rank in a revolution
                 for r in range(JOKER, n_ranks):
                     jokers = max(jokers, usable[r])
                 below = 0
                 for r in range(N_NATURAL_RANKS):
-                    if equal:
+                    if k.equal:
                         below = max(below, usable[r])
                         most[r] = max(below, jokers)
                     else:
                         most[r] = max(below, jokers)
                         below = max(below, usable[r])
                 for r in range(N_NATURAL_RANKS, n_ranks):
-                    most[r] = usable[r] if r == JOKER and equal else 0
+                    most[r] = usable[r] if r == JOKER and k.equal else 0
             else:
                 above = 0
                 for r in range(n_ranks - 1, -1, -1):
-                    if equal:
+                    if k.equal:
                         above = max(above, usable[r])
                         most[r] = above
                     else:
@@ -604,7 +455,7 @@ def _choose_kernel(
                 if h > 0 and not master_group[r]:
                     not_master += 1
             # Blocking the next player (following) and opponents holding one or two cards (leading).
-            if block_following and trick_rank[i] >= 0:
+            if k.block_following and trick_rank[i] >= 0:
                 first = -1
                 for s in range(1, n_seats):
                     if not passed[v, s] and held[v, s] > 0 and out_order[v, s] < 0:
@@ -628,7 +479,7 @@ def _choose_kernel(
                     if (count[a] == 1 and one) or (count[a] == 2 and two):
                         n_risky += 1
             no_choice = n_risky == n_lead
-            if revolution_rule:
+            if k.revolution:
                 total = 0
                 for r in range(n_ranks):
                     total += hand[v, r] * strength[rev, r]
@@ -654,13 +505,13 @@ def _choose_kernel(
                     cost -= match_w * (1.0 if rk == trick_rank[i] else 0.0)
                 clean_out = goes_out and wild_used == 0
                 if penalty:
-                    bad = bad_end[rk]
+                    bad = k.bad_end_ranks[rk]
                     good_left = good_held - (0 if bad else c - wild_used)
                     cost += bad_end_w * (1.0 if n_cards > c and good_left <= 0 else 0.0)
                     cost += bad_end_w * (1.0 if goes_out and (bad or wild_used > 0) else 0.0)
                     clean_out = clean_out and not bad
                 cost += go_out_w * (1.0 if clean_out else 0.0)
-                if card_counting:
+                if k.card_counting:
                     master_play = most[rk] < max(c, 1)
                     empties_rank = leftover == 0 and natural > 0
                     not_master_after = not_master - (1 if empties_rank and not master_group[rk] else 0)
@@ -670,7 +521,7 @@ def _choose_kernel(
                         extra += block * (0.0 if master_play else 1.0)
                     if risky and no_choice:
                         extra -= 2 * step * st
-                    if revolution_rule:
+                    if k.revolution:
                         extra += (-revolt_w if weak else revolt_w) * (1.0 if c >= 4 and not goes_out else 0.0)
                     cost += extra
                     if threat:
@@ -683,6 +534,8 @@ def _choose_kernel(
                 cost = (
                     4.0 * strength[0, rk] + 60.0 * (1.0 if natural >= 2 else 0.0) + 120.0 * (1.0 if top[0, rk] else 0.0)
                 )
+            if with_costs:
+                costs[i, a] = cost
             if best < 0 or cost < best_cost:
                 best, best_cost = a, cost
         out[i] = best

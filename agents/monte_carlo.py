@@ -164,7 +164,7 @@ class MonteCarloAgent(Agent):
         actions = first_actions
         while True:
             events = engine.step(
-                rules, state, actions, self.rng, reward_mode="points", slots=running, compiled=True, check=False
+                rules, state, actions, self.rng, reward_mode="points", slots=running, check=False
             )
             if events.game_over.any():
                 rows = np.flatnonzero(~finished)[events.game_over] if running is not None else events.game_over
@@ -176,7 +176,7 @@ class MonteCarloAgent(Agent):
                     keep = np.flatnonzero(~finished)
                     state, alive, finished = state.take(keep), alive[keep], finished[keep]
                 running = np.flatnonzero(~finished) if finished.any() else None
-            mask = engine.legal_mask(rules, state, compiled=True)
+            mask = engine.legal_mask(rules, state)
             if running is not None:
                 mask[finished, 0] = True  # terminal rows get a dummy choice, never played
             actions = self.rollout_actions(state, mask)

@@ -29,7 +29,7 @@ STYLES: dict[str, Weights] = {
     "style-dumper": Weights(step=-4.0, group=0.0, pass_=1e6, bad_end=150.0, go_out=-1000.0),
     "style-patient": dataclasses.replace(WEIGHTS[3], pass_=200.0, break_=1000.0, keep_top=500.0),
 }
-"""Each style's weights (cost terms of :func:`.heuristic.pair_costs`)."""
+"""Each style's weights (cost terms of :class:`.heuristic.Weights`, scored by :func:`.heuristic.costs`)."""
 
 
 class StyleAgent(HeuristicAgent):

@@ -15,9 +15,7 @@ random legal actions:
   within each round, the ratio of each env to VecGame's decisions/s is taken within its round; the table
   gives the median ratio and its range over ``--rounds`` rounds, against ``VECTOR_TARGETS``; the same ratio in
   CPU time beside it, which a loaded machine disturbs less), and the single
-  env ``gym_env()`` (best of ``--repeat``). Where Numba is installed this part runs twice, on the ``fast``
-  extra's kernels (``numba``, the default path) and on the NumPy engine (``numpy``, the path without Numba),
-  switched through ``PRESIDENT_ENV_NUMBA``. ``--only vector`` measures just these.
+  env ``gym_env()`` (best of ``--repeat``). ``--only vector`` measures just these.
 
 A "step" is one decision of one game. Numbers are wall-clock throughput on
 this machine, the best of ``--repeat`` measurements (the vector env's: medians of rounds); run it alone for
@@ -27,9 +25,7 @@ stable figures, and on a shared machine read the ratios.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import platform
 import resource
 import statistics
@@ -41,7 +37,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from president_env import compiled
 from president_env.engine import sample_legal
 from president_env.evaluation.report import markdown_table
 from president_env.presets import load_preset
@@ -203,7 +198,6 @@ def run(
     """Every measurement, or with ``only="vector"`` just the Gymnasium envs and their ``VecGame`` base."""
     results: dict = {"rules": rules.to_dict(), "seconds_per_measure": seconds, "repeat": repeat}
     results["python"], results["numpy"] = platform.python_version(), np.__version__
-    results["default_path"] = compiled.path_name()
     if only == "vector":
         batch_sizes = ()
     else:
@@ -221,68 +215,42 @@ def run(
             }
         )
     results["vec"] = rows
-    paths = ("numba", "numpy") if compiled.available() else ("numpy",)
-    results["vector_rounds"] = {path: vector_rounds(rules, seconds, rounds, path) for path in paths}
-    results["gym"] = []
-    for path in paths:
-        with engine_path(path):
-            single = {o: best_of(repeat, bench_gym_single, rules, o, seconds) for o in VECTOR_TARGETS}
-        for opponents in VECTOR_TARGETS:
-            results["gym"].append(summarize(path, opponents, results["vector_rounds"][path], single[opponents]))
+    results["vector_rounds"] = vector_rounds(rules, seconds, rounds)
+    single = {o: best_of(repeat, bench_gym_single, rules, o, seconds) for o in VECTOR_TARGETS}
+    results["gym"] = [summarize(o, results["vector_rounds"], single[o]) for o in VECTOR_TARGETS]
     results["process_max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return results
 
 
-@contextlib.contextmanager
-def engine_path(path: str):
-    """Run the block on ``path``: ``"numba"`` (the ``fast`` extra's kernels, the default where installed) or
-    ``"numpy"`` (what runs without Numba), switched through ``PRESIDENT_ENV_NUMBA``."""
-    saved = os.environ.get(compiled.ENV_SWITCH)
-    os.environ[compiled.ENV_SWITCH] = "1" if path == "numba" else "0"
-    compiled.available.cache_clear()
-    try:
-        if compiled.path_name() != path:
-            raise RuntimeError(f"the {path} path does not run here (is Numba installed?)")
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop(compiled.ENV_SWITCH, None)
-        else:
-            os.environ[compiled.ENV_SWITCH] = saved
-        compiled.available.cache_clear()
-
-
-def vector_rounds(rules: Rules, seconds: float, rounds: int, path: str) -> list[dict]:
-    """Interleaved rounds on ``path``: in each, ``VecGame`` (b) at B = VECTOR_ENVS, then the vector env with each
+def vector_rounds(rules: Rules, seconds: float, rounds: int) -> list[dict]:
+    """Interleaved rounds: in each, ``VecGame`` (b) at B = VECTOR_ENVS, then the vector env with each
     opponent of ``VECTOR_TARGETS`` take turns (the order rotates from round to round), ``seconds`` each; the
     ratio of each env to VecGame is taken within its round, so the load of a shared machine, which drifts from
     minute to minute, weighs on both sides of a ratio alike."""
     systems = ("vecgame", *VECTOR_TARGETS)
     out = []
-    with engine_path(path):
-        for r in range(rounds):
-            rates = {}
-            for system in systems[r % len(systems) :] + systems[: r % len(systems)]:
-                if system == "vecgame":
-                    rates[system] = vec_rates(rules, VECTOR_ENVS, True, seconds, seed=r)
-                else:
-                    rates[system] = gym_vector_rates(rules, VECTOR_ENVS, system, seconds, seed=r)
-            wall = {system: rate.wall for system, rate in rates.items()}
-            cpu = {system: rate.cpu for system, rate in rates.items()}
-            wall["ratios"] = {o: wall[o] / wall["vecgame"] for o in VECTOR_TARGETS}
-            wall["cpu_ratios"] = {o: cpu[o] / cpu["vecgame"] for o in VECTOR_TARGETS}
-            wall["cpu"] = cpu
-            out.append(wall)
+    for r in range(rounds):
+        rates = {}
+        for system in systems[r % len(systems) :] + systems[: r % len(systems)]:
+            if system == "vecgame":
+                rates[system] = vec_rates(rules, VECTOR_ENVS, True, seconds, seed=r)
+            else:
+                rates[system] = gym_vector_rates(rules, VECTOR_ENVS, system, seconds, seed=r)
+        wall = {system: rate.wall for system, rate in rates.items()}
+        cpu = {system: rate.cpu for system, rate in rates.items()}
+        wall["ratios"] = {o: wall[o] / wall["vecgame"] for o in VECTOR_TARGETS}
+        wall["cpu_ratios"] = {o: cpu[o] / cpu["vecgame"] for o in VECTOR_TARGETS}
+        wall["cpu"] = cpu
+        out.append(wall)
     return out
 
 
-def summarize(path: str, opponents: str, rounds: list[dict], single: float) -> dict:
+def summarize(opponents: str, rounds: list[dict], single: float) -> dict:
     """One row of the Gymnasium table: medians over ``rounds`` (of :func:`vector_rounds`), the ratios' range."""
     ratios = [r["ratios"][opponents] for r in rounds]
     median = statistics.median(ratios)
     cpu_ratios = [r["cpu_ratios"][opponents] for r in rounds]
     return {
-        "path": path,
         "opponents": opponents,
         "num_envs": VECTOR_ENVS,
         "rounds": len(rounds),
@@ -322,7 +290,6 @@ def format_table(results: dict) -> str:
         vector, single = row["vector_learner_steps_per_s"], row["single_learner_steps_per_s"]
         rows.append(
             [
-                row["path"],
                 f"`vector_env({row['num_envs']})`, {row['opponents']}",
                 f"{row['vecgame_b_steps_per_s']:,.0f}",
                 f"{vector:,.0f}",
@@ -333,7 +300,7 @@ def format_table(results: dict) -> str:
                 f"≥ {row['target_ratio']:.2f} ({'met' if row['met'] else 'NOT met'})",
             ]
         )
-    header = ["path", "env, opponents", f"VecGame (b) B = {VECTOR_ENVS} decisions/s", "learner steps/s"]
+    header = ["env, opponents", f"VecGame (b) B = {VECTOR_ENVS} decisions/s", "learner steps/s"]
     header += ["`gym_env()` learner steps/s", "× single env", "× VecGame (b): median (range) of rounds"]
     header += ["the same in CPU time", "target (on the wall-clock ratio)"]
     parts.append(markdown_table(header, rows))
@@ -361,8 +328,7 @@ def main(argv: list[str] | None = None) -> None:
     results = run(load_preset(args.preset), seconds, BATCH_SIZES, repeat, only=args.only, rounds=rounds)
     results["preset"] = args.preset
     print(f"president-env benchmark, preset {args.preset}, best of {repeat} × {seconds} s per measurement")
-    print(f"vector envs: {rounds} interleaved rounds of {seconds} s per system and path")
-    print(f"default engine path: {results['default_path']} (president_env.compiled)")
+    print(f"vector envs: {rounds} interleaved rounds of {seconds} s per system")
     print(format_table(results))
     with open(args.json, "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)

@@ -6,10 +6,8 @@ Both envs are built by their standard constructors (``president_env.env()``, ``l
 with its PettingZoo wrappers) and played the same way: random legal play, ``last()`` then ``step()``, a
 reset whenever every agent has left. Rounds alternate between the two so that both see the same machine
 load; the rate of each is the median over its rounds, in agent steps per second (the dead steps that end a
-game included, as in PettingZoo's own loop). Prints the rates and the ratio (goal: at least 1.25). Where
-Numba is available, the president env is measured twice in the same rounds: on the compiled kernels (its
-default) and on the NumPy engine (its ``SingleGame`` built with ``compiled=False``: the path it takes without
-Numba). ``--cpu`` times by the process's CPU time (a busy shared machine); each round's ratio is printed too.
+game included, as in PettingZoo's own loop). Prints the rates and the ratio (goal: at least 1.25). ``--cpu``
+times by the process's CPU time (a busy shared machine); each round's ratio is printed too.
 Needs the ``bench`` extra (``pettingzoo[classic]``: rlcard, pygame).
 """
 
@@ -24,9 +22,7 @@ import warnings
 import numpy as np
 
 import president_env as pe
-from president_env import compiled
 from president_env.presets import PRESETS
-from president_env.single import SingleGame
 
 
 def steps_per_second(env, seconds: float, seed: int, clock=time.perf_counter) -> float:
@@ -71,14 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as error:
         print(f"bench_aec: the peer needs pettingzoo[classic] (pip install president-env[bench]): {error}")
         return 2
-    ours_name = f"president_env.env() [{compiled.path_name()}]"
-    envs = {ours_name: pe.env(rules=args.rules)}
-    if compiled.available():
-        numpy_env = pe.env(rules=args.rules)
-        raw = numpy_env.unwrapped
-        raw.game = SingleGame(raw.rules, reward_mode=raw.game.reward_mode, compiled=False)
-        envs["president_env.env() [numpy]"] = numpy_env
-    envs["leduc_holdem_v4.env()"] = leduc_holdem_v4.env()
+    envs = {"president_env.env()": pe.env(rules=args.rules), "leduc_holdem_v4.env()": leduc_holdem_v4.env()}
     rates: dict[str, list[float]] = {name: [] for name in envs}
     for env in envs.values():
         steps_per_second(env, 0.3, seed=0)  # warm-up

@@ -1,52 +1,71 @@
-"""The switch of the compiled path (the optional ``fast`` extra, Numba): whether it runs, and how kernels compile.
+"""How every kernel compiles and on how many threads it runs.
 
-The rules are written twice, in two forms side by side in each rule module: a NumPy form over a batch and a
-per-slot form in plain loops that Numba compiles (:mod:`president_env.trick`: the legal mask and the decisions;
-:mod:`president_env.manche`: scoring and the next deal). A NumPy call costs about a microsecond whatever its size,
-so for a few slots the compiled loops win; ``VecGame`` (hence ``SingleGame``, one slot, and the vector env) plays
-through them wherever they are :func:`available`, being faster at every batch size measured (docs/speed.md).
+The rules are written once, as per-slot loops that Numba compiles (:mod:`president_env.trick`: the legal mask and
+the decisions; :mod:`president_env.manche`: the deal, the exchange's automatic half, scoring; the observation in
+:mod:`president_env.observation`; the heuristics' scorer in ``agents/heuristic.py``). Numba is a core dependency
+(wheels for Python 3.10 to 3.13); each kernel compiles at its first call in a process and is cached on disk
+(docs/speed.md: where the cache lives, ``NUMBA_CACHE_DIR``).
 
-``engine.step(..., compiled=True)`` and ``engine.legal_mask(..., compiled=True)`` take the compiled forms when
-:func:`available` (Numba importable, and the environment variable ``PRESIDENT_ENV_NUMBA`` is not ``0``), the NumPy
-forms otherwise. Kernels above the engine (the heuristics' choices) compile through :func:`jit` too. One truth:
-``tests/test_compiled.py`` plays both forms in lockstep on every preset and random rule sets and demands equal
-masks, results and whole states after every step.
+:func:`jit` compiles a kernel twice: one form runs its slots in order on the calling thread, the other splits them
+over threads (``numba.prange``). :func:`run` takes the threaded form for batches of at least
+:data:`PARALLEL_FROM` slots, on :func:`kernel_threads` threads: the CPUs the process is given (its affinity mask)
+or fewer (``threads.cap_threads``, or ``PRESIDENT_ENV_THREADS=1`` to force one). Every slot is computed alone, so
+the results are the same whatever the number of threads (``tests/test_kernel_threads.py``).
 """
 
 from __future__ import annotations
 
 import os
-from functools import lru_cache
-from typing import Any
+import threading
+import types
+from typing import Any, NamedTuple
 
-ENV_SWITCH = "PRESIDENT_ENV_NUMBA"
-"""Set to ``0`` to keep the NumPy path even where Numba is installed."""
+import numba
 
+from .threads import kernel_threads
 
-@lru_cache(maxsize=1)
-def _njit() -> Any:
-    """``numba.njit(cache=True, nogil=True)``, or ``None`` where Numba is not importable."""
-    try:
-        import numba
-    except ImportError:
-        return None
-    return numba.njit(cache=True, nogil=True)
+PARALLEL_FROM = 256
+"""The fewest slots a kernel call splits over threads; below, starting the threads costs more than they save."""
 
 
-@lru_cache(maxsize=1)
-def available() -> bool:
-    """Whether the compiled path runs: Numba importable and ``PRESIDENT_ENV_NUMBA`` not ``0`` (read once; tests
-    that switch it call ``available.cache_clear()``)."""
-    return os.environ.get(ENV_SWITCH, "1") != "0" and _njit() is not None
+class Kernel(NamedTuple):
+    """A kernel compiled twice: ``serial`` (on the calling thread) and ``parallel`` (its slots over threads)."""
+
+    serial: Any
+    parallel: Any
 
 
-def jit(function: Any) -> Any:
-    """``function`` compiled by Numba (nopython, no GIL, cached on disk; compiled at its first call in a process),
-    or ``None`` where Numba is not importable. Each kernel has a NumPy twin in its own module."""
-    njit = _njit()
-    return None if njit is None else njit(function)
+def jit(function: Any) -> Kernel:
+    """``function`` compiled by Numba (nopython, no GIL, cached on disk, at its first call in a process) as a
+    :class:`Kernel`: its ``prange`` loop runs in order in ``serial`` and over threads in ``parallel``.
+
+    The threaded form compiles a copy of ``function`` named ``<name>_threaded``: Numba names a kernel's disk cache
+    after the function and keys its entries by argument types only, so the two forms of one function would load
+    each other's machine code (a threaded one loaded as the serial form ran no slot at all)."""
+    threaded = types.FunctionType(
+        function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__
+    )
+    threaded.__qualname__ = f"{function.__qualname__}_threaded"
+    return Kernel(
+        numba.njit(cache=True, nogil=True)(function),
+        numba.njit(cache=True, nogil=True, parallel=True)(threaded),
+    )
 
 
-def path_name() -> str:
-    """``"numba"`` or ``"numpy"``: the path ``compiled=True`` takes in this process (benchmarks print it)."""
-    return "numba" if available() else "numpy"
+_lock = threading.Lock()  # one threaded launch at a time: some threading layers (workqueue) allow no more
+_owner_pid = os.getpid()  # a forked child (process pools) runs serially: OpenMP's threads do not survive a fork
+
+
+def run(kernel: Kernel, slots: int, *args: Any) -> None:
+    """Call ``kernel`` on ``args``: over threads where ``slots`` (the slots it loops over) reach
+    :data:`PARALLEL_FROM` and more than one thread is allowed, else on the calling thread."""
+    if slots >= PARALLEL_FROM and os.getpid() == _owner_pid:
+        threads = kernel_threads()
+        if threads > 1 and _lock.acquire(blocking=False):
+            try:
+                numba.set_num_threads(threads)
+                kernel.parallel(*args)
+                return
+            finally:
+                _lock.release()
+    kernel.serial(*args)

@@ -1,8 +1,8 @@
 """The batched engine: Président as a state machine over a state of arrays, batch axis first.
 
-Everything a game is lives in :class:`GameState` (``B`` slots, ``P`` seats,
-``R`` ranks). The functions of this module take the :class:`~president_env.rules.Rules`
-first and work on all slots at once — there is no Python loop over games:
+Everything a game is lives in :class:`~president_env.state.GameState` (``B`` slots, ``P`` seats, ``R`` ranks; one
+comment per field in :mod:`president_env.state`). The functions of this module take the
+:class:`~president_env.rules.Rules` first and work on all slots at once — there is no Python loop over games:
 
 - :func:`new_games` deals fresh games into some slots (random or supplied deals,
   optional starting roles), including the exchange set-up;
@@ -14,12 +14,11 @@ first and work on all slots at once — there is no Python loop over games:
   deals the next manche of a game (a rule), never a new game: a finished game stays
   terminal until the layer above calls :func:`new_games` (``VecGame`` does, by default).
 
-The rules themselves are applied in two modules, each holding its NumPy batched form and its compiled per-slot
-form side by side: :mod:`president_env.trick` (the legal mask and every decision of a manche) and
-:mod:`president_env.manche` (the deal, the exchange's automatic half, scoring and the game's end). This module
-checks the input, keeps the state and calls them: the compiled forms with ``compiled=True`` where
-:func:`president_env.compiled.available`, the NumPy forms otherwise. The observation lives in
-:mod:`president_env.observation`; the human notation (card and role strings) in :mod:`president_env.deals`.
+The rules themselves are applied, slot by slot, by the compiled kernels of two modules:
+:mod:`president_env.trick` (the legal mask and every decision of a manche) and :mod:`president_env.manche` (the
+deal, the exchange's automatic half, scoring and the game's end). This module checks the input, keeps the state and
+calls them. The observation lives in :mod:`president_env.observation`; the human notation (card and role strings)
+in :mod:`president_env.deals`.
 
 For speed the state is updated in place (NumPy has no cheap functional update);
 ``GameState.copy()`` gives an independent snapshot. An illegal action raises
@@ -40,151 +39,17 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import compiled as _compiled
 from . import manche, trick
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables, decode
 from .cards import RANK_NAMES, TWO, deck_card_ranks
-from .deals import NO_ROLE, parse_deals, parse_roles, role_by_position
+from .deals import parse_deals, parse_roles, role_by_position
 from .rules import Rules
-from .trick import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, SEAT_BITS, index_range
+from .state import PHASE_EXCHANGE, PHASE_OVER, GameState, StepResult
+from .state import PHASE_PLAY as PHASE_PLAY  # the state's names, re-exported: the engine works on them
+from .state import allocate as allocate
+from .trick import index_range
 
 REWARD_MODES = ("zero_sum", "normalized", "points")
-
-
-@dataclass
-class GameState:
-    """All slots of a batch. Shapes use ``B`` slots, ``P`` seats, ``R`` ranks.
-
-    Per manche, by seat:
-      hands ``(B,P,R) int8`` cards held by rank; n_held ``(B,P) int16``;
-      played ``(B,P,R) int8`` cards each seat played this manche (wild 2s as 2s);
-      passed_bits ``(B,) uint8`` seats that passed (in this trick, or since the last play with
-      ``can_return``), bit s = seat s; holding_bits ``(B,) uint8`` seats still holding cards;
-      out_order ``(B,P) int8`` order of going out (-1 still in); out_rank ``(B,P) int8``
-      place among normal finishers, or among offenders when penalized ``(B,P) bool``;
-      gives_left ``(B,P) int8`` cards still to give back; partner ``(B,P) int8`` exchange
-      partner seat (-1); gave, received ``(B,P,R) int8`` the exchange as each seat knows it;
-      prev_pos ``(B,P) int8`` finishing position in the previous manche (-1: no roles);
-      roles ``(B,P) int8`` role code (-1 none).
-    Per manche, by slot ``(B,)``: current (seat to act), leader (seat that leads
-      after the exchange), trick_rank (-1 when the next play leads), trick_count,
-      trick_owner (seat, -1), revolution, constrained ("or nothing" binds the
-      player to act), phase, n_out, n_normal_out, n_penalized, dealer.
-    Per game, by player: scores ``(B,P) int32``; player_at_seat / seat_of_player
-      ``(B,P) int8``; manche ``(B,) int16``; decisive ``(B,) bool``; tied ``(B,P) bool``.
-    Last results: last_positions ``(B,P) int8`` by player of the last finished
-      manche; last_winner ``(B,)`` player who won the last finished game (-1) and
-      last_scores ``(B,P) int32`` its final totals by player.
-    Bookkeeping: dealt_to ``(B,N) int8`` seat each card of ``cards.deck()`` was dealt to
-      (views use it to show real suits); manche_steps ``(B,) int32`` decisions so far in the manche.
-    """
-
-    hands: np.ndarray
-    n_held: np.ndarray
-    played: np.ndarray
-    passed_bits: np.ndarray
-    holding_bits: np.ndarray
-    out_order: np.ndarray
-    out_rank: np.ndarray
-    penalized: np.ndarray
-    gives_left: np.ndarray
-    partner: np.ndarray
-    gave: np.ndarray
-    received: np.ndarray
-    prev_pos: np.ndarray
-    roles: np.ndarray
-    current: np.ndarray
-    leader: np.ndarray
-    trick_rank: np.ndarray
-    trick_count: np.ndarray
-    trick_owner: np.ndarray
-    revolution: np.ndarray
-    constrained: np.ndarray
-    phase: np.ndarray
-    n_out: np.ndarray
-    n_normal_out: np.ndarray
-    n_penalized: np.ndarray
-    dealer: np.ndarray
-    scores: np.ndarray
-    player_at_seat: np.ndarray
-    seat_of_player: np.ndarray
-    manche: np.ndarray
-    decisive: np.ndarray
-    tied: np.ndarray
-    last_positions: np.ndarray
-    last_winner: np.ndarray
-    last_scores: np.ndarray
-    dealt_to: np.ndarray
-    manche_steps: np.ndarray
-
-    @property
-    def batch_size(self) -> int:
-        return self.current.shape[0]
-
-    @property
-    def passed(self) -> np.ndarray:
-        """``(B,P) bool`` seats that have passed (a view of ``passed_bits``)."""
-        return SEAT_BITS[self.passed_bits, : self.hands.shape[1]]
-
-    def copy(self) -> GameState:
-        return GameState(**{f.name: getattr(self, f.name).copy() for f in dataclasses.fields(self)})
-
-    def take(self, index: np.ndarray) -> GameState:
-        """A new, independent state of the slots ``index`` (``(n,) int``, repeats allowed, or a ``(B,) bool``
-        mask): every field indexed along the batch axis, so ``take(np.repeat(np.arange(B), W))`` repeats
-        each slot ``W`` times."""
-        index = np.atleast_1d(np.asarray(index))
-        if index.dtype == bool:
-            index = np.flatnonzero(index)
-        # ndarray.take along axis 0 is several times faster than fancy indexing for these small rows.
-        return GameState(**{f.name: getattr(self, f.name).take(index, axis=0) for f in dataclasses.fields(self)})
-
-
-def allocate(rules: Rules, batch_size: int) -> GameState:
-    """An empty state of ``batch_size`` slots (call :func:`new_games` to deal them)."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    b, p, r = int(batch_size), rules.n_players, rules.n_ranks
-    seats = np.tile(np.arange(p, dtype=np.int8), (b, 1))
-    return GameState(
-        hands=np.zeros((b, p, r), np.int8),
-        n_held=np.zeros((b, p), np.int16),
-        played=np.zeros((b, p, r), np.int8),
-        passed_bits=np.zeros(b, np.uint8),
-        holding_bits=np.zeros(b, np.uint8),
-        out_order=np.full((b, p), -1, np.int8),
-        out_rank=np.full((b, p), -1, np.int8),
-        penalized=np.zeros((b, p), bool),
-        gives_left=np.zeros((b, p), np.int8),
-        partner=np.full((b, p), -1, np.int8),
-        gave=np.zeros((b, p, r), np.int8),
-        received=np.zeros((b, p, r), np.int8),
-        prev_pos=np.full((b, p), -1, np.int8),
-        roles=np.full((b, p), NO_ROLE, np.int8),
-        current=np.zeros(b, np.int64),
-        leader=np.zeros(b, np.int64),
-        trick_rank=np.full(b, -1, np.int64),
-        trick_count=np.zeros(b, np.int64),
-        trick_owner=np.full(b, -1, np.int64),
-        revolution=np.zeros(b, bool),
-        constrained=np.zeros(b, bool),
-        phase=np.full(b, PHASE_PLAY, np.int8),
-        n_out=np.zeros(b, np.int8),
-        n_normal_out=np.zeros(b, np.int8),
-        n_penalized=np.zeros(b, np.int8),
-        dealer=np.zeros(b, np.int64),
-        scores=np.zeros((b, p), np.int32),
-        player_at_seat=seats.copy(),
-        seat_of_player=seats.copy(),
-        manche=np.zeros(b, np.int16),
-        decisive=np.zeros(b, bool),
-        tied=np.zeros((b, p), bool),
-        last_positions=np.full((b, p), -1, np.int8),
-        last_winner=np.full(b, -1, np.int8),
-        last_scores=np.zeros((b, p), np.int32),
-        dealt_to=np.zeros((b, rules.n_cards), np.int8),
-        manche_steps=np.zeros(b, np.int32),
-    )
 
 
 # --------------------------------------------------------------------------------------
@@ -265,7 +130,7 @@ def new_games(
         roles: a manche with roles (drawn or supplied) is dealt by its Trou du cul, so a dealer given for a
         slot that starts with roles raises ``ValueError``.
     roles: optional list (one per slot, ``None`` allowed) of role assignments to start from.
-    A first manche with roles is seated by role with ``reseat_by_role`` (see ``manche.seat_for_roles``).
+    A first manche with roles is seated by role with ``reseat_by_role`` (see ``manche.deal``).
     Everything is validated before the state is touched.
     """
     index = np.asarray(index, dtype=np.int64).reshape(-1)
@@ -291,7 +156,7 @@ def new_games(
             or not np.all((dealers >= 0) & (dealers < p))
         ):
             raise ValueError(f"dealers must be {n} seat numbers in 0..{p - 1}, got {dealers.tolist()}")
-    manche.start_games(rules, tables(rules), state, index, rng, _shuffled_decks, dealt_to, start_pos, dealers)
+    manche.start_games(rules, state, index, rng, _shuffled_decks, dealt_to, start_pos, dealers)
 
 
 def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -> None:
@@ -309,26 +174,25 @@ def redeal(rules: Rules, state: GameState, index: np.ndarray, deals: Sequence) -
     dealt_to = parse_deals(rules, deals, state.seat_of_player[index])
     dealer = state.dealer[index].copy()
     manche.check_regular_deal(rules, index, dealt_to, dealer)
-    manche.start_manche(rules, tables(rules), state, index, dealt_to, dealer, state.prev_pos[index].copy())
+    positions = state.prev_pos[index[:, None], state.seat_of_player[index]]  # by player: seated as before
+    held_by = parse_deals(rules, deals)  # the player holding each card id
+    manche.deal(rules, state, index, positions, dealer, held_by, supplied=True)
 
 
 def _shuffled_decks(rules: Rules, state: GameState, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """``(n, N) int64``: a shuffled deck of card ids for each slot of ``index`` about to be dealt, the one random
-    draw of a deal on both paths (``state`` unused here: a test deals each game from its own history through it)."""
+    draw of a deal (``state`` unused here: a test deals each game from its own history through it)."""
     return rng.permuted(np.broadcast_to(np.arange(rules.n_cards), (index.size, rules.n_cards)), axis=1)
 
 
 # --------------------------------------------------------------------------------------
 # Legal actions (the rules of it in trick.py)
 # --------------------------------------------------------------------------------------
-def legal_mask(rules: Rules, state: GameState, slots: np.ndarray | None = None, compiled: bool = False) -> np.ndarray:
+def legal_mask(rules: Rules, state: GameState, slots: np.ndarray | None = None) -> np.ndarray:
     """``(B, num_actions) bool``: the legal actions of the player to act in every slot, or ``(n, num_actions)``
-    in the slots ``slots (n,) int`` only. ``compiled``: by the Numba kernel where it is available
-    (``trick.compiled_legal_mask``, the same mask as ``trick.legal_mask``)."""
-    if compiled and _compiled.available():
-        index = index_range(state.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
-        return trick.compiled_legal_mask(rules, tables(rules), state, index)
-    return trick.legal_mask(rules, tables(rules), state, slots)
+    in the slots ``slots (n,) int`` only (``trick.legal_mask``)."""
+    index = index_range(state.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
+    return trick.legal_mask(rules, state, index)
 
 
 # Why an action is illegal: the reason codes of IllegalMove.reason, in the order why_illegal decides them.
@@ -460,14 +324,6 @@ def describe_illegal(rules: Rules, state: GameState, slot: int, action: int) -> 
 # --------------------------------------------------------------------------------------
 # Step (the rules of it in trick.py and manche.py)
 # --------------------------------------------------------------------------------------
-class StepResult(NamedTuple):
-    """What :func:`step` reports for each stepped slot (``n`` = number of slots stepped)."""
-
-    rewards: np.ndarray  # (n, P) float32 by player: the manche's rewards where one ended, else 0
-    manche_over: np.ndarray  # (n,) bool: a manche ended (the next one is dealt unless the game ended)
-    game_over: np.ndarray  # (n,) bool: the game ended; the slot stays terminal until new_games
-
-
 def step(
     rules: Rules,
     state: GameState,
@@ -476,7 +332,6 @@ def step(
     mask: np.ndarray | None = None,
     reward_mode: str = "zero_sum",
     slots: np.ndarray | None = None,
-    compiled: bool = False,
     check: bool = True,
 ) -> StepResult:
     """Apply one action per slot and report what happened (:class:`StepResult`).
@@ -490,14 +345,12 @@ def step(
     ended is never dealt anew here: it stays terminal (phase ``PHASE_OVER``, no legal action,
     stepping it raises) until the caller starts a new game with :func:`new_games`.
 
-    ``compiled``: the actions are played, and the manches that end scored and dealt, slot by slot by the Numba
-    kernels where they are available (``trick.compiled_play``, ``manche.compiled_score`` and
-    ``manche.compiled_deal_next``), which changes nothing but the speed on a few slots.
+    The actions are played, and the manches that end scored and dealt, slot by slot by the kernels
+    (``trick.play``, ``manche.score`` and ``manche.deal``).
 
     ``check=False``: the caller vouches that every action is legal (drawn from ``mask``), so the legality check
     is skipped (an illegal action would then corrupt the state): for a batched caller's own random draws.
     """
-    tab = tables(rules)
     p = rules.n_players
     full = slots is None
     if full:
@@ -530,13 +383,9 @@ def step(
             raise ValueError(f"illegal action {int(actions[i])} for player_{player} in slot {s}: {reason}")
 
     result = StepResult(np.zeros((b, p), np.float32), np.zeros(b, bool), np.zeros(b, bool))
-    use_kernels = compiled and _compiled.available()
-    if use_kernels:
-        over = trick.compiled_play(rules, tab, state, slot, actions.astype(np.int64, copy=False))
-    else:
-        over = trick.play(rules, tab, state, slot, actions, full)
+    over = trick.play(rules, state, slot, actions.astype(np.int64, copy=False))
     if over.size:
-        _end_manche(rules, state, slot[over], over, rng, result, reward_mode, compiled=use_kernels)
+        _end_manche(rules, state, slot[over], over, rng, result, reward_mode)
     return result
 
 
@@ -552,21 +401,16 @@ def end_manches(
     return result
 
 
-def _end_manche(rules, state, index, local, rng, result: StepResult, reward_mode, compiled: bool = False) -> None:
-    """Score the manche in slots ``index`` (rows ``local`` of ``result``), then deal the next manche, or leave
-    the slot terminal (``PHASE_OVER``) where the game ended. ``compiled``: by the Numba kernels where they are
-    available (``manche.compiled_score`` and ``manche.compiled_deal_next``: the same scores and deals from the same
-    draws); the shuffled decks are drawn here for both."""
-    tab = tables(rules)
-    if compiled and _compiled.available():
-        score, deal_next = manche.compiled_score, manche.compiled_deal_next
-    else:
-        score, deal_next = manche.score, manche.deal_next
-    positions, over = score(rules, tab, state, index, local, result, reward_table(rules, reward_mode))
+def _end_manche(rules, state, index, local, rng, result: StepResult, reward_mode) -> None:
+    """Score the manche in slots ``index`` (rows ``local`` of ``result``, ``manche.score``), then deal the next
+    manche from shuffled decks drawn here (``manche.deal``), or leave the slot terminal (``PHASE_OVER``) where the
+    game ended."""
+    positions, over = manche.score(rules, state, index, local, result, reward_table(rules, reward_mode))
     going_on = ~over
     if going_on.any():
         cont = index[going_on]
-        deal_next(rules, tab, state, cont, positions[going_on], _shuffled_decks(rules, state, cont, rng))
+        dealers = np.zeros(cont.size, np.int64)  # unused: the Trou du cul deals
+        manche.deal(rules, state, cont, positions[going_on], dealers, _shuffled_decks(rules, state, cont, rng))
 
 
 def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -44,8 +44,7 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
 - **Terminal observation**: the table after the game's last play, from the learner's seat
   (final scores, the phase one-hot all 0), as the single env's (the AEC env's is the table before
   that play: ``docs/environment.md``).
-- **Speed**: with the ``fast`` extra (Numba) the opponents' masks and steps run in the compiled
-  kernels of :mod:`president_env.compiled` (the same games); opponents with ``act_views`` (the
+- **Speed**: the opponents' masks and steps run in the engine's compiled kernels; opponents with ``act_views`` (the
   heuristics) read the state's named views (:class:`~president_env.observation.StateViews`).
 - **Seeding**: ``reset(seed=int)`` seeds the env's ``np_random``, which draws the seats, the
   game generator's seed and the opponents' seeds (``opponent.reset(seed=...)`` where they have
@@ -74,7 +73,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from . import compiled, engine, registry
+from . import engine, registry
 from .observation import StateViews, layout, observe
 from .presets import RulesSpec, resolve_rules
 from .render import render_for_mode, render_table
@@ -252,7 +251,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         state = game.state
         work, work_games = state, None  # the batch the loop steps, and the game of each of its rows
         # The compiled kernels touch the acting rows only; observations are computed for a whole batch.
-        compact = self._needs_observations or not compiled.available()
+        compact = self._needs_observations
         single = len(self._distinct) == 1
         any_views = any(self._by_views)
         check = not all(self._draws)  # the random draws come from the engine's mask: legal by construction
@@ -266,7 +265,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                     active = np.arange(active_games.size)
                 active_games = active if work_games is None else work_games[active]
                 slots = None if active.size == work.batch_size else active
-                mask = engine.legal_mask(rules, work, slots, compiled=True)
+                mask = engine.legal_mask(rules, work, slots)
                 obs = None
                 if self._needs_observations:
                     obs = observe(rules, work)
@@ -285,7 +284,6 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                         mask=mask,
                         reward_mode=game.reward_mode,
                         slots=slots,
-                        compiled=True,
                         check=check,
                     )
                 except ValueError as error:
@@ -497,7 +495,6 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                 mask=mask if whole else mask[rows],
                 reward_mode=game.reward_mode,
                 slots=None if whole else rows,
-                compiled=True,
             )
             game.invalidate_mask()
             reward[rows] = self._carried[rows] + events.rewards[np.arange(rows.size), self.learner[rows]]
@@ -568,8 +565,8 @@ def _is_seed(value: Any) -> bool:
 
 def _write_back(state: engine.GameState, work: engine.GameState, games: np.ndarray) -> None:
     """Copy the rows of ``work`` back to ``state`` at ``games``."""
-    for name in engine.GameState.__dataclass_fields__:
-        getattr(state, name)[games] = getattr(work, name)
+    for whole, rows in zip(state, work):  # a GameState is a named tuple of arrays
+        whole[games] = rows
 
 
 def _check_options(rules: Rules, options: dict[str, Any], n: int) -> None:

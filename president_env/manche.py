@@ -1,38 +1,31 @@
-"""The manche's start and end, in their two forms side by side: the NumPy batched form and the compiled per-slot form.
+"""The manche's start and end, per slot, in loops that Numba compiles.
 
 Everything between two manches lives here: a game's first manche (roles drawn or given, the first dealer), the
 deal (who receives the first card, one card at a time clockwise), seating by role, the automatic half of the
-exchange and who acts first; and at a manche's end the finishing positions, the points, the game's end (a
-decisive manche on a tie). The decisions inside a manche live in :mod:`president_env.trick`;
-:mod:`president_env.engine` is the state machine that calls both, and draws the shuffled decks (the one random
-draw of a deal, ``engine._shuffled_decks``) for both forms, so the games and the generator's draws are the same.
+exchange and who acts first (:func:`deal`, ``_deal_kernel``); and at a manche's end the finishing positions, the
+points, the game's end (a decisive manche on a tie: :func:`score`, ``_score_kernel``). The decisions inside a
+manche live in :mod:`president_env.trick`; :mod:`president_env.engine` is the state machine that calls both, and
+draws the shuffled decks (the one random draw of a deal, ``engine._shuffled_decks``).
 
-- **NumPy, batched** (:func:`start_games`, :func:`start_manche`, :func:`score`, :func:`deal_next`).
-- **Compiled, per slot** (:func:`compiled_score`, :func:`compiled_deal_next`): the same work slot by slot in loops
-  that Numba compiles (``_score_kernel``, ``_deal_kernel``) where :func:`president_env.compiled.available`.
-- The deal in the human notation, for tournaments' duplicate deals: :func:`deal_hands`, :func:`deal_sizes`,
-  :func:`table_for_roles`.
-
-A change of one of these rules changes both forms, in this file (and the oracle, ``tests/oracle/reference.py``);
-``tests/test_compiled.py`` plays both in lockstep and demands equal results and whole states after every step.
+The deal in the human notation, for tournaments' duplicate deals: :func:`deal_hands`, :func:`deal_sizes`,
+:func:`table_for_roles`. Each rule is written once, here; a change of one changes this file and the oracle,
+``tests/oracle/reference.py`` (``tests/test_differential.py`` plays both in lockstep).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import NamedTuple
 
+import numba
 import numpy as np
 
-from .cards import deck
-from .compiled import jit
-from .deals import NO_ROLE, ROLE_NAMES, parse_roles
+from .cards import deck, deck_card_ranks
+from .compiled import Kernel, jit, run
+from .deals import NO_ROLE, ROLE_NAMES, parse_roles, role_by_position
 from .rules import Rules
-from .trick import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, next_seat
-
-if TYPE_CHECKING:
-    from .engine import GameState, StepResult, Tables
+from .state import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, GameState, StepResult
 
 
 # --------------------------------------------------------------------------------------
@@ -115,15 +108,14 @@ def table_for_roles(rules: Rules, roles: Mapping | Sequence) -> tuple[list[int],
 
 
 # --------------------------------------------------------------------------------------
-# Starting games and manches (NumPy)
+# Starting games and manches
 # --------------------------------------------------------------------------------------
-ShuffledDecks = Callable[[Rules, "GameState", np.ndarray, np.random.Generator], np.ndarray]
+ShuffledDecks = Callable[[Rules, GameState, np.ndarray, np.random.Generator], np.ndarray]
 """``engine._shuffled_decks``: ``(n, N) int64`` a shuffled deck of card ids for each slot about to be dealt."""
 
 
 def start_games(
     rules: Rules,
-    tab: Tables,
     state: GameState,
     index: np.ndarray,
     rng: np.random.Generator,
@@ -133,10 +125,9 @@ def start_games(
     dealers: np.ndarray | None = None,
 ) -> None:
     """Start new games in slots ``index (n,) int64`` (``engine.new_games`` read the input): scores cleared, first
-    manche dealt and set up. ``dealt_to (n,N)``: the seat of every card id by player (seat i = player i), else the
-    deck is shuffled; ``start_pos (n,P)``: previous finishing positions by player to start from (-1 rows: none);
-    ``dealers (n,)``: valid seats of the first dealers, else drawn. Everything is checked before the state
-    changes."""
+    manche dealt and set up. ``dealt_to (n,N)``: the player holding every card id, else the deck is shuffled;
+    ``start_pos (n,P)``: previous finishing positions by player to start from (-1 rows: none); ``dealers (n,)``:
+    valid seats of the first dealers, else drawn. Everything is checked before the state changes."""
     n, p = index.size, rules.n_players
     has_roles = np.full(n, rules.initial_roles == "draw")
     if start_pos is not None:
@@ -158,7 +149,7 @@ def start_games(
         given = start_pos[:, 0] >= 0
         prev_pos[given] = start_pos[given]
     if dealt_to is not None and has_roles.any():
-        _check_exchange_fits(rules, tab, index, dealt_to, prev_pos, has_roles)
+        _check_exchange_fits(rules, index, dealt_to, prev_pos, has_roles)
     # Nothing below raises: the state changes only now.
     state.scores[index] = 0
     state.manche[index] = 0
@@ -167,14 +158,10 @@ def start_games(
     seats = np.arange(p, dtype=np.int8)
     state.player_at_seat[index] = seats
     state.seat_of_player[index] = seats
-    if has_roles.any():
-        roled = index[has_roles]
-        prev_pos[has_roles], dealer[has_roles] = seat_for_roles(rules, tab, state, roled, prev_pos[has_roles])
     if dealt_to is None:
-        _deal(rules, tab, state, index, shuffled_decks(rules, state, index, rng), dealer, prev_pos)
+        deal(rules, state, index, prev_pos, dealer, shuffled_decks(rules, state, index, rng))
     else:
-        dealt_to = np.take_along_axis(state.seat_of_player[index], dealt_to.astype(np.int64), axis=1)
-        start_manche(rules, tab, state, index, dealt_to.astype(np.int8), dealer, prev_pos)
+        deal(rules, state, index, prev_pos, dealer, dealt_to, supplied=True)
 
 
 def check_regular_deal(rules: Rules, index: np.ndarray, dealt_to: np.ndarray, dealer: np.ndarray) -> None:
@@ -193,7 +180,7 @@ def check_regular_deal(rules: Rules, index: np.ndarray, dealt_to: np.ndarray, de
 
 
 def _check_exchange_fits(
-    rules: Rules, tab: Tables, index: np.ndarray, dealt_to: np.ndarray, prev_pos: np.ndarray, has_roles: np.ndarray
+    rules: Rules, index: np.ndarray, dealt_to: np.ndarray, prev_pos: np.ndarray, has_roles: np.ndarray
 ) -> None:
     """A supplied first deal with roles: every lower-ranked player of a pair must hold the k cards he gives."""
     p = rules.n_players
@@ -203,275 +190,119 @@ def _check_exchange_fits(
         short = has_roles & (held[np.arange(index.size), low] < k)
         if short.any():
             i = int(np.flatnonzero(short)[0])
-            role = ROLE_NAMES[tab.role_by_pos[low_pos]]
+            role = ROLE_NAMES[role_by_position(p)[low_pos]]
             raise ValueError(
                 f"deal for slot {int(index[i])}: player_{int(low[i])} ({role}) must give {k} cards in the "
                 f"exchange but holds only {int(held[i, low[i]])}"
             )
 
 
-def seat_for_roles(
-    rules: Rules, tab: Tables, state: GameState, index: np.ndarray, prev_by_player: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Seat slots ``index`` for a manche with roles, from the previous finishing positions by player ``(n,P)``.
+# --------------------------------------------------------------------------------------
+# The kernels: a manche's start (seating, deal, exchange, lead) and its end (scoring, the game's end)
+# --------------------------------------------------------------------------------------
+class MancheRules(NamedTuple):
+    """The rules of a manche's start and end as the kernels read them, by name (:func:`kernel_rules`)."""
 
-    With ``reseat_by_role`` players sit by role (seat 0 Président, seat 1 Trou du cul, ..., seat P-1
-    Vice-Président); otherwise the seats stay. Returns the previous positions by seat ``(n,P) int8`` and the
-    dealer ``(n,) int64``: the Trou du cul's seat.
-    """
-    p = rules.n_players
-    rows = np.arange(index.size)[:, None]
-    if rules.reseat_by_role:
-        new_seat = tab.seat_by_pos[prev_by_player]  # (n,P) by player
-        state.seat_of_player[index] = new_seat
-        player_at = np.empty_like(new_seat)
-        player_at[rows, new_seat] = np.arange(p)
-        state.player_at_seat[index] = player_at
-    seat_of = state.seat_of_player[index].astype(np.int64)
-    prev_by_seat = np.empty_like(prev_by_player)
-    prev_by_seat[rows, seat_of] = prev_by_player
-    return prev_by_seat, _first_seat_with(prev_by_seat, p - 1)
+    n_players: int
+    manches: int  # regular manches in a game
+    dealer_left: bool  # deal_start: dealer_left (the dealer's left receives the first card; else the dealer)
+    reseat_by_role: bool  # players sit by role in a manche with roles
+    lead_pos: int  # the finishing position of the previous manche that leads a manche with roles
+    three_of_clubs_leads: bool  # first_lead: three_of_clubs (else the dealer's left leads a manche without roles)
+    points: np.ndarray  # (P,) int32: points by finishing position
+    deck_ranks: np.ndarray  # (N,) int64: the rank of each card id of cards.deck()
+    seat_by_pos: np.ndarray  # (P,) int64: the seat a player of each finishing position takes with reseat_by_role
+    role_by_pos: np.ndarray  # (P,) int64: the role code of each finishing position
+    exchange_pairs: np.ndarray  # (k, 3) int64: (high position, low position, cards) of each exchange pair
+    three_of_clubs: np.ndarray  # (decks,) int64: the card ids of the 3C
 
 
-def _first_seat_with(values: np.ndarray, target: np.ndarray | int) -> np.ndarray:
-    """Seat where ``values == target`` for each slot, ``(n,) int64`` (the target exists)."""
-    return np.argmax(values == np.asarray(target).reshape(-1, 1), axis=1)
-
-
-def _deal(rules: Rules, tab: Tables, state: GameState, index, card_ids, dealer, prev_pos) -> None:
-    """Deal the shuffled decks ``card_ids (n,N)`` one card at a time clockwise from the first receiver, then set the
-    manche up (:func:`start_manche`)."""
-    n, n_cards = index.size, rules.n_cards
-    dealt_to = np.empty((n, n_cards), np.int8)
-    dealt_to[np.arange(n)[:, None], card_ids] = (first_receiver(rules, dealer)[:, None] + np.arange(n_cards)) % (
-        rules.n_players
+@lru_cache(maxsize=64)
+def kernel_rules(rules: Rules) -> MancheRules:
+    """The manche's rules and tables as the kernels take them."""
+    return MancheRules(
+        n_players=rules.n_players,
+        manches=rules.manches,
+        dealer_left=rules.deal_start == "dealer_left",
+        reseat_by_role=rules.reseat_by_role,
+        lead_pos=rules.n_players - 1 if rules.lead == "trou_du_cul" else 0,
+        three_of_clubs_leads=rules.first_lead == "three_of_clubs",
+        points=points_by_position(rules),
+        deck_ranks=deck_card_ranks(rules.decks, rules.jokers).astype(np.int64),
+        seat_by_pos=seat_by_position(rules.n_players),
+        role_by_pos=role_by_position(rules.n_players).astype(np.int64),
+        exchange_pairs=np.array(rules.exchange_pairs, np.int64).reshape(-1, 3),
+        three_of_clubs=np.arange(rules.decks, dtype=np.int64) * 52,
     )
-    start_manche(rules, tab, state, index, dealt_to, dealer, prev_pos)
-
-
-def _cards_of_deal(rules: Rules, tab: Tables, dealt_to: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """From the seat each card id was dealt to ``(n,N)``: hands ``(n,P,R) int8`` and 3C holders ``(n,P) bool``."""
-    n = dealt_to.shape[0]
-    p, r = rules.n_players, rules.n_ranks
-    flat = (np.arange(n)[:, None] * p + dealt_to) * r + tab.deck_ranks
-    hands = np.bincount(flat.ravel(), minlength=n * p * r).reshape(n, p, r).astype(np.int8)
-    holders = np.zeros((n, p), bool)
-    for cid in tab.three_of_clubs:
-        holders[np.arange(n), dealt_to[:, cid]] = True
-    return hands, holders
-
-
-def start_manche(rules: Rules, tab: Tables, state: GameState, index, dealt_to, dealer, prev_pos) -> None:
-    """Set up a manche in slots ``index``: the deal (seat of each card id), roles from ``prev_pos`` (by seat),
-    the automatic half of the exchange, and who acts first."""
-    n, p = index.size, rules.n_players
-    hands, three_holders = _cards_of_deal(rules, tab, dealt_to)
-    rows = np.arange(n)
-    has_roles = prev_pos[:, 0] >= 0
-    gives_left = np.zeros((n, p), np.int8)
-    partner = np.full((n, p), -1, np.int8)
-    gave = np.zeros_like(hands)
-    received = np.zeros_like(hands)
-    for high_pos, low_pos, k in rules.exchange_pairs if has_roles.any() else ():
-        high = _first_seat_with(prev_pos, high_pos)
-        low = _first_seat_with(prev_pos, low_pos)
-        sub = rows[has_roles]
-        high, low = high[has_roles], low[has_roles]
-        # The lower-ranked player gives his k best cards: take from the strongest rank down.
-        low_hand = hands[sub, low].astype(np.int64)
-        above = np.cumsum(low_hand[:, ::-1], axis=1)[:, ::-1] - low_hand  # cards strictly stronger
-        take = np.clip(k - above, 0, low_hand).astype(np.int8)
-        hands[sub, low] -= take
-        hands[sub, high] += take
-        gave[sub, low] = take
-        received[sub, high] = take
-        gives_left[sub, high] = k
-        partner[sub, high] = low
-        partner[sub, low] = high
-    roles = np.where(prev_pos >= 0, tab.role_by_pos[np.maximum(prev_pos, 0)], NO_ROLE).astype(np.int8)
-    # Lead of the first trick.
-    if rules.first_lead == "three_of_clubs":
-        first_lead = next_seat(three_holders, dealer)
-    else:
-        first_lead = (dealer + 1) % p
-    role_lead = _first_seat_with(prev_pos, p - 1 if rules.lead == "trou_du_cul" else 0)
-    leader = np.where(has_roles, role_lead, first_lead)
-    exchanging = gives_left.any(axis=1)
-    giver = np.argmin(np.where(gives_left > 0, prev_pos, p), axis=1)  # Président's pair first
-
-    state.dealt_to[index] = dealt_to
-    state.manche_steps[index] = 0
-    state.hands[index] = hands
-    state.n_held[index] = hands.sum(axis=2, dtype=np.int16)
-    state.played[index] = 0
-    state.passed_bits[index] = 0
-    # Every seat is dealt cards; one whose whole hand went in the exchange gets as many back before the lead.
-    state.holding_bits[index] = (1 << p) - 1
-    state.out_order[index] = -1
-    state.out_rank[index] = -1
-    state.penalized[index] = False
-    state.gives_left[index] = gives_left
-    state.partner[index] = partner
-    state.gave[index] = gave
-    state.received[index] = received
-    state.prev_pos[index] = prev_pos
-    state.roles[index] = roles
-    state.leader[index] = leader
-    state.current[index] = np.where(exchanging, giver, leader)
-    state.phase[index] = np.where(exchanging, PHASE_EXCHANGE, PHASE_PLAY)
-    state.trick_rank[index] = -1
-    state.trick_count[index] = 0
-    state.trick_owner[index] = -1
-    state.revolution[index] = False
-    state.constrained[index] = False
-    state.n_out[index] = 0
-    state.n_normal_out[index] = 0
-    state.n_penalized[index] = 0
-    state.dealer[index] = dealer
-
-
-# --------------------------------------------------------------------------------------
-# The end of a manche (NumPy)
-# --------------------------------------------------------------------------------------
-def final_positions(rules: Rules, state: GameState, index: np.ndarray) -> np.ndarray:
-    """Finishing positions by seat ``(n,P) int8`` of slots whose manche just ended: the normal finishers in their
-    order, the last holder next, the offenders of ``finish_on_two: penalty`` last in theirs."""
-    out_rank = state.out_rank[index].astype(np.int64)
-    n_normal = state.n_normal_out[index].astype(np.int64)[:, None]
-    holder = state.n_held[index] > 0
-    positions = np.where(state.penalized[index], n_normal + 1 + out_rank, out_rank)
-    return np.where(holder, n_normal, positions).astype(np.int8)
 
 
 def score(
-    rules: Rules,
-    tab: Tables,
-    state: GameState,
-    index: np.ndarray,
-    local: np.ndarray,
-    result: StepResult,
-    rewards: np.ndarray,
+    rules: Rules, state: GameState, index: np.ndarray, local: np.ndarray, result: StepResult, rewards: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Score the manches that just ended in slots ``index (n,) int64`` into rows ``local`` of the step's ``result``
     (``rewards``: ``engine.reward_table``, by finishing position): points, the game's end or a decisive manche on a
-    tie, and ``PHASE_OVER`` where the game ended. Returns the finishing positions by player ``(n,P)`` and ``(n,)
-    bool`` the games over (the others go on: :func:`deal_next`)."""
-    p = rules.n_players
-    sub_rows = np.arange(index.size)[:, None]
-    pos_by_seat = final_positions(rules, state, index)
-    players = state.player_at_seat[index].astype(np.int64)
-    pos_by_player = np.empty_like(pos_by_seat)
-    pos_by_player[sub_rows, players] = pos_by_seat
-    result.rewards[local] = rewards[pos_by_player]
-    result.manche_over[local] = True
-    decisive = state.decisive[index]
-    state.scores[index] += np.where(decisive[:, None], 0, tab.points[pos_by_player])
-    state.manche[index] += 1
-    state.last_positions[index] = pos_by_player
-
-    last_regular = (state.manche[index] >= rules.manches) & ~decisive
-    scores = state.scores[index]
-    tied = scores == scores.max(axis=1, keepdims=True)
-    needs_decider = last_regular & (tied.sum(axis=1) > 1)
-    over = decisive | (last_regular & ~needs_decider)
-    # Winner: the best total, or among the tied players the best placed in the decisive manche.
-    contenders = np.where(decisive[:, None], state.tied[index], tied)
-    winner = np.argmin(np.where(contenders, pos_by_player, p + 1), axis=1)
-    state.last_winner[index[over]] = winner[over]
-    state.last_scores[index[over]] = scores[over]
-    state.decisive[index] = needs_decider
-    state.tied[index[needs_decider]] = tied[needs_decider]
-    result.game_over[local] = over
-    state.phase[index[over]] = PHASE_OVER
-    return pos_by_player, over
-
-
-def deal_next(
-    rules: Rules, tab: Tables, state: GameState, index: np.ndarray, positions: np.ndarray, card_ids: np.ndarray
-) -> None:
-    """The next manche of slots ``index (n,) int64`` whose manche ended and whose game goes on: seated by role
-    (:func:`seat_for_roles`), dealt by the Trou du cul from the shuffled decks ``card_ids (n,N)`` and set up
-    (:func:`start_manche`); ``positions (n,P)``: the finishing positions by player (:func:`score`)."""
-    prev_by_seat, dealer = seat_for_roles(rules, tab, state, index, positions)
-    _deal(rules, tab, state, index, card_ids, dealer, prev_by_seat)
-
-
-# --------------------------------------------------------------------------------------
-# The end of a manche, compiled per slot
-# --------------------------------------------------------------------------------------
-SCORE_STATE = (
-    "out_rank", "n_normal_out", "n_held", "penalized", "player_at_seat", "scores", "manche", "decisive", "tied",
-    "last_positions", "last_winner", "last_scores", "phase",
-)  # fmt: skip
-"""The ``GameState`` fields the score kernel reads or sets, in its order."""
-
-
-def compiled_score(
-    rules: Rules,
-    tab: Tables,
-    state: GameState,
-    index: np.ndarray,
-    local: np.ndarray,
-    result: StepResult,
-    rewards: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`score` by the compiled kernel (only where ``compiled.available()``); the positions come as int64."""
-    flags = np.array([rules.n_players, rules.manches], np.int64)
+    tie, and ``PHASE_OVER`` where the game ended. Returns the finishing positions by player ``(n,P) int64`` and
+    ``(n,) bool`` the games over (the others go on: :func:`deal`)."""
     positions = np.empty((index.size, rules.n_players), np.int64)
     over = np.zeros(index.size, bool)
-    _kernels()[0](
-        flags, tab.points, rewards, index, np.asarray(local, dtype=np.int64), result.rewards, result.manche_over,
-        result.game_over, positions, over, *[getattr(state, f) for f in SCORE_STATE],
-    )  # fmt: skip
+    local = np.asarray(local, dtype=np.int64)
+    run(_kernels()[0], index.size, kernel_rules(rules), state, index, local, rewards, result, positions, over)
     return positions, over
 
 
-DEAL_STATE = (
-    "seat_of_player", "player_at_seat", "prev_pos", "dealt_to", "hands", "n_held", "played", "gives_left", "partner",
-    "gave", "received", "roles", "leader", "current", "phase", "dealer", "manche_steps", "passed_bits", "holding_bits",
-    "out_order", "out_rank", "penalized", "trick_rank", "trick_count", "trick_owner", "revolution", "constrained",
-    "n_out", "n_normal_out", "n_penalized",
-)  # fmt: skip
-"""The ``GameState`` fields the deal kernel sets, in its order."""
-_DEAL_ARGS: dict[Rules, tuple] = {}
-
-
-def compiled_deal_next(
-    rules: Rules, tab: Tables, state: GameState, index: np.ndarray, positions: np.ndarray, card_ids: np.ndarray
+def deal(
+    rules: Rules,
+    state: GameState,
+    index: np.ndarray,
+    positions: np.ndarray,
+    dealers: np.ndarray,
+    cards: np.ndarray,
+    supplied: bool = False,
 ) -> None:
-    """:func:`deal_next` by the compiled kernel (only where ``compiled.available()``)."""
-    args = _DEAL_ARGS.get(rules)
-    if args is None:
-        lead_pos = rules.n_players - 1 if rules.lead == "trou_du_cul" else 0
-        flags = np.array([rules.n_players, int(rules.deal_start == "dealer_left"), int(rules.reseat_by_role), lead_pos])
-        pairs = np.array(rules.exchange_pairs, np.int64).reshape(-1, 3)
-        args = _DEAL_ARGS[rules] = (
-            flags.astype(np.int64),
-            np.ascontiguousarray(tab.deck_ranks, dtype=np.int64),
-            np.ascontiguousarray(tab.seat_by_pos, dtype=np.int64),
-            np.ascontiguousarray(tab.role_by_pos, dtype=np.int64),
-            pairs,
-        )
-    positions = np.ascontiguousarray(positions, dtype=np.int64)
-    _kernels()[1](*args, index, positions, card_ids, *[getattr(state, f) for f in DEAL_STATE])
+    """Set up a manche in slots ``index (n,) int64``: seated by role, dealt, the automatic half of the exchange made,
+    and who acts first.
+
+    ``positions (n,P)``: the previous manche's finishing positions by player (-1 rows: a manche without roles).
+    With roles, players sit by role under ``reseat_by_role`` and the Trou du cul deals; without, ``dealers (n,)``
+    deal. ``cards (n,N)``: a shuffled deck of card ids dealt one card at a time clockwise from the first receiver
+    (``engine._shuffled_decks``), or with ``supplied`` the player holding each card id."""
+    run(
+        _kernels()[1], index.size, kernel_rules(rules), state, index, np.ascontiguousarray(positions, dtype=np.int64),
+        np.ascontiguousarray(dealers, dtype=np.int64), np.ascontiguousarray(cards, dtype=np.int64), supplied,
+    )  # fmt: skip
 
 
 @lru_cache(maxsize=1)
-def _kernels() -> tuple[Any, Any]:
+def _kernels() -> tuple[Kernel, Kernel]:
     """The compiled ``(score, deal)`` kernels (each compiled at its first call in a process, cached on disk)."""
     return jit(_score_kernel), jit(_deal_kernel)
 
 
-def _score_kernel(
-    flags, points, reward_of, slots, rows, rewards, manche_over, game_over, positions, over, out_rank, n_normal_out,
-    n_held, penalized, player_at_seat, scores, manche, decisive, tied, last_positions, last_winner, last_scores, phase,
-):  # fmt: skip
-    """:func:`score`, slot by slot (compiled by :func:`_kernels`; each step follows the NumPy form)."""
-    p, manches = flags[0], flags[1]
-    for i in range(slots.size):
+def _score_kernel(m, state, slots, rows, reward_of, result, positions, over):
+    """:func:`score`, slot by slot (compiled by :func:`_kernels`; ``m``: :class:`MancheRules`)."""
+    p = m.n_players
+    # The arrays written in the loop, bound by name first: Numba's threaded loop drops writes made through a
+    # named tuple's field (numba 0.68: reads work, writes are lost).
+    decisive = state.decisive
+    last_positions = state.last_positions
+    last_scores = state.last_scores
+    last_winner = state.last_winner
+    manche = state.manche
+    n_held = state.n_held
+    n_normal_out = state.n_normal_out
+    out_rank = state.out_rank
+    penalized = state.penalized
+    phase = state.phase
+    player_at_seat = state.player_at_seat
+    scores = state.scores
+    tied = state.tied
+    result_game_over = result.game_over
+    result_manche_over = result.manche_over
+    result_rewards = result.rewards
+    for i in numba.prange(slots.size):  # each slot alone: the same results on any number of threads
         s, row = slots[i], rows[i]
         normal = n_normal_out[s]
-        for seat in range(p):  # final_positions
+        for seat in range(p):  # the final positions: normal finishers, the last holder, offenders
             if n_held[s, seat] > 0:
                 pos = normal
             elif penalized[s, seat]:
@@ -482,11 +313,11 @@ def _score_kernel(
         was_decisive = decisive[s]
         for player in range(p):
             pos = positions[i, player]
-            rewards[row, player] = reward_of[pos]
+            result_rewards[row, player] = reward_of[pos]
             if not was_decisive:
-                scores[s, player] += points[pos]
+                scores[s, player] += m.points[pos]
             last_positions[s, player] = pos
-        manche_over[row] = True
+        result_manche_over[row] = True
         manche[s] += 1
         best = scores[s, 0]
         for player in range(1, p):
@@ -494,7 +325,7 @@ def _score_kernel(
         n_tied = 0
         for player in range(p):
             n_tied += scores[s, player] == best
-        last_regular = manche[s] >= manches and not was_decisive
+        last_regular = manche[s] >= m.manches and not was_decisive
         needs_decider = last_regular and n_tied > 1
         ended = was_decisive or (last_regular and not needs_decider)
         if ended:
@@ -511,57 +342,88 @@ def _score_kernel(
         if needs_decider:
             for player in range(p):
                 tied[s, player] = scores[s, player] == best
-        game_over[row] = ended
+        result_game_over[row] = ended
         over[i] = ended
 
 
-def _deal_kernel(
-    flags, deck_ranks, seat_by_pos, role_by_pos, pairs, slots, positions, card_ids, seat_of_player, player_at_seat,
-    prev_pos, dealt_to, hands, n_held, played, gives_left, partner, gave, received, roles, leader, current, phase,
-    dealer, manche_steps, passed_bits, holding_bits, out_order, out_rank, penalized, trick_rank, trick_count,
-    trick_owner, revolution, constrained, n_out, n_normal_out, n_penalized,
-):  # fmt: skip
-    """:func:`deal_next`, slot by slot (compiled by :func:`_kernels`; each step follows the NumPy form)."""
-    p, dealer_left, reseat, lead_pos = flags[0], flags[1], flags[2], flags[3]
-    r = hands.shape[2]
-    for i in range(slots.size):
+def _deal_kernel(m, state, slots, positions, dealers, cards, supplied):
+    """:func:`deal`, slot by slot (compiled by :func:`_kernels`; ``m``: :class:`MancheRules`)."""
+    p = m.n_players
+    r = state.hands.shape[2]
+    # The arrays written in the loop, bound by name first: Numba's threaded loop drops writes made through a
+    # named tuple's field (numba 0.68: reads work, writes are lost).
+    constrained = state.constrained
+    current = state.current
+    dealer = state.dealer
+    dealt_to = state.dealt_to
+    gave = state.gave
+    gives_left = state.gives_left
+    hands = state.hands
+    holding_bits = state.holding_bits
+    leader = state.leader
+    manche_steps = state.manche_steps
+    n_held = state.n_held
+    n_normal_out = state.n_normal_out
+    n_out = state.n_out
+    n_penalized = state.n_penalized
+    out_order = state.out_order
+    out_rank = state.out_rank
+    partner = state.partner
+    passed_bits = state.passed_bits
+    penalized = state.penalized
+    phase = state.phase
+    played = state.played
+    player_at_seat = state.player_at_seat
+    prev_pos = state.prev_pos
+    received = state.received
+    revolution = state.revolution
+    roles = state.roles
+    seat_of_player = state.seat_of_player
+    trick_count = state.trick_count
+    trick_owner = state.trick_owner
+    trick_rank = state.trick_rank
+    for i in numba.prange(slots.size):  # each slot alone: the same results on any number of threads
         s = slots[i]
-        # seat_for_roles: seated by role, the previous positions by seat; the Trou du cul deals.
-        if reseat:
+        has_roles = positions[i, 0] >= 0
+        # Seated by role, the previous positions by seat; the Trou du cul deals.
+        if has_roles and m.reseat_by_role:
             for player in range(p):
-                seat = seat_by_pos[positions[i, player]]
+                seat = m.seat_by_pos[positions[i, player]]
                 seat_of_player[s, player] = seat
                 player_at_seat[s, seat] = player
+        d, lead = dealers[i], 0
         for player in range(p):
             prev_pos[s, seat_of_player[s, player]] = positions[i, player]
-        d, lead = 0, 0
-        for seat in range(p - 1, -1, -1):  # the first seat with the position, as _first_seat_with
-            if prev_pos[s, seat] == p - 1:
+        for seat in range(p - 1, -1, -1):  # the first seat with the position
+            if has_roles and prev_pos[s, seat] == p - 1:
                 d = seat
-            if prev_pos[s, seat] == lead_pos:
+            if prev_pos[s, seat] == m.lead_pos:
                 lead = seat
-        # _deal: card_ids[i, j] goes to the j-th seat clockwise from the first receiver.
-        first = d + 1 if dealer_left else d
+        # The deal: cards[i, j] goes to the j-th seat clockwise from the first receiver (or, supplied, the seat of
+        # the player holding card id j).
+        first = d + 1 if m.dealer_left else d
         hands[s] = 0
-        for j in range(card_ids.shape[1]):
-            cid = card_ids[i, j]
-            seat = (first + j) % p
+        for j in range(cards.shape[1]):
+            if supplied:
+                cid, seat = j, seat_of_player[s, cards[i, j]]
+            else:
+                cid, seat = cards[i, j], (first + j) % p
             dealt_to[s, cid] = seat
-            hands[s, seat, deck_ranks[cid]] += 1
-        # start_manche with roles: the automatic half of the exchange, then who acts first.
+            hands[s, seat, m.deck_ranks[cid]] += 1
+        # The automatic half of the exchange: each lower-ranked player gives his k best cards to his partner.
         gives_left[s] = 0
         partner[s] = -1
         gave[s] = 0
         received[s] = 0
-        for m in range(pairs.shape[0]):
-            high_pos, low_pos, k = pairs[m, 0], pairs[m, 1], pairs[m, 2]
+        for pair in range(m.exchange_pairs.shape[0] if has_roles else 0):
+            high_pos, low_pos, k = m.exchange_pairs[pair, 0], m.exchange_pairs[pair, 1], m.exchange_pairs[pair, 2]
             high, low = 0, 0
             for seat in range(p - 1, -1, -1):
                 if prev_pos[s, seat] == high_pos:
                     high = seat
                 if prev_pos[s, seat] == low_pos:
                     low = seat
-            above = 0  # the lower-ranked player gives his k best cards: from the strongest rank down
+            above = 0  # from the strongest rank down
             for rank in range(r - 1, -1, -1):
                 held = hands[s, low, rank]
                 take = min(max(k - above, 0), held)
@@ -573,9 +435,22 @@ def _deal_kernel(
             gives_left[s, high] = k
             partner[s, high] = low
             partner[s, low] = high
+        # Who leads: by role; without roles the first holder of a 3C clockwise after the dealer (the dealer last),
+        # or the dealer's left.
+        if not has_roles:
+            lead = (d + 1) % p
+            if m.three_of_clubs_leads:
+                for step in range(1, p + 1):
+                    seat = (d + step) % p
+                    holds = False
+                    for cid in m.three_of_clubs:
+                        holds = holds or dealt_to[s, cid] == seat
+                    if holds:
+                        lead = seat
+                        break
         giver, best = -1, p
         for seat in range(p):
-            roles[s, seat] = role_by_pos[prev_pos[s, seat]]
+            roles[s, seat] = m.role_by_pos[prev_pos[s, seat]] if prev_pos[s, seat] >= 0 else NO_ROLE
             total = 0
             for rank in range(r):
                 total += hands[s, seat, rank]
@@ -593,6 +468,7 @@ def _deal_kernel(
         manche_steps[s] = 0
         played[s] = 0
         passed_bits[s] = 0
+        # Every seat is dealt cards; one whose whole hand went in the exchange gets as many back before the lead.
         holding_bits[s] = (1 << p) - 1
         out_order[s] = -1
         out_rank[s] = -1

@@ -8,7 +8,7 @@ depends on another player's hidden cards.
 One spec says what the vector holds, OpenSpiel-style: :func:`layout` gives the
 :class:`ObservationSpec` of a ``Rules``, an ordered list of named :class:`Segment`
 (shape, encoding, the state field it shows, bounds, meaning). Everything else is
-read from it: the encoder :func:`observe` (two paths, tested equal), the decoder
+read from it: the encoder :func:`observe` (a kernel writing into the caller's buffer), the decoder
 ``layout(rules).view(obs)["hand"]`` (named arrays, batched or not), the same named
 arrays read straight from a state (``view_state``, the Monte-Carlo rollouts), the
 scalar encoder of :class:`~president_env.single.SingleGame` and the index table of
@@ -22,11 +22,15 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
+import numba
 import numpy as np
 
+from .compiled import jit, run
 from .engine import GameState, tables
 from .rules import Rules
+from .trick import index_range
 
 COUNT, FLAG, ONE_HOT = "count", "flag", "one_hot"
 """Encodings: the value itself; 0 or 1; a 1 at ``value - first`` (all 0 when the value is out of range)."""
@@ -293,12 +297,6 @@ def _segment_values(
     return values
 
 
-def _gather(spec: ObservationSpec, state: GameState, seat: np.ndarray) -> list[np.ndarray]:
-    """Each segment's values ``(B, n)`` seen from ``seat (B,)``: in the state's dtype, or ``int64`` relative seats."""
-    rows = _flat_rows(state, seat, None)
-    return [_segment_values(seg, state, seat, None, rows) for seg in spec.segments]
-
-
 @lru_cache(maxsize=8)
 def _relative_seats(p: int) -> np.ndarray:
     """``rel[seat]``: absolute seat of each relative seat."""
@@ -306,51 +304,82 @@ def _relative_seats(p: int) -> np.ndarray:
     return (seats[:, None] + seats) % p
 
 
-# Below this batch size the observation is one gather through a plan (few NumPy calls, cheap at B = 1);
-# above it, segment by segment (fewer bytes moved per slot). Both give the same array (tested).
-PLAN_BELOW = 64
-
-
-def observe(rules: Rules, state: GameState, viewer: np.ndarray | None = None) -> np.ndarray:
-    """``(B, obs_dim) float32`` from seat ``viewer (B,)`` (default: the seat to act)."""
-    seat = state.current if viewer is None else np.asarray(viewer, dtype=np.int64)
-    if state.batch_size < PLAN_BELOW:
-        return _observe_by_plan(rules, state, seat)
-    return _observe_by_segment(rules, state, seat)
-
-
-def _observe_by_segment(rules: Rules, state: GameState, seat: np.ndarray) -> np.ndarray:
-    """Each segment written from its values in the state, a few whole-batch operations each."""
-    spec = layout(rules)
-    b = state.batch_size
-    rows = np.arange(b)
-    out = np.zeros((b, spec.size), np.float32)
-    for seg, values in zip(spec.segments, _gather(spec, state, seat)):
-        if seg.encoding != ONE_HOT:
-            out[:, seg.slice] = values
-            continue
-        width = seg.shape[-1]
-        index = values - seg.first
-        valid = (index >= 0) & (index < width)
-        if values.shape[1] == 1:  # one value a slot: one write, 0 where out of range
-            out[rows, seg.offset + np.where(valid[:, 0], index[:, 0], 0)] = valid[:, 0]
-        else:
-            slot, position = np.nonzero(valid)
-            out[slot, seg.offset + position * width + index[slot, position]] = 1.0
+def observe(
+    rules: Rules,
+    state: GameState,
+    viewer: np.ndarray | None = None,
+    out: np.ndarray | None = None,
+    slots: np.ndarray | None = None,
+) -> np.ndarray:
+    """``(n, obs_dim) float32``: the observation of every slot (or of ``slots (n,) int``) from seat ``viewer (n,)``
+    (default: the seat to act), written by a kernel (:func:`_observe_kernel`) into ``out`` when given (a caller's
+    buffer: ``(n, obs_dim) float32``, rows C-contiguous, e.g. a rollout buffer's rows; nothing is copied) and
+    returned."""
+    index = index_range(state.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
+    seat = state.current.take(index) if viewer is None else np.asarray(viewer, dtype=np.int64)
+    n, size = index.size, layout(rules).size
+    if out is None:
+        out = np.empty((n, size), np.float32)
+    elif (
+        not isinstance(out, np.ndarray)
+        or out.dtype != np.float32
+        or out.shape != (n, size)
+        or out.strides[1] != out.itemsize
+        or not out.flags.writeable
+    ):
+        what = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise ValueError(f"out must be a writeable float32 array of shape ({n}, {size}), rows contiguous; got {what}")
+    if seat.shape != (n,):
+        raise ValueError(f"viewer must hold one seat per observed slot, shape ({n},), got {seat.shape}")
+    run(_observe_kernel(), n, _plan(rules), state, index, seat, out)
     return out
 
 
 # --------------------------------------------------------------------------------------
 # The plan: the observation as one gather from the state's fields laid side by side
 # --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Plan:
-    """``obs[b, i] = src[b, index[seat, i]]``, or ``== pattern[seat, i]`` where ``one_hot[i]``."""
+class _Columns(NamedTuple):
+    """Where each field the spec shows starts in a slot's fields laid side by side (-1: not shown), and the width.
+    A segment of a field not named here is refused by :func:`_plan` (the kernel would not lay it out)."""
 
-    sources: tuple[str, ...]  # the fields laid side by side in ``src``, in order
-    index: np.ndarray  # (P, D) int64 column of the source for each entry, by viewer seat
-    pattern: np.ndarray  # (P, D) int32 value that sets a one-hot entry
-    one_hot: np.ndarray  # (D,) bool
+    hands: int
+    played: int
+    n_held: int
+    trick_rank: int
+    trick_count: int
+    trick_owner: int
+    passed: int  # the seats' pass flags, from passed_bits
+    out_order: int
+    penalized: int
+    roles: int
+    revolution: int
+    constrained: int
+    current: int
+    phase: int
+    gave: int
+    received: int
+    partner: int
+    gives_left: int
+    scores: int  # each seat's player's total
+    manche: int
+    decisive: int
+    width: int
+
+
+class _Plan(NamedTuple):
+    """The observation of a slot as writes from its fields laid side by side (``src``, at ``columns``), seen from the
+    viewer's seat (the first axis): a plain entry ``obs[plain_dst[j]] = src[plain_src[seat, j]]``; a one-hot group
+    of ``group_width[g]`` entries from ``group_dst[g]``, whose 1 is at ``src[group_src[seat, g]] - group_first[g]``
+    (a seat shown relative to the viewer where ``group_seat[g]``), all 0 when out of range."""
+
+    columns: _Columns
+    plain_dst: np.ndarray  # (N,) int64
+    plain_src: np.ndarray  # (P, N) int64
+    group_dst: np.ndarray  # (G,) int64
+    group_src: np.ndarray  # (P, G) int64
+    group_first: np.ndarray  # (G,) int64
+    group_width: np.ndarray  # (G,) int64
+    group_seat: np.ndarray  # (G,) bool
 
 
 @lru_cache(maxsize=64)
@@ -360,42 +389,169 @@ def _plan(rules: Rules) -> _Plan:
     column, offset = {}, 0
     for seg in spec.segments:  # the source columns: P rows of the view's size, or the view itself
         if seg.source not in column:
+            if seg.source not in _Columns._fields:
+                raise ValueError(f"segment {seg.name!r} shows {seg.source!r}, which _observe_slots does not lay out")
             column[seg.source] = offset
             offset += math.prod(seg.view_shape) * (p if seg.whose == OWN else 1)
-    index = np.zeros((p, spec.size), np.int64)
-    pattern = np.full((p, spec.size), -1000, np.int32)  # never a state value: entry is not a one-hot
-    for seat in range(p):
-        for seg in spec.segments:
-            n = math.prod(seg.view_shape)  # values of the view
-            position = np.arange(n)
+    columns = _Columns(**{name: column.get(name, -1) for name in _Columns._fields if name != "width"}, width=offset)
+    plain_dst, plain_src, group_dst, group_src, group_first, group_width, group_seat = [], [], [], [], [], [], []
+    for seg in spec.segments:
+        n = math.prod(seg.view_shape)  # values of the view
+        position = np.arange(n)
+        by_seat = []
+        for seat in range(p):
             if seg.whose == OWN:
-                src = column[seg.source] + seat * n + position
+                by_seat.append(column[seg.source] + seat * n + position)
             elif seg.whose == SEATS:
-                per_seat = n // p
-                src = column[seg.source] + ((seat + position // per_seat) % p) * per_seat + position % per_seat
+                per_seat = n // p  # relative seat k's values come from absolute seat (seat + k) % P
+                rows = ((seat + position // per_seat) % p) * per_seat
+                by_seat.append(column[seg.source] + rows + position % per_seat)
             else:
-                src = column[seg.source] + position
-            if seg.encoding != ONE_HOT:
-                index[seat, seg.slice] = src
-                continue
-            width = seg.shape[-1]
-            values = seg.first + np.arange(width)
-            if seg.seat:  # relative seat k is absolute seat (seat + k) % P
-                values = (seat + values) % p
-            index[seat, seg.slice] = np.repeat(src, width)
-            pattern[seat, seg.slice] = np.tile(values, n)
-    for table in (index, pattern):
+                by_seat.append(column[seg.source] + position)
+        if seg.encoding != ONE_HOT:
+            plain_dst.append(seg.offset + position)
+            plain_src.append(np.stack(by_seat))
+            continue
+        width = seg.shape[-1]
+        group_dst.append(seg.offset + position * width)
+        group_src.append(np.stack(by_seat))
+        group_first.append(np.full(n, seg.first))
+        group_width.append(np.full(n, width))
+        group_seat.append(np.full(n, seg.seat))
+    plan = _Plan(
+        columns,
+        np.concatenate(plain_dst).astype(np.int64),
+        np.concatenate(plain_src, axis=1).astype(np.int64),
+        np.concatenate(group_dst).astype(np.int64),
+        np.concatenate(group_src, axis=1).astype(np.int64),
+        np.concatenate(group_first).astype(np.int64),
+        np.concatenate(group_width).astype(np.int64),
+        np.concatenate(group_seat).astype(bool),
+    )
+    for table in plan[1:]:
         table.flags.writeable = False
-    return _Plan(tuple(column), index, pattern, pattern[0] != -1000)
+    return plan
 
 
-def _observe_by_plan(rules: Rules, state: GameState, seat: np.ndarray) -> np.ndarray:
-    """The state's fields side by side, one gather, one comparison for the one-hots."""
-    b = state.batch_size
-    plan = _plan(rules)
-    rows = np.arange(b)[:, None]
-    arrays = [_source(state, name) for name in plan.sources]
-    arrays = [a if a.ndim == 2 else a.reshape(b, -1) if a.ndim == 3 else a[:, None] for a in arrays]
-    source = np.concatenate(arrays, axis=1, dtype=np.int32, casting="unsafe")
-    values = source.ravel().take(rows * source.shape[1] + plan.index[seat])
-    return np.where(plan.one_hot, values == plan.pattern[seat], values).astype(np.float32)
+@lru_cache(maxsize=1)
+def _observe_kernel():
+    """:func:`_observe_slots` compiled."""
+    return jit(_observe_slots)
+
+
+def _observe_slots(plan, state, slots, viewers, out):
+    """``out[i]``: the observation of slot ``slots[i]`` from seat ``viewers[i]``: the slot's fields laid side by side
+    at the columns ``plan.columns``, then the plain entries copied and one 1 set per one-hot group (:class:`_Plan`)."""
+    c = plan.columns
+    p, r = state.hands.shape[1], state.hands.shape[2]
+    # Bound by name before the loop: Numba's threaded loop cannot take a named tuple's fields inside it (numba 0.68
+    # drops writes through them and fails to compile some reads).
+    plan_group_dst = plan.group_dst
+    plan_group_first = plan.group_first
+    plan_group_seat = plan.group_seat
+    plan_group_src = plan.group_src
+    plan_group_width = plan.group_width
+    plan_plain_dst = plan.plain_dst
+    plan_plain_src = plan.plain_src
+    constrained = state.constrained
+    current = state.current
+    decisive = state.decisive
+    gave = state.gave
+    gives_left = state.gives_left
+    hands = state.hands
+    manche = state.manche
+    n_held = state.n_held
+    out_order = state.out_order
+    partner = state.partner
+    passed_bits = state.passed_bits
+    penalized = state.penalized
+    phase = state.phase
+    played = state.played
+    player_at_seat = state.player_at_seat
+    received = state.received
+    revolution = state.revolution
+    roles = state.roles
+    scores = state.scores
+    trick_count = state.trick_count
+    trick_owner = state.trick_owner
+    trick_rank = state.trick_rank
+    c_constrained = c.constrained
+    c_current = c.current
+    c_decisive = c.decisive
+    c_gave = c.gave
+    c_gives_left = c.gives_left
+    c_hands = c.hands
+    c_manche = c.manche
+    c_n_held = c.n_held
+    c_out_order = c.out_order
+    c_partner = c.partner
+    c_passed = c.passed
+    c_penalized = c.penalized
+    c_phase = c.phase
+    c_played = c.played
+    c_received = c.received
+    c_revolution = c.revolution
+    c_roles = c.roles
+    c_scores = c.scores
+    c_trick_count = c.trick_count
+    c_trick_owner = c.trick_owner
+    c_trick_rank = c.trick_rank
+    c_width = c.width
+    for i in numba.prange(slots.size):
+        s, seat = slots[i], viewers[i]
+        src = np.empty(c_width, np.int32)  # each slot its own: the slots may run on several threads
+        for q in range(p):
+            for k in range(r):
+                if c_hands >= 0:
+                    src[c_hands + q * r + k] = hands[s, q, k]
+                if c_played >= 0:
+                    src[c_played + q * r + k] = played[s, q, k]
+                if c_gave >= 0:
+                    src[c_gave + q * r + k] = gave[s, q, k]
+                if c_received >= 0:
+                    src[c_received + q * r + k] = received[s, q, k]
+            if c_n_held >= 0:
+                src[c_n_held + q] = n_held[s, q]
+            if c_passed >= 0:
+                src[c_passed + q] = (passed_bits[s] >> q) & 1
+            if c_out_order >= 0:
+                src[c_out_order + q] = out_order[s, q]
+            if c_penalized >= 0:
+                src[c_penalized + q] = penalized[s, q]
+            if c_roles >= 0:
+                src[c_roles + q] = roles[s, q]
+            if c_partner >= 0:
+                src[c_partner + q] = partner[s, q]
+            if c_gives_left >= 0:
+                src[c_gives_left + q] = gives_left[s, q]
+            if c_scores >= 0:  # by player in the state, by seat in the observation
+                src[c_scores + q] = scores[s, player_at_seat[s, q]]
+        if c_trick_rank >= 0:
+            src[c_trick_rank] = trick_rank[s]
+        if c_trick_count >= 0:
+            src[c_trick_count] = trick_count[s]
+        if c_trick_owner >= 0:
+            src[c_trick_owner] = trick_owner[s]
+        if c_revolution >= 0:
+            src[c_revolution] = revolution[s]
+        if c_constrained >= 0:
+            src[c_constrained] = constrained[s]
+        if c_current >= 0:
+            src[c_current] = current[s]
+        if c_phase >= 0:
+            src[c_phase] = phase[s]
+        if c_manche >= 0:
+            src[c_manche] = manche[s]
+        if c_decisive >= 0:
+            src[c_decisive] = decisive[s]
+        row = out[i]
+        row[:] = 0.0
+        for j in range(plan_plain_dst.size):
+            row[plan_plain_dst[j]] = src[plan_plain_src[seat, j]]
+        for g in range(plan_group_dst.size):
+            v = src[plan_group_src[seat, g]]
+            if plan_group_seat[g]:  # an absolute seat, shown relative to the viewer
+                v = (v - seat) % p if v >= 0 else -1
+            k = v - plan_group_first[g]
+            if 0 <= k < plan_group_width[g]:
+                row[plan_group_dst[g] + k] = 1.0

@@ -8,9 +8,8 @@
     print(event.text(), game.cards[0])        # "player_1 played 7C 7D", the hand with its suits
     Replay.of(game).save("game.json")         # president_env.replay: the record as JSON
 
-The game is a ``VecGame(batch_size=1)`` this object owns: its masks and steps are the engine's, played by
-the compiled per-slot kernels where Numba is available and by the NumPy engine otherwise
-(:mod:`president_env.compiled`), so the random draws, and the games for a seed, are those of
+The game is a ``VecGame(batch_size=1)`` this object owns: its masks and steps are the engine's kernels, bound
+to its one slot (``trick.Slot``), so the random draws, and the games for a seed, are those of
 ``VecGame(rules, batch_size=1, seed=seed)``. No rule is written here. After every step the slot is copied
 into this object's attributes (the fields of :class:`~president_env.engine.GameState`, same names and
 meanings) as Python ints, lists and per-seat ``bytearray`` rows, which the views read and from which the
@@ -31,7 +30,7 @@ events and record complete) and after it (``final``, a one-slot ``GameState`` in
 scores: the Gymnasium envs' terminal observation). Without it (front ends, replays) the game stays over
 (``done``).
 
-``tests/test_single_game.py`` plays this class and a NumPy ``VecGame(batch_size=1)`` in lockstep on random
+``tests/test_single_game.py`` plays this class and a ``VecGame(batch_size=1)`` in lockstep on random
 rule sets (``tests/lockstep.py``) and demands the same masks, observations from every seat, rewards, ends and
 whole states, and cards that agree with the counts.
 """
@@ -50,7 +49,6 @@ from typing import Any
 
 import numpy as np
 
-from . import compiled as _compiled
 from . import deals, engine, observation, trick
 from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_name, action_tables
 from .cards import TWO, card_name, card_rank, deck, parse_card, sort_cards, validate_deal
@@ -58,10 +56,10 @@ from .engine import GameState
 from .observation import ONE_HOT, OWN, SEATS, TABLE, Segment, layout
 from .presets import RulesSpec, resolve_rules
 from .rules import Rules
+from .state import FIELDS
 from .user_input import short_repr
 from .vec_game import VecGame
 
-FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(GameState))
 BYTE_ROWS = ("hands", "played", "gave", "received")  # (P, R) counts kept as one bytearray per seat
 _SLOT = np.zeros(1, np.int64)  # the engine game's one slot
 MAX_SEED = 2**63 - 1
@@ -423,7 +421,6 @@ class SingleGame:
         rules: the rules (any spec ``presets.resolve_rules`` takes).
         seed: the game's generator (deals, dealers); default a fresh int seed. An int is kept in the record.
         reward_mode: of the manches' rewards (``VecGame``'s).
-        compiled: ``False`` keeps the NumPy engine where Numba is available too (as ``VecGame``'s ``compiled``).
         autoreset: deal the next game in the step that ends one (the envs; the finished game stays readable as
             ``ended`` and ``final``); ``False`` (front ends, replays): the game stays over (``done``).
         players: a label for each player, kept in the record (default ``player_i``; made a label a replay loads
@@ -436,7 +433,6 @@ class SingleGame:
         rules: RulesSpec = None,
         seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         reward_mode: str = "zero_sum",
-        compiled: bool = True,
         autoreset: bool = True,
         players: Sequence[str] | None = None,
         source: str = "",
@@ -452,7 +448,7 @@ class SingleGame:
         # The engine game is not autoreset: the finished game's table is kept (``final``) before the next game
         # is dealt here, with the same draws as VecGame's autoreset.
         self.engine_game = VecGame(
-            self.rules, batch_size=1, seed=seed, reward_mode=reward_mode, autoreset=False, compiled=compiled
+            self.rules, batch_size=1, seed=seed, reward_mode=reward_mode, autoreset=False
         )
         self.reward_mode = reward_mode
         self._bind()
@@ -475,19 +471,14 @@ class SingleGame:
             self.source = self.record.source = _source_label(source)
 
     def _bind(self) -> None:
-        """The observation writer, the action tables as lists, and the compiled kernels bound to the engine
-        game's slot where it plays through them (else ``None``: the engine game's NumPy step)."""
+        """The observation writer, the action tables as lists, and the kernels bound to the engine game's slot."""
         rules = self.rules
         self._write = _writer(rules)
         self._tables = tuple(t.tolist() for t in action_tables(rules))
         self._moves = [action_name(rules, a) for a in range(rules.num_actions)]
-        game = self.engine_game
-        self._slot = None
-        self._play_arrays: tuple | None = None  # the state's arrays _load_play reads, where they stay the same
-        if game.compiled and _compiled.available():
-            state = game.state
-            self._slot = trick.Slot(rules, engine.tables(rules), state)  # the kernels keep the arrays too
-            self._play_arrays = tuple((name, getattr(state, name)) for name in trick.PLAY_CHANGES)
+        state = self.engine_game.state
+        self._slot = trick.Slot(rules, state)  # the kernels keep the arrays too
+        self._play_arrays = tuple((name, getattr(state, name)) for name in trick.PLAY_CHANGES)
 
     def __getstate__(self) -> dict:
         """Pickled without the observation writer (it holds closures), the tables and the bound kernels; rebuilt
@@ -518,8 +509,7 @@ class SingleGame:
         where the seat went out). The lists are changed in place: ``ended`` never shares them (a game's end
         loads every field anew)."""
         state, fields = self.engine_game.state, self.__dict__
-        arrays = self._play_arrays  # the NumPy step replaces the arrays: read them anew there
-        for name, array in arrays or ((name, getattr(state, name)) for name in trick.PLAY_CHANGES):
+        for name, array in self._play_arrays:
             fields[name] = array.tolist()[0]
         self.hands[seat] = bytearray(state.hands[0, seat].tobytes())
         self.played[seat] = bytearray(state.played[0, seat].tobytes())
@@ -633,8 +623,7 @@ class SingleGame:
     def mask_bytes(self) -> bytes:
         """The legal mask as ``num_actions`` bytes 0/1 (the engine's, cached until the next step)."""
         if self._mask is None:
-            slot = self._slot
-            self._mask = self.engine_game.legal_mask().tobytes() if slot is None else slot.mask_bytes()
+            self._mask = self._slot.mask_bytes()
         return self._mask
 
     def legal_mask(self) -> np.ndarray:
@@ -697,9 +686,7 @@ class SingleGame:
             check_note(self.rules, note)
         manche, decisive = self.manche, self.decisive
         leads = kind == KIND_PLAY and self.trick_rank < 0
-        if self._slot is None:
-            events = game.step_events(np.array([action]))
-        elif self._slot.play(action):  # the manche ended: scored, and the next one dealt, by the engine
+        if self._slot.play(action):  # the manche ended: scored, and the next one dealt, by the engine
             events = engine.end_manches(self.rules, game.state, _SLOT, game.rng, self.reward_mode)
         else:
             events = None

@@ -29,7 +29,8 @@ def available_cpus() -> int:
 
 
 def cap_threads(threads: int | None = None, blas: int = 1) -> int:
-    """Cap torch's intra-op pool and NumPy's BLAS pool to the CPUs this process is given; returns torch's cap.
+    """Cap torch's intra-op pool, NumPy's BLAS pool and, given ``threads``, the engine's kernels
+    (:func:`kernel_threads`) to the CPUs this process is given; returns torch's cap.
 
     Args:
         threads: torch's threads (default: every CPU of the affinity mask); never more than that mask holds.
@@ -44,6 +45,8 @@ def cap_threads(threads: int | None = None, blas: int = 1) -> int:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     cpus = available_cpus()
     cap = min(threads or cpus, cpus)
+    if threads is not None:  # the engine's kernels too
+        kernel_threads(cap)
     torch = sys.modules.get("torch")
     if torch is not None and (threads is not None or torch.get_num_threads() > cap):
         torch.set_num_threads(cap)
@@ -63,4 +66,31 @@ def _cap_blas(threads: int) -> None:
     _blas_capped = threads
 
 
-__all__ = ["available_cpus", "cap_threads"]
+KERNEL_THREADS_VARIABLE = "PRESIDENT_ENV_THREADS"
+"""Environment variable: the most threads the engine's kernels use (``1`` forces one, the calling thread)."""
+_kernel_threads: int | None = None
+
+
+def kernel_threads(threads: int | None = None) -> int:
+    """The threads the engine's kernels split a large batch over (``president_env.compiled.run``).
+
+    ``threads``, when given, is kept for the calls to come (``cap_threads`` passes its own); else the last kept,
+    else ``PRESIDENT_ENV_THREADS``, else every CPU of the process's affinity mask. Never more than that mask, nor
+    Numba's pool (``NUMBA_NUM_THREADS``). The results are the same whatever the number.
+    """
+    global _kernel_threads
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads must be a positive integer, got {threads!r}")
+        _kernel_threads = threads
+    elif _kernel_threads is None:
+        value = os.environ.get(KERNEL_THREADS_VARIABLE, "").strip()
+        if value and (not value.isdigit() or int(value) < 1):
+            raise ValueError(f"{KERNEL_THREADS_VARIABLE} must be a positive integer, got {value!r}")
+        _kernel_threads = int(value) if value else available_cpus()
+    import numba  # a core dependency; imported here so that reading the CPUs stays cheap
+
+    return max(1, min(_kernel_threads, available_cpus(), numba.config.NUMBA_NUM_THREADS))
+
+
+__all__ = ["available_cpus", "cap_threads", "kernel_threads"]

@@ -1,65 +1,35 @@
-"""The trick rules, in their two forms side by side: the NumPy batched form and the compiled per-slot form.
+"""The trick rules: the legal mask and every decision of a manche, per slot, in loops that Numba compiles.
 
-Every decision of a manche lives here, once per form: what the player to act may do (the legal mask), and what a
-give, a pass or a play does (cards leave the hand, wild 2s complete a play, a revolution turns the order, a
-player goes out and takes his place in the finishing order, the turn passes clockwise, a trick ends and its
-winner leads). The manche's start and end (the deal, the exchange's automatic half, scoring, the game's end) live
-in :mod:`president_env.manche`; :mod:`president_env.engine` is the state machine that calls both, on a
-:class:`~president_env.engine.GameState`.
+What the player to act may do (the legal mask, ``_mask_kernel``), and what a give, a pass or a play does (cards
+leave the hand, wild 2s complete a play, a revolution turns the order, a player goes out and takes his place in the
+finishing order, the turn passes clockwise, a trick ends and its winner leads: ``_play_kernel``). The manche's start
+and end (the deal, the exchange's automatic half, scoring, the game's end) live in :mod:`president_env.manche`;
+:mod:`president_env.engine` is the state machine that calls both, on a :class:`~president_env.engine.GameState`.
 
-- **NumPy, batched** (:func:`legal_mask`, :func:`play`): every slot at once, no Python loop over games.
-- **Compiled, per slot** (:func:`compiled_legal_mask`, :func:`compiled_play`, :class:`Slot`): the same work slot
-  by slot in loops that Numba compiles (``_mask_kernel``, ``_play_kernel``, each line following the NumPy form)
-  where :func:`president_env.compiled.available`; a NumPy call costs about a microsecond whatever its size, so for
-  a few slots the loops win (docs/speed.md).
-
-A change of a trick rule changes both forms, in this file (and the oracle, ``tests/oracle/reference.py``);
-``tests/test_compiled.py`` plays both in lockstep and demands equal masks, results and whole states after every
-step. The tables derived from the rules (:func:`rank_tables`) are gathered by ``engine.tables``.
+:func:`legal_mask` and :func:`play` run the kernels over chosen slots; :class:`Slot` binds them to one slot for a
+caller that steps one game. Each rule is written once, here; a change of a trick rule changes this file and the
+oracle, ``tests/oracle/reference.py`` (``tests/test_differential.py`` plays both in lockstep). The tables derived
+from the rules (:func:`rank_tables`) are gathered by ``engine.tables``.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
+import numba
 import numpy as np
 
-from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY
+from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
 from .cards import JOKER, N_NATURAL_RANKS, TWO
-from .compiled import jit
+from .compiled import Kernel, jit, run
 from .rules import Rules
-
-if TYPE_CHECKING:
-    from .engine import GameState, Tables
-
-PHASE_EXCHANGE, PHASE_PLAY, PHASE_OVER = 0, 1, 2
-"""A slot's ``phase``: giving back cards in the exchange, playing tricks, or the game over (nothing is legal)."""
+from .state import PHASE_EXCHANGE, PHASE_PLAY, GameState
 
 
 # --------------------------------------------------------------------------------------
 # Seats as bits, and the clockwise order
 # --------------------------------------------------------------------------------------
-SEAT_BIT = (1 << np.arange(8)).astype(np.uint8)  # bit of each seat
-SEAT_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(bool)
-POPCOUNT = SEAT_BITS.sum(axis=1)
-for _table in (SEAT_BIT, SEAT_BITS, POPCOUNT):
-    _table.flags.writeable = False
-
-
-def next_seat(eligible: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """First eligible seat clockwise strictly after ``start`` (``start`` itself last); -1 if none.
-
-    eligible ``(n,P) bool``, start ``(n,) int`` -> ``(n,) int64``.
-    """
-    return next_seat_bits(np.packbits(eligible, axis=1, bitorder="little")[:, 0], start, eligible.shape[1])
-
-
-def next_seat_bits(bits: np.ndarray, start: np.ndarray, n_players: int) -> np.ndarray:
-    """:func:`next_seat` for seats packed as bits (bit s = seat s, P <= 8): one table lookup."""
-    return _next_seat_table(n_players)[start * 256 + bits]
-
-
 @lru_cache(maxsize=8)
 def _next_seat_table(p: int) -> np.ndarray:
     """``table[start * 256 + bits]``: first seat clockwise after ``start`` whose bit is set, else -1 (read-only)."""
@@ -136,238 +106,53 @@ def rank_tables(rules: Rules) -> dict[str, np.ndarray]:
 # --------------------------------------------------------------------------------------
 # The legal mask
 # --------------------------------------------------------------------------------------
-def legal_mask(rules: Rules, tab: Tables, state: GameState, slots: np.ndarray | None = None) -> np.ndarray:
-    """``(B, num_actions) bool``: the legal actions of the player to act in every slot, or ``(n, num_actions)`` in
-    the slots ``slots (n,) int`` only (``tab``: ``engine.tables(rules)``)."""
-    r, c, p = rules.n_ranks, rules.max_count, rules.n_players
-    if slots is None:
-        b = state.batch_size
-        current, phase, trick_rank = state.current, state.phase, state.trick_rank
-        revolution, constrained, trick_count = state.revolution, state.constrained, state.trick_count
-        seat_row = index_range(b) * p + current  # row of (slot, seat) in a (B*P, ...) view of a seat-indexed array
-    else:
-        slots = np.asarray(slots, dtype=np.int64)
-        b = slots.size
-        current, phase, trick_rank = state.current.take(slots), state.phase.take(slots), state.trick_rank.take(slots)
-        revolution, constrained = state.revolution.take(slots), state.constrained.take(slots)
-        trick_count = state.trick_count.take(slots)
-        seat_row = slots * p + current
-    hand = state.hands.reshape(-1, r).take(seat_row, axis=0)
-    usable = hand
-    if rules.twos_wild:
-        # A natural rank can be completed by 2s when at least one natural card is held.
-        usable = np.where(tab.wild_ranks & (hand > 0), np.minimum(hand + hand[:, TWO : TWO + 1], c), hand)
-    in_play = phase == PHASE_PLAY
-    context = (revolution * 2 + constrained) * (r + 1) + (trick_rank + 1)
-    usable = usable * (tab.rank_ok[context] & in_play[:, None])
-    key = usable * (c + 1) + trick_count[:, None]
-    mask = np.empty((b, rules.num_actions), bool)
-    mask[:, 0] = in_play & (trick_rank >= 0)
-    mask[:, 1 : 1 + r * c] = tab.play_words[key].view(bool).reshape(b, r * c)
-    mask[:, 1 + r * c :] = (hand > 0) & (phase == PHASE_EXCHANGE)[:, None]
-    return mask
-
-
-def compiled_legal_mask(rules: Rules, tab: Tables, state: GameState, slots: np.ndarray) -> np.ndarray:
-    """:func:`legal_mask` of the slots ``slots (n,) int64`` by the compiled kernel (only where
-    ``compiled.available()``)."""
-    flags, kind, rank, count, rank_ok, playable, wild, next_seat = _kernel_args(rules, tab)
+def legal_mask(rules: Rules, state: GameState, slots: np.ndarray) -> np.ndarray:
+    """``(n, num_actions) bool``: the legal actions of the player to act in the slots ``slots (n,) int64``."""
     mask = np.zeros((slots.size, rules.num_actions), bool)
-    _kernels()[0](
-        flags, rank_ok, playable, wild, slots, state.hands, state.current, state.phase, state.trick_rank,
-        state.trick_count, state.revolution, state.constrained, mask,
-    )  # fmt: skip
+    run(_kernels()[0], slots.size, kernel_rules(rules), state, slots, mask)
     return mask
 
 
-def _mask_kernel(
-    flags, rank_ok, playable, wild, slots, hands, current, phase, trick_rank, trick_count, revolution, constrained,
-    mask,
-):  # fmt: skip
-    """:func:`legal_mask`, slot by slot (compiled by :func:`_kernels`), into ``mask`` all False: only the entries
-    that may be True are written (a play of ``j + 1`` cards needs ``j + 1`` usable ones: ``playable[key, j]`` is
-    False from ``j = usable`` on, and a rank not held is skipped)."""
-    r, c, twos_wild = flags[1], flags[2], flags[3]
-    for i in range(slots.size):
+def _mask_kernel(t, state, slots, mask):
+    """The legal mask, slot by slot (compiled by :func:`_kernels`; ``t``: :class:`TrickRules`), into ``mask`` all
+    False: only the entries that may be True are written (a play of ``j + 1`` cards needs ``j + 1`` usable ones:
+    ``t.playable[key, j]`` is False from ``j = usable`` on, and a rank not held is skipped)."""
+    r, c = t.n_ranks, t.max_count
+    for i in numba.prange(slots.size):  # each slot alone: the same results on any number of threads
         s = slots[i]
-        seat = current[s]
-        in_play = phase[s] == PHASE_PLAY
-        exchange = phase[s] == PHASE_EXCHANGE
-        mask[i, 0] = in_play and trick_rank[s] >= 0
-        context = (int(revolution[s]) * 2 + int(constrained[s])) * (r + 1) + trick_rank[s] + 1
-        tc = trick_count[s]
-        twos = hands[s, seat, TWO]
+        seat = state.current[s]
+        in_play = state.phase[s] == PHASE_PLAY
+        exchange = state.phase[s] == PHASE_EXCHANGE
+        mask[i, 0] = in_play and state.trick_rank[s] >= 0
+        context = (int(state.revolution[s]) * 2 + int(state.constrained[s])) * (r + 1) + state.trick_rank[s] + 1
+        tc = state.trick_count[s]
+        twos = state.hands[s, seat, TWO]
         for k in range(r):
-            h = hands[s, seat, k]
+            h = state.hands[s, seat, k]
             if h == 0:  # nothing to give, and 2s complete only a rank held
                 continue
             mask[i, 1 + r * c + k] = exchange
             usable = h
-            if twos_wild and wild[k]:
+            if t.twos_wild and t.wild_ranks[k]:
                 usable = min(h + twos, c)
-            if not (in_play and rank_ok[context, k]):
+            if not (in_play and t.rank_ok[context, k]):
                 continue
             key = usable * (c + 1) + tc
             for j in range(min(usable, c)):
-                mask[i, 1 + k * c + j] = playable[key, j]
+                mask[i, 1 + k * c + j] = t.playable[key, j]
 
 
 # --------------------------------------------------------------------------------------
 # A decision: a give, a pass or a play
 # --------------------------------------------------------------------------------------
-def play(rules: Rules, tab: Tables, state: GameState, slot: np.ndarray, actions: np.ndarray, whole: bool) -> np.ndarray:
-    """Apply the legal ``actions (n,) int`` in the distinct slots ``slot (n,) int64`` (``whole``: they are every
-    slot, in order), in place: gives, passes and plays, a player going out, the turn order and the trick's end.
-    Returns the rows (indices into ``slot``) whose manche ended: every player but one is out (``engine`` scores
-    them and deals the next manche, :mod:`president_env.manche`)."""
-    p = rules.n_players
-
-    def get(name: str) -> np.ndarray:
-        return getattr(state, name) if whole else getattr(state, name)[slot]
-
-    def put(name: str, value: np.ndarray) -> None:
-        if whole:
-            setattr(state, name, value)
-        else:
-            getattr(state, name)[slot] = value
-
-    if whole:
-        state.manche_steps += 1
-    else:
-        state.manche_steps[slot] += 1
-    kind = tab.kind[actions]
-    is_give = kind == KIND_GIVE
-    if is_give.any():
-        _apply_gives(rules, state, slot[is_give], tab.rank[actions[is_give]])
-        if is_give.all():
-            return _NONE
-    is_play = kind == KIND_PLAY
-    is_pass = kind == KIND_PASS
-    rank = tab.rank[actions]
-    count = np.where(is_play, tab.count[actions], 0)  # passes and gives move no card here
-    cur = get("current")
-    seat_row = slot * p + cur  # row of the acting seat in (B*P, ...) views of seat-indexed arrays
-    hands, played = state.hands.reshape(-1), state.played.reshape(-1)
-    n_held = state.n_held.reshape(-1)
-    bit = SEAT_BIT[cur]
-
-    # Cards leave the hand: naturals first, wild 2s complete.
-    card_at = seat_row * rules.n_ranks + rank
-    naturals = np.minimum(hands[card_at], count).astype(np.int8)
-    hands[card_at] -= naturals
-    played[card_at] += naturals
-    used_twos = None
-    if rules.twos_wild:
-        used_twos = (count - naturals).astype(np.int8)
-        two_at = seat_row * rules.n_ranks + TWO
-        hands[two_at] -= used_twos
-        played[two_at] += used_twos
-    n_held[seat_row] -= count.astype(np.int16)
-
-    # What the play means, judged by the order in force before it.
-    trick_rank = get("trick_rank")
-    revolution = get("revolution")
-    is_match = is_play & (trick_rank == rank)
-    ends_by_top = None
-    if rules.top_rank_ends_trick:
-        top_rank = JOKER if rules.jokers else np.where(revolution, 0, TWO)
-        ends_by_top = is_play & (rank == top_rank)
-    if rules.revolution:
-        put("revolution", revolution ^ (is_play & (count >= 4)))
-
-    holding = get("holding_bits")
-    went_out = is_play & (n_held[seat_row] == 0)
-    out_local = went_out.nonzero()[0]
-    if out_local.size:
-        twos_out = None if used_twos is None else used_twos[out_local]
-        _go_out(rules, state, slot[out_local], cur[out_local], rank[out_local], twos_out)
-        holding = holding & ~np.where(went_out, bit, 0).astype(np.uint8)
-        put("holding_bits", holding)
-
-    # Turn order: the next eligible seat clockwise; the trick ends when the turn would
-    # reach the last player to have played, or nobody else can act.
-    passed = get("passed_bits") | np.where(is_pass, bit, 0).astype(np.uint8)
-    if rules.pass_rule == "can_return":
-        passed = np.where(is_play, 0, passed).astype(np.uint8)
-    owner = np.where(is_play, cur, get("trick_owner"))
-    eligible = holding & ~passed & ~bit
-    nxt = next_seat_bits(eligible, cur, p)
-    if rules.equal_rank == "skip":
-        skipping = is_match & (nxt >= 0)
-        if skipping.any():
-            skipped = np.maximum(nxt, 0)
-            after_skip = next_seat_bits(eligible & ~SEAT_BIT[skipped], skipped, p)
-            nxt = np.where(skipping, after_skip, nxt)
-    trick_ends = (nxt < 0) | (nxt == owner)
-    if ends_by_top is not None:
-        trick_ends |= ends_by_top
-    trick_ends &= ~is_give
-
-    # The winner leads the next trick, or the next seat holding cards if he went out.
-    owner_seat = np.maximum(owner, 0)  # owner is -1 only where a give was made
-    winner_holds = (holding & SEAT_BIT[owner_seat]) > 0
-    new_leader = np.where(winner_holds, owner, next_seat_bits(holding, owner_seat, p))
-    acted = ~is_give
-    put("current", np.where(acted, np.where(trick_ends, new_leader, nxt), cur))
-    put("trick_rank", np.where(trick_ends, -1, np.where(is_play, rank, trick_rank)))
-    put("trick_count", np.where(trick_ends, 0, np.where(is_play, count, get("trick_count"))))
-    put("trick_owner", np.where(trick_ends, -1, owner))
-    put("passed_bits", np.where(trick_ends, 0, passed).astype(np.uint8))
-    if rules.equal_rank == "or_nothing":
-        put("constrained", np.where(acted, ~trick_ends & is_match, get("constrained")))
-    if not out_local.size:
-        return _NONE
-    return out_local[POPCOUNT[holding[out_local]] <= 1]
-
-
-_NONE = np.zeros(0, np.int64)
-_NONE.flags.writeable = False
-
-
-def _apply_gives(rules: Rules, state: GameState, index: np.ndarray, rank: np.ndarray) -> None:
-    """Exchange phase: the seat to act gives one card of ``rank`` to its partner."""
-    giver = state.current[index]
-    partner = state.partner[index, giver].astype(np.int64)
-    state.hands[index, giver, rank] -= 1
-    state.hands[index, partner, rank] += 1
-    state.n_held[index, giver] -= 1
-    state.n_held[index, partner] += 1
-    state.gave[index, giver, rank] += 1
-    state.received[index, partner, rank] += 1
-    state.gives_left[index, giver] -= 1
-    pending = state.gives_left[index] > 0
-    more = pending.any(axis=1)
-    next_giver = np.argmin(np.where(pending, state.prev_pos[index], rules.n_players), axis=1)
-    state.current[index] = np.where(more, next_giver, state.leader[index])
-    state.phase[index] = np.where(more, PHASE_EXCHANGE, PHASE_PLAY)
-
-
-def _go_out(rules: Rules, state: GameState, index: np.ndarray, seat: np.ndarray, rank: np.ndarray, used_twos) -> None:
-    """Players at ``seat`` of slots ``index`` just played their last card (``rank``, ``used_twos`` wild 2s):
-    they leave the manche and take their place in the finishing order (among the offenders with
-    ``finish_on_two: penalty``)."""
-    state.out_order[index, seat] = state.n_out[index]
-    state.n_out[index] += 1
-    if rules.finish_on_two != "penalty":  # nobody is penalized (``penalized`` stays as the deal set it: False)
-        state.out_rank[index, seat] = state.n_normal_out[index]
-        state.n_normal_out[index] += 1
-        return
-    bad = (rank == TWO) | (rank == JOKER)
-    if used_twos is not None:
-        bad |= used_twos > 0
-    state.penalized[index, seat] = bad
-    state.out_rank[index, seat] = np.where(bad, state.n_penalized[index], state.n_normal_out[index])
-    state.n_penalized[index] += bad
-    state.n_normal_out[index] += ~bad
-
-
 PLAY_STATE = (
     "hands", "n_held", "played", "passed_bits", "holding_bits", "out_order", "out_rank", "penalized", "gives_left",
     "partner", "gave", "received", "prev_pos", "current", "leader", "trick_rank", "trick_count", "trick_owner",
     "revolution", "constrained", "phase", "n_out", "n_normal_out", "n_penalized", "manche_steps",
 )  # fmt: skip
-"""The ``GameState`` fields the play kernel takes, in its order: no other field changes in a play that ends no
-manche."""
+"""The ``GameState`` fields the play kernel may change: no other field changes in a play that ends no manche."""
+MASK_STATE = ("hands", "current", "phase", "trick_rank", "trick_count", "revolution", "constrained")
+"""The ``GameState`` fields the mask kernel reads."""
 OUT_CHANGES = ("out_order", "out_rank", "penalized", "holding_bits", "n_out", "n_normal_out", "n_penalized")
 """What a play changes only where its player goes out (``_play_kernel``'s ``went_out`` branch)."""
 PLAY_CHANGES = (
@@ -381,36 +166,41 @@ and the scores stay (``_play_kernel``). The one-game holder copies only these af
 field fails there."""
 
 
-def compiled_play(rules: Rules, tab: Tables, state: GameState, slots: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    """:func:`play` of legal ``actions (n,) int64`` in ``slots (n,) int64`` by the compiled kernel (only where
-    ``compiled.available()``); returns the rows whose manche ended, as :func:`play` does."""
-    flags, kind, rank, count, rank_ok, playable, wild, next_seat = _kernel_args(rules, tab)
+def play(rules: Rules, state: GameState, slots: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """Apply the legal ``actions (n,) int64`` in the distinct slots ``slots (n,) int64``, in place: gives, passes
+    and plays, a player going out, the turn order and the trick's end. Returns the rows (indices into ``slots``)
+    whose manche ended: every player but one is out (``engine`` scores them and deals the next manche,
+    :mod:`president_env.manche`)."""
     ended = np.zeros(slots.size, bool)
-    _kernels()[1](flags, kind, rank, count, next_seat, slots, actions, *[getattr(state, f) for f in PLAY_STATE], ended)
+    run(_kernels()[1], slots.size, kernel_rules(rules), state, slots, actions, ended)
     return ended.nonzero()[0]
 
 
-class Slot:
-    """The compiled mask and play kernels bound to slot ``slot`` of ``state`` (whose arrays must stay the same
-    objects, as the kernels and the engine's manche ends keep them), for a caller that steps one game: the arguments
-    are gathered once, so a call pays Numba's dispatch only. Only where ``compiled.available()``."""
+MaskFields = NamedTuple("MaskFields", [(name, np.ndarray) for name in MASK_STATE])
+"""The ``GameState`` fields the mask kernel reads, by name: what :class:`Slot` hands it (fewer arrays to convert)."""
+PlayFields = NamedTuple("PlayFields", [(name, np.ndarray) for name in PLAY_STATE])
+"""The ``GameState`` fields the play kernel reads and writes, by name: what :class:`Slot` hands it."""
 
-    def __init__(self, rules: Rules, tab: Tables, state: GameState, slot: int = 0) -> None:
+
+class Slot:
+    """The mask and play kernels bound to slot ``slot`` of ``state`` (whose arrays must stay the same objects, as
+    the kernels and the engine's manche ends keep them), for a caller that steps one game: the arguments are
+    gathered and typed once (:func:`numba_entry`), and each kernel gets only the fields it reads
+    (:data:`MaskFields`, :data:`PlayFields`: the kernels read fields by name, so they take these as they take a
+    ``GameState``), so a call pays only the conversion of those arrays."""
+
+    def __init__(self, rules: Rules, state: GameState, slot: int = 0) -> None:
         mask_kernel, play_kernel = _kernels()
-        flags, kind, rank, count, rank_ok, playable, wild, next_seat = _kernel_args(rules, tab)
-        s = state
+        t = kernel_rules(rules)
         self._slots = np.array([slot], np.int64)
         self._action = np.zeros(1, np.int64)
         self._ended = np.zeros(1, bool)
         self._mask = np.zeros((1, rules.num_actions), bool)
-        self._mask_call = mask_kernel
-        self._mask_args = (
-            flags, rank_ok, playable, wild, self._slots, s.hands, s.current, s.phase, s.trick_rank, s.trick_count,
-            s.revolution, s.constrained, self._mask,
-        )  # fmt: skip
-        self._play_call = play_kernel
-        fields = [getattr(state, f) for f in PLAY_STATE]
-        self._play_args = (flags, kind, rank, count, next_seat, self._slots, self._action, *fields, self._ended)
+        self._mask_args = (t, MaskFields(*(getattr(state, name) for name in MASK_STATE)), self._slots, self._mask)
+        self._mask_call = numba_entry(mask_kernel.serial, self._mask_args)
+        fields = PlayFields(*(getattr(state, name) for name in PLAY_STATE))
+        self._play_args = (t, fields, self._slots, self._action, self._ended)
+        self._play_call = numba_entry(play_kernel.serial, self._play_args)
 
     def mask_bytes(self) -> bytes:
         """The slot's legal mask (:func:`legal_mask`) as ``num_actions`` bytes 0/1."""
@@ -427,65 +217,110 @@ class Slot:
         return bool(self._ended[0])
 
 
+def numba_entry(kernel: Any, args: tuple) -> Any:
+    """``kernel``'s compiled entry point for the types of ``args``: a call skips the dispatcher's typing of its
+    arguments (a named tuple is typed in Python, some microseconds a call), for a caller that calls the kernel
+    again and again with arguments of these types."""
+    return kernel.compile(tuple(numba.typeof(arg) for arg in args))
+
+
 @lru_cache(maxsize=1)
-def _kernels() -> tuple[Any, Any]:
+def _kernels() -> tuple[Kernel, Kernel]:
     """The compiled ``(mask, play)`` kernels (each compiled at its first call in a process, cached on disk)."""
     return jit(_mask_kernel), jit(_play_kernel)
 
 
-_ARGS: dict[Rules, tuple] = {}
+EQUAL_NONE, EQUAL_SKIP, EQUAL_OR_NOTHING = 0, 1, 2
+"""``TrickRules.equal_rank``: the codes of ``Rules.equal_rank`` ``"none"``, ``"skip"``, ``"or_nothing"``."""
 
 
-def _kernel_args(rules: Rules, tab: Tables) -> tuple:
-    """The trick rules and the tables ``tab`` (``engine.tables(rules)``) as the kernels' arguments."""
-    args = _ARGS.get(rules)
-    if args is not None:
-        return args
-    equal_rank = {"none": 0, "skip": 1, "or_nothing": 2}[rules.equal_rank]
-    flags = np.array(
-        [
-            rules.n_players,
-            rules.n_ranks,
-            rules.max_count,
-            int(rules.twos_wild),
-            int(rules.top_rank_ends_trick),
-            int(rules.jokers > 0),
-            int(rules.revolution),
-            int(rules.finish_on_two == "penalty"),
-            int(rules.pass_rule == "can_return"),
-            equal_rank,
-        ],
-        np.int64,
+class TrickRules(NamedTuple):
+    """The trick rules as the kernels read them, by name (:func:`kernel_rules`). ``A`` actions, ``C`` the most
+    cards a play may have."""
+
+    n_players: int
+    n_ranks: int
+    max_count: int  # C
+    twos_wild: bool  # a 2 completes a play of a natural rank held
+    top_rank_ends_trick: bool  # a play of the top rank ends the trick
+    jokers: bool  # the deck has jokers (the top rank then, in a revolution too)
+    revolution: bool  # a play of four cards or more turns the order
+    penalty: bool  # finish_on_two: penalty (going out on a 2 or a joker places the player last)
+    can_return: bool  # pass_rule: can_return (a play clears the passes)
+    equal_rank: int  # EQUAL_NONE, EQUAL_SKIP or EQUAL_OR_NOTHING
+    kind: np.ndarray  # (A,) int64: KIND_PASS, KIND_PLAY or KIND_GIVE of each action
+    rank: np.ndarray  # (A,) int64: the rank of a play or a give, 0 for the pass
+    count: np.ndarray  # (A,) int64: cards of a play (1 for a give, 0 for the pass)
+    rank_ok: np.ndarray  # (2 rev * 2 constrained * (R+1) trick ranks, R) bool: may this rank follow?
+    playable: np.ndarray  # ((C+1)*(C+1), C) bool: by (usable, trick count), may k+1 cards be played
+    wild_ranks: np.ndarray  # (R,) bool: ranks a wild 2 may complete
+    next_seat: np.ndarray  # (P*256,) int64: [start * 256 + bits] the first seat after start whose bit is set, -1
+
+
+@lru_cache(maxsize=64)
+def kernel_rules(rules: Rules) -> TrickRules:
+    """The trick rules and their tables (:func:`rank_tables`, the action tables) as the kernels take them."""
+    kind, rank, count = action_tables(rules)
+    tables = rank_tables(rules)
+    return TrickRules(
+        n_players=rules.n_players,
+        n_ranks=rules.n_ranks,
+        max_count=rules.max_count,
+        twos_wild=rules.twos_wild,
+        top_rank_ends_trick=rules.top_rank_ends_trick,
+        jokers=rules.jokers > 0,
+        revolution=rules.revolution,
+        penalty=rules.finish_on_two == "penalty",
+        can_return=rules.pass_rule == "can_return",
+        equal_rank={"none": EQUAL_NONE, "skip": EQUAL_SKIP, "or_nothing": EQUAL_OR_NOTHING}[rules.equal_rank],
+        kind=np.ascontiguousarray(kind, dtype=np.int64),
+        rank=np.maximum(rank, 0).astype(np.int64),
+        count=np.ascontiguousarray(count, dtype=np.int64),
+        rank_ok=np.ascontiguousarray(tables["rank_ok"]),
+        playable=np.ascontiguousarray(tables["play_words"].view(bool).reshape(-1, rules.max_count)),
+        wild_ranks=np.ascontiguousarray(tables["wild_ranks"]),
+        next_seat=np.array(_next_seat_table(rules.n_players)),  # a writeable copy: Numba types read-only arrays apart
     )
-    args = _ARGS[rules] = (
-        flags,
-        np.ascontiguousarray(tab.kind, dtype=np.int64),
-        np.ascontiguousarray(tab.rank, dtype=np.int64),
-        np.ascontiguousarray(tab.count, dtype=np.int64),
-        np.ascontiguousarray(tab.rank_ok),
-        np.ascontiguousarray(tab.play_words.view(bool).reshape(-1, rules.max_count)),
-        np.ascontiguousarray(tab.wild_ranks),
-        np.array(_next_seat_table(rules.n_players)),  # a writeable copy, as the kernels take it
-    )
-    return args
 
 
-def _play_kernel(
-    flags, kind_of, rank_of, count_of, next_seat, slots, actions, hands, n_held, played, passed_bits, holding_bits,
-    out_order, out_rank, penalized, gives_left, partner, gave, received, prev_pos, current, leader, trick_rank,
-    trick_count, trick_owner, revolution, constrained, phase, n_out, n_normal_out, n_penalized, manche_steps, ended,
-):  # fmt: skip
-    """:func:`play`, slot by slot (compiled by :func:`_kernels`; each step follows the NumPy form)."""
-    p, twos_wild, top_ends, jokers = flags[0], flags[3], flags[4], flags[5]
-    revolution_rule, penalty, can_return, equal_rank = flags[6], flags[7], flags[8], flags[9]
-    for i in range(slots.size):
+def _play_kernel(t, state, slots, actions, ended):
+    """:func:`play`, slot by slot (compiled by :func:`_kernels`; ``t``: :class:`TrickRules`)."""
+    p = t.n_players
+    # The arrays written in the loop, bound by name first: Numba's threaded loop drops writes made through a
+    # named tuple's field (numba 0.68: reads work, writes are lost).
+    constrained = state.constrained
+    current = state.current
+    gave = state.gave
+    gives_left = state.gives_left
+    hands = state.hands
+    holding_bits = state.holding_bits
+    leader = state.leader
+    manche_steps = state.manche_steps
+    n_held = state.n_held
+    n_normal_out = state.n_normal_out
+    n_out = state.n_out
+    n_penalized = state.n_penalized
+    out_order = state.out_order
+    out_rank = state.out_rank
+    partner = state.partner
+    passed_bits = state.passed_bits
+    penalized = state.penalized
+    phase = state.phase
+    played = state.played
+    prev_pos = state.prev_pos
+    received = state.received
+    revolution = state.revolution
+    trick_count = state.trick_count
+    trick_owner = state.trick_owner
+    trick_rank = state.trick_rank
+    for i in numba.prange(slots.size):  # each slot alone: the same results on any number of threads
         s = slots[i]
         a = actions[i]
         manche_steps[s] += 1
-        kind = kind_of[a]
-        rank = rank_of[a]
+        kind = t.kind[a]
+        rank = t.rank[a]
         cur = current[s]
-        if kind == KIND_GIVE:  # _apply_gives
+        if kind == KIND_GIVE:  # the giver's card goes to the partner; the next giver, or the lead
             other = partner[s, cur]
             hands[s, cur, rank] -= 1
             hands[s, other, rank] += 1
@@ -507,14 +342,14 @@ def _play_kernel(
             continue
         is_play = kind == KIND_PLAY
         is_pass = kind == KIND_PASS
-        count = count_of[a] if is_play else 0
+        count = t.count[a] if is_play else 0
         bit = 1 << cur
         # Cards leave the hand: naturals first, wild 2s complete.
         naturals = min(hands[s, cur, rank], count)
         hands[s, cur, rank] -= naturals
         played[s, cur, rank] += naturals
         used_twos = 0
-        if twos_wild:
+        if t.twos_wild:
             used_twos = count - naturals
             hands[s, cur, TWO] -= used_twos
             played[s, cur, TWO] += used_twos
@@ -523,17 +358,17 @@ def _play_kernel(
         old_rank = trick_rank[s]
         is_match = is_play and old_rank == rank
         ends_by_top = False
-        if top_ends:
-            top = JOKER if jokers else (0 if revolution[s] else TWO)
+        if t.top_rank_ends_trick:
+            top = JOKER if t.jokers else (0 if revolution[s] else TWO)
             ends_by_top = is_play and rank == top
-        if revolution_rule and is_play and count >= 4:
+        if t.revolution and is_play and count >= 4:
             revolution[s] = not revolution[s]
         holding = np.int64(holding_bits[s])
         went_out = is_play and n_held[s, cur] == 0
-        if went_out:  # _go_out
+        if went_out:  # the player takes his place in the finishing order (among offenders under penalty)
             out_order[s, cur] = n_out[s]
             n_out[s] += 1
-            bad = penalty and (rank == TWO or rank == JOKER or used_twos > 0)
+            bad = t.penalty and (rank == TWO or rank == JOKER or used_twos > 0)
             penalized[s, cur] = bad
             if bad:
                 out_rank[s, cur] = n_penalized[s]
@@ -548,20 +383,20 @@ def _play_kernel(
         passed = np.int64(passed_bits[s])
         if is_pass:
             passed |= bit
-        if can_return and is_play:
+        if t.can_return and is_play:
             passed = 0
         owner = cur if is_play else trick_owner[s]
         eligible = holding & ~passed & ~bit & 255
-        nxt = next_seat[cur * 256 + eligible]
-        if equal_rank == 1 and is_match and nxt >= 0:
-            nxt = next_seat[nxt * 256 + (eligible & ~(1 << nxt) & 255)]
+        nxt = t.next_seat[cur * 256 + eligible]
+        if t.equal_rank == EQUAL_SKIP and is_match and nxt >= 0:
+            nxt = t.next_seat[nxt * 256 + (eligible & ~(1 << nxt) & 255)]
         trick_ends = nxt < 0 or nxt == owner or ends_by_top
         if trick_ends:
             owner_seat = max(owner, 0)
             if holding & (1 << owner_seat):
                 current[s] = owner
             else:
-                current[s] = next_seat[owner_seat * 256 + holding]
+                current[s] = t.next_seat[owner_seat * 256 + holding]
             trick_rank[s] = -1
             trick_count[s] = 0
             trick_owner[s] = -1
@@ -573,7 +408,7 @@ def _play_kernel(
                 trick_count[s] = count
             trick_owner[s] = owner
             passed_bits[s] = passed
-        if equal_rank == 2:
+        if t.equal_rank == EQUAL_OR_NOTHING:
             constrained[s] = (not trick_ends) and is_match
         if went_out:
             left = 0

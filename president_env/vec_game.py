@@ -19,7 +19,6 @@ observable) until ``reset(slots=...)``. All randomness comes from one
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +27,7 @@ import numpy as np
 from . import engine
 from .observation import layout, observe
 from .presets import RulesSpec, resolve_rules
+from .state import FIELDS
 
 
 class VecGame:
@@ -41,9 +41,6 @@ class VecGame:
             scaled into [-1, 1]) or ``"points"`` (raw points); see :func:`engine.reward_table`.
         autoreset: deal a new game into a slot in the step that ended its game (default); with ``False`` the
             slot stays terminal (:attr:`game_over`) until :meth:`reset` with ``slots``.
-        compiled: play and mask through the compiled per-slot kernels (:mod:`president_env.compiled`) where
-            Numba is available (default; the same games, faster at every batch size measured: docs/speed.md),
-            else through the NumPy engine.
     """
 
     def __init__(
@@ -53,13 +50,11 @@ class VecGame:
         seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         reward_mode: str = "zero_sum",
         autoreset: bool = True,
-        compiled: bool = True,
     ) -> None:
         self.rules = resolve_rules(rules)
         if not isinstance(autoreset, (bool, np.bool_)):
             raise ValueError(f"autoreset must be True or False, got {autoreset!r}")
         self.autoreset = bool(autoreset)
-        self.compiled = bool(compiled)
         self.last_events: engine.StepResult | None = None
         engine.reward_table(self.rules, reward_mode)  # validates reward_mode
         self.reward_mode = reward_mode
@@ -140,17 +135,23 @@ class VecGame:
         """``(B, num_actions) bool`` legal actions of the player to act (read-only, cached until the next step, or
         until :meth:`invalidate_mask`)."""
         if self._mask is None:
-            self._mask = engine.legal_mask(self.rules, self.state, compiled=self.compiled)
+            self._mask = engine.legal_mask(self.rules, self.state)
             self._mask.flags.writeable = False
         return self._mask
 
-    def observe(self, players: np.ndarray | None = None) -> np.ndarray:
-        """``(B, obs_dim) float32`` observation of the player to act, or of ``players (B,)`` when given."""
+    def observe(
+        self, players: np.ndarray | None = None, out: np.ndarray | None = None, slots: np.ndarray | None = None
+    ) -> np.ndarray:
+        """``(B, obs_dim) float32`` observation of the player to act, or of ``players (B,)`` when given; with
+        ``slots (n,) int``, of those slots only (``players`` then follows ``slots``). Written by the observation
+        kernel into ``out`` when given (a caller's buffer, ``(n, obs_dim) float32`` with contiguous rows: nothing is
+        copied), and returned (``observation.observe``)."""
         viewer = None
         if players is not None:
+            rows = np.arange(self.batch_size) if slots is None else np.asarray(slots, dtype=np.int64)
             players = np.asarray(players, dtype=np.int64)
-            viewer = self.state.seat_of_player[np.arange(self.batch_size), players].astype(np.int64)
-        return observe(self.rules, self.state, viewer)
+            viewer = self.state.seat_of_player[rows, players].astype(np.int64)
+        return observe(self.rules, self.state, viewer, out=out, slots=slots)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Play ``actions (B,) int``; returns ``rewards (B, P) float32`` by player and ``done (B,) bool``."""
@@ -166,7 +167,7 @@ class VecGame:
         """
         mask = self.legal_mask()
         events = engine.step(
-            self.rules, self.state, actions, self.rng, mask=mask, reward_mode=self.reward_mode, compiled=self.compiled
+            self.rules, self.state, actions, self.rng, mask=mask, reward_mode=self.reward_mode
         )
         self._mask = None
         if self.autoreset and events.game_over.any():
@@ -181,7 +182,7 @@ class VecGame:
 
     def state_dict(self) -> dict[str, Any]:
         """Everything the batch holds, to restore it exactly: ``{"state": {field: array copy}, "rng": dict}``."""
-        arrays = {f.name: getattr(self.state, f.name).copy() for f in dataclasses.fields(engine.GameState)}
+        arrays = {name: getattr(self.state, name).copy() for name in FIELDS}
         return {"state": arrays, "rng": self.rng.bit_generator.state}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -191,16 +192,14 @@ class VecGame:
         the games are left as they were.
         """
         arrays = {}
-        for f in dataclasses.fields(engine.GameState):
-            current = getattr(self.state, f.name)
-            if f.name not in state.get("state", {}):
-                raise ValueError(f"game state lacks the field {f.name!r}")
-            value = np.asarray(state["state"][f.name])
+        for name in FIELDS:
+            current = getattr(self.state, name)
+            if name not in state.get("state", {}):
+                raise ValueError(f"game state lacks the field {name!r}")
+            value = np.asarray(state["state"][name])
             if value.shape != current.shape:
-                raise ValueError(
-                    f"game state field {f.name!r} has shape {value.shape}, this batch needs {current.shape}"
-                )
-            arrays[f.name] = value
+                raise ValueError(f"game state field {name!r} has shape {value.shape}, this batch needs {current.shape}")
+            arrays[name] = value
         rng = np.random.default_rng()
         rng.bit_generator.state = state["rng"]  # raises on a malformed generator state, before any change
         for name, value in arrays.items():

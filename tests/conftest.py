@@ -23,7 +23,7 @@ import pytest  # noqa: E402
 from engine_adapter import EngineGame
 from oracle.reference import ReferenceGame
 
-from president_env import Rules, compiled
+from president_env import Rules
 
 IMPLEMENTATIONS = ["reference", "engine"]
 
@@ -44,17 +44,6 @@ def make_game(request):
     ``dealer`` defaults to seat 0 without roles; with roles the Trou du cul deals and a dealer raises ValueError.
     """
     return _FACTORIES[request.param]
-
-
-@pytest.fixture(params=["numba", "numpy"])
-def engine_path(request, monkeypatch):
-    """Both engine paths, by name: the compiled kernels (skipped without Numba) and NumPy."""
-    monkeypatch.setenv(compiled.ENV_SWITCH, "1" if request.param == "numba" else "0")
-    compiled.available.cache_clear()
-    if compiled.path_name() != request.param:
-        pytest.skip("the compiled path needs Numba")
-    yield request.param
-    compiled.available.cache_clear()
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,9 @@
 Each implementation is wrapped in a *side*: ``facts()`` gives what must agree before a step (a mapping of
 names to values or arrays), and ``step(action)`` plays the action and gives what must agree about the step.
 :func:`lockstep` alternates the two and stops when ``until`` says so; the first difference fails with the
-step, the fact's name and both values. Its users: ``tests/test_single_game.py`` (``SingleGame`` against
-``VecGame(batch_size=1)``), ``tests/test_compiled.py`` (the Numba kernels against the NumPy engine),
-``tests/test_differential.py`` (the engine against the reference oracle) and ``tests/test_aec_env.py`` (the AEC
-env against ``VecGame(batch_size=1)``).
+step, the fact's name and both values. Its users: ``tests/test_differential.py`` (the engine against the
+reference oracle, the two implementations of the rules), ``tests/test_single_game.py`` (``SingleGame`` against
+``VecGame(batch_size=1)``) and ``tests/test_aec_env.py`` (the AEC env against ``VecGame(batch_size=1)``).
 """
 
 from __future__ import annotations

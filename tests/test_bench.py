@@ -1,5 +1,5 @@
-"""``benchmarks/bench.py``'s vector-env measurement: interleaved rounds, a ratio per round, medians and ranges, both
-engine paths; bad arguments end with exit code 2."""
+"""``benchmarks/bench.py``'s vector-env measurement: interleaved rounds, a ratio per round, medians and ranges; bad
+arguments end with exit code 2."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from president_env import Rules, compiled
+from president_env import Rules
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench.py"
 
@@ -38,7 +38,7 @@ def test_each_round_takes_its_own_ratio_and_the_systems_take_turns(bench, monkey
 
     monkeypatch.setattr(bench, "vec_rates", fake_vec)
     monkeypatch.setattr(bench, "gym_vector_rates", fake_vector)
-    rounds = bench.vector_rounds(Rules(), 0.0, 3, "numpy")
+    rounds = bench.vector_rounds(Rules(), 0.0, 3)
     assert calls == ["vecgame", "random", "heuristic-3", "random", "heuristic-3", "vecgame"] + [
         "heuristic-3",
         "vecgame",
@@ -47,23 +47,10 @@ def test_each_round_takes_its_own_ratio_and_the_systems_take_turns(bench, monkey
     # Within a round the load is the same for all: the ratio does not see it.
     assert [r["ratios"] for r in rounds] == [{"random": 0.2, "heuristic-3": 0.1}] * 3
     assert rounds[0]["cpu_ratios"] == {"random": 0.4, "heuristic-3": 0.2}
-    row = bench.summarize("numpy", "heuristic-3", rounds, single=10.0)
+    row = bench.summarize("heuristic-3", rounds, single=10.0)
     assert row["ratio_to_vecgame"] == row["ratio_min"] == row["ratio_max"] == 0.1
     assert row["vecgame_b_steps_per_s"] == 500.0 and row["vector_learner_steps_per_s"] == 50.0
     assert row["met"] is True and row["target_ratio"] == bench.VECTOR_TARGETS["heuristic-3"]
-
-
-def test_engine_path_switches_and_restores(bench, monkeypatch):
-    monkeypatch.delenv(compiled.ENV_SWITCH, raising=False)
-    compiled.available.cache_clear()
-    before = compiled.path_name()
-    with bench.engine_path("numpy"):
-        assert compiled.path_name() == "numpy"
-    assert compiled.path_name() == before
-    if before == "numpy":
-        with pytest.raises(RuntimeError, match="numba path does not run"):
-            with bench.engine_path("numba"):
-                pass
 
 
 @pytest.mark.parametrize("args", [("--rounds", "0"), ("--seconds", "0"), ("--only", "engine")])

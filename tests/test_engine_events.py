@@ -9,6 +9,7 @@ import president_env as pe
 from president_env import engine
 from president_env.engine import PHASE_OVER, sample_legal
 from president_env.observation import layout
+from president_env.state import FIELDS
 
 
 def play(game, rng, steps):
@@ -70,7 +71,7 @@ def test_stepping_a_subset_leaves_the_other_slots_alone():
     np.testing.assert_array_equal(events.rewards, full_events.rewards[slots])
     np.testing.assert_array_equal(events.manche_over, full_events.manche_over[slots])
     others = np.setdiff1d(np.arange(12), slots)
-    for name in engine.GameState.__dataclass_fields__:
+    for name in FIELDS:
         if name == "dealt_to" and full_events.manche_over.any():
             continue  # a new manche is dealt from the generator, whose draws differ
         np.testing.assert_array_equal(getattr(part, name)[slots], getattr(whole, name)[slots], err_msg=name)
@@ -88,8 +89,7 @@ def test_reset_slots_validates():
         pe.VecGame(pe.Rules(), autoreset="yes")
 
 
-@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
-def test_an_unchecked_step_plays_what_a_checked_one_does(compiled):
+def test_an_unchecked_step_plays_what_a_checked_one_does():
     """``check=False`` (a caller's own legal draws) skips the legality check and changes nothing else: two copies of
     a batch stepped on subsets of slots, manche and game ends included, stay equal field by field."""
     rules = pe.load_preset("party").replace(manches=2)
@@ -104,11 +104,11 @@ def test_an_unchecked_step_plays_what_a_checked_one_does(compiled):
             continue
         mask = engine.legal_mask(rules, checked, slots)
         actions = sample_legal(mask, draws)
-        a = engine.step(rules, checked, actions, rng_a, mask=mask, slots=slots, compiled=compiled)
-        b = engine.step(rules, unchecked, actions, rng_b, mask=mask, slots=slots, compiled=compiled, check=False)
+        a = engine.step(rules, checked, actions, rng_a, mask=mask, slots=slots)
+        b = engine.step(rules, unchecked, actions, rng_b, mask=mask, slots=slots, check=False)
         for x, y in zip(a, b):
             np.testing.assert_array_equal(x, y)
         ends += int(a.manche_over.sum())
-    for name in engine.GameState.__dataclass_fields__:
+    for name in FIELDS:
         np.testing.assert_array_equal(getattr(checked, name), getattr(unchecked, name), err_msg=name)
     assert ends > 0 and (checked.phase == PHASE_OVER).any()

@@ -2,8 +2,8 @@
 
 ``tests/data/heuristic_golden.json`` holds, per preset and table size (3 to 8 players, the preset's matches of
 several manches, so exchanges and roles show), one SHA-256 per agent of every choice it made in seeded batched
-games. It was recorded before the heuristic was made faster; both paths of ``choose`` (the Numba kernel, NumPy)
-must give it. At every step each pinned agent chooses for every
+games. It was recorded before the heuristic was made faster, on its NumPy form, which its compiled kernel, now the
+only form, must match. At every step each pinned agent chooses for every
 slot (leading, following, giving back in the exchange); the games go on with a mix of them and random play, so
 the positions are varied. A single different choice fails here.
 
@@ -64,12 +64,12 @@ def _golden() -> dict:
 
 @pytest.mark.parametrize("n_players", PLAYERS)
 @pytest.mark.parametrize("preset", PRESETS)
-def test_heuristic_choices_are_the_recorded_ones(preset: str, n_players: int, engine_path: str) -> None:
+def test_heuristic_choices_are_the_recorded_ones(preset: str, n_players: int) -> None:
     digests, gives = choice_digests(preset, n_players)
     assert gives > 0, "the pinned games must reach an exchange"
     expected = _golden()[f"{preset}/{n_players}"]
     changed = [name for name in AGENTS if digests[name] != expected[name]]
-    assert not changed, f"{engine_path}: choices changed for {', '.join(changed)} on {preset} with {n_players} players"
+    assert not changed, f"choices changed for {', '.join(changed)} on {preset} with {n_players} players"
 
 
 def main() -> None:

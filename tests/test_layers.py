@@ -17,11 +17,12 @@ The check reads the source (``ast``), so it sees every import, also those inside
 Cycles are refused among the imports that run when a module is imported, and among all the imports that run,
 those inside functions too: an import inside a function may defer an optional dependency (torch, ray, scipy) or a
 costly module, never dodge a cycle. Imports under ``if TYPE_CHECKING:`` never run (annotations only): they must
-respect the layers but may close a cycle.
+respect the layers and close no cycle either (the state lives below the rule modules, ``president_env.state``, and
+what the trainer's rollout and its opponent pool share below both, ``training.acting``).
 A new module of ``president_env`` is core until it is added to ``VIEWS``. The views and the front ends (apps) read no
 private attribute of another object; the front ends hold the one-game holder and read no env's rendered text. The
 ``Rules`` fields that change play are read, in the core and the views, only by the rule modules ``trick`` and
-``manche`` (each holding a rule area's NumPy and compiled forms), so a rule change touches one package file.
+``manche`` (each holding a rule area's one form, its kernels), so a rule change touches one package file.
 Benchmarks (``benchmarks/``) and maintenance scripts (``scripts/``) are not installed and not checked.
 """
 
@@ -360,8 +361,8 @@ def rule_branches_outside(reads: list[tuple[str, str, int]]) -> list[str]:
 def test_a_rule_is_applied_in_one_file_of_the_package(tmp_path):
     """A rule change touches one package file (plus the oracle, ``tests/oracle/reference.py``): the fields of
     ``Rules`` that change play are read, in the core and the views, only by ``trick.py`` (the legal mask and the
-    decisions of a manche) and ``manche.py`` (the deal, the exchange, scoring, the game's end), each holding its
-    NumPy and its compiled form side by side; and each field is applied there (``exchange`` through
+    decisions of a manche) and ``manche.py`` (the deal, the exchange, scoring, the game's end), each rule once, in
+    a kernel; and each field is applied there (``exchange`` through
     ``exchange_pairs``; ``top_rank`` serves the agents)."""
     fields = play_fields()
     assert {"twos_wild", "equal_rank", "deal_start", "scoring", "exchange_pairs", "manches"} <= fields
@@ -398,7 +399,11 @@ def test_the_reference_oracle_lives_outside_the_installed_package():
     assert importing == []
 
 
-@pytest.mark.parametrize("kinds", [("import",), ("import", "call")], ids=["at-import", "in-functions-too"])
+@pytest.mark.parametrize(
+    "kinds",
+    [("import",), ("import", "call"), ("import", "call", "typing")],
+    ids=["at-import", "in-functions-too", "annotations-too"],
+)
 def test_no_import_cycles(kinds):
     assert cycles([e for e in EDGES if e.when in kinds]) == []
 

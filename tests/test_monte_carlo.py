@@ -161,11 +161,8 @@ def test_rollout_view_equals_the_decoded_observation(preset):
 def test_rollout_moves_gathered_from_the_state_are_the_heuristics_moves_on_the_view(preset):
     """``choose_in_state``'s kernel gathers each row's segments from the state itself: every level must choose what
     ``choose`` chooses on the acting seat's view, in every phase (exchange, leading, following, passes)."""
-    from president_env import compiled
     from president_env.agents.heuristic import choose, choose_in_state, rollout_view
 
-    if not compiled.available():
-        pytest.skip("needs Numba (the fast extra): without it choose_in_state is choose on the view")
     rules = pe.load_preset(preset).replace(manches=3, initial_roles="draw")
     game = pe.VecGame(rules, 48, seed=8)
     rng = np.random.default_rng(8)
@@ -175,18 +172,3 @@ def test_rollout_moves_gathered_from_the_state_are_the_heuristics_moves_on_the_v
             on_view = choose(rules, rollout_view(rules, game.state), mask, level)
             np.testing.assert_array_equal(choose_in_state(rules, game.state, mask, level), on_view, str(level))
         game.step(engine.sample_legal(mask, rng))
-
-
-def test_rollouts_play_the_same_games_on_the_numba_kernels_and_on_numpy(monkeypatch):
-    """The rollouts step on the compiled engine where Numba runs: the action values must be the NumPy path's."""
-    from president_env import compiled
-
-    if not compiled.available():
-        pytest.skip("needs Numba (the fast extra)")
-    rules = pe.load_preset("party").replace(manches=3, initial_roles="draw")
-    game = mid_manche(rules, 12, seed=6, steps=12)
-    obs, mask = game.observe(), game.legal_mask()
-    fast = MonteCarloAgent(rules, config=SMALL, seed=2).action_values(obs, mask)
-    monkeypatch.setattr(compiled, "available", lambda: False)  # the engine and the heuristic take NumPy
-    plain = MonteCarloAgent(rules, config=SMALL, seed=2).action_values(obs, mask)
-    np.testing.assert_array_equal(fast, plain)

@@ -1,5 +1,6 @@
-"""The observation and its spec: the two encoders agree, the segments cover the vector within their bounds, the
-named views decode what the encoder wrote (from an observation or straight from a state), the docs show the spec."""
+"""The observation and its spec: the kernel writes into a caller's buffer, the segments cover the vector within their
+bounds, the named views decode what the encoder wrote (from an observation or straight from a state), the docs show
+the spec."""
 
 from __future__ import annotations
 
@@ -20,16 +21,35 @@ from president_env.vec_game import VecGame
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules=rules_strategy(), seed=st.integers(0, 2**32 - 1))
-def test_plan_and_segment_observations_agree(rules: Rules, seed: int) -> None:
+def test_the_kernel_writes_each_slots_observation_into_the_callers_buffer(rules: Rules, seed: int) -> None:
+    """``observe(..., out=, slots=)`` writes the rows of the chosen slots, seen from any seat, into the caller's
+    buffer (here rows of a bigger one, as a rollout buffer's): the same values as the whole batch's observation."""
     game = VecGame(rules, batch_size=8, seed=seed)
     rng = np.random.default_rng(seed)
-    for _ in range(120):
+    buffer = np.full((12, observation.obs_dim(rules)), np.nan, np.float32)
+    for _ in range(60):
         viewers = rng.integers(0, rules.n_players, 8)
-        for seat in (game.state.current, viewers):
-            by_segment = observation._observe_by_segment(rules, game.state, seat)
-            by_plan = observation._observe_by_plan(rules, game.state, seat)
-            np.testing.assert_array_equal(by_plan, by_segment)
+        whole = observation.observe(rules, game.state, viewers)
+        slots = np.flatnonzero(rng.random(8) < 0.5)
+        rows = buffer[2 : 2 + slots.size]
+        written = observation.observe(rules, game.state, viewers[slots], out=rows, slots=slots)
+        assert written is rows
+        np.testing.assert_array_equal(rows, whole[slots])
+        np.testing.assert_array_equal(game.observe(slots=slots), observation.observe(rules, game.state)[slots])
         game.step(sample_legal(game.legal_mask(), rng))
+
+
+def test_a_buffer_of_the_wrong_shape_or_type_is_refused_and_left_as_it_was() -> None:
+    rules = Rules()
+    game = VecGame(rules, batch_size=4, seed=0)
+    size = observation.obs_dim(rules)
+    for out in (np.zeros((4, size), np.float64), np.zeros((3, size), np.float32), np.zeros((size, 4), np.float32).T):
+        before = out.copy()
+        with pytest.raises(ValueError, match="out must be a writeable float32 array of shape"):
+            game.observe(out=out)
+        np.testing.assert_array_equal(out, before)
+    with pytest.raises(ValueError, match="viewer must hold one seat per observed slot"):
+        observation.observe(rules, game.state, np.zeros(3, np.int64))
 
 
 def test_layout_covers_the_vector_and_one_hots_are_one_hot() -> None:

@@ -1,10 +1,10 @@
-"""``SingleGame`` (the envs' one game) against the NumPy engine's ``VecGame(batch_size=1, compiled=False)``.
+"""``SingleGame`` (the envs' one game) against the engine's ``VecGame(batch_size=1)``.
 
-``SingleGame`` steps through the compiled kernels where Numba is available (run also with
-``PRESIDENT_ENV_NUMBA=0``: then both sides are the NumPy engine and this checks the copy into Python fields and
-the observation writer). Both start from the same seed (so the same deals), take the same random legal actions,
-and must show the same player to act, legal mask, observation from every seat, rewards, game ends, and whole
-state after every step, on every preset and on random rule sets (through the one harness of ``lockstep.py``).
+``SingleGame`` steps through the kernels bound to its slot and copies the slot into Python fields after every
+step (only what a play may change, ``trick.PLAY_CHANGES``), and writes the observation itself. Both start from
+the same seed (so the same deals), take the same random legal actions, and must show the same player to act,
+legal mask, observation from every seat, rewards, game ends, and whole state after every step, on every preset and
+on random rule sets (through the one harness of ``lockstep.py``).
 ``test_differential.py`` ties ``VecGame`` to the reference.
 """
 
@@ -60,10 +60,10 @@ class SingleSide:
 
 
 class EngineSide:
-    """``VecGame(batch_size=1)`` on the NumPy engine for the lockstep harness."""
+    """``VecGame(batch_size=1)`` for the lockstep harness."""
 
     def __init__(self, rules: Rules, seed: int, reward_mode: str) -> None:
-        self.game = VecGame(rules, batch_size=1, seed=seed, reward_mode=reward_mode, compiled=False)
+        self.game = VecGame(rules, batch_size=1, seed=seed, reward_mode=reward_mode)
         self.rules = rules
 
     def facts(self) -> dict:

@@ -5,8 +5,8 @@ one observation, mask, reward or termination.
 ``vector_env`` returned over ``STEPS`` steps of seeded random learner actions (observations, masks, rewards,
 terminations, seats, scores, and with same-step autoreset the final observations). Random opponents run with
 next-step autoreset, heuristic-3 with same-step autoreset; the games of two manches end and restart, so
-exchanges, manche ends, game ends and new deals all show. It was recorded before the vector step was made faster;
-both engine paths (the Numba kernels, NumPy) must give it.
+exchanges, manche ends, game ends and new deals all show. It was recorded before the vector step was made faster,
+on the NumPy engine and checked on the Numba kernels, now the only form.
 
 Regenerate (only for an intended change of the games, said in the commit): ``python tests/test_vector_env_golden.py``.
 """
@@ -59,11 +59,11 @@ def trajectory_digest(preset: str, opponents: str) -> tuple[str, int]:
 
 @pytest.mark.parametrize("opponents", OPPONENTS)
 @pytest.mark.parametrize("preset", PRESETS)
-def test_vector_env_games_are_the_recorded_ones(preset: str, opponents: str, engine_path: str) -> None:
+def test_vector_env_games_are_the_recorded_ones(preset: str, opponents: str) -> None:
     digest, ended = trajectory_digest(preset, opponents)
     assert ended > 0, "the pinned steps must end some games"
     expected = json.loads(GOLDEN_PATH.read_text(encoding="utf-8"))[f"{preset}/{opponents}"]
-    assert digest == expected, f"{engine_path}: the vector env's games changed on {preset} against {opponents}"
+    assert digest == expected, f"the vector env's games changed on {preset} against {opponents}"
 
 
 def main() -> None:

@@ -19,8 +19,8 @@ from president_env import agents
 from president_env.agents.torch_policy import PolicyNet
 from president_env.rules import Rules
 
+from .acting import LEARNER, sample
 from .config import OpponentConfig
-from .ppo import LEARNER, sample
 
 
 class OpponentPool:

@@ -2,7 +2,7 @@
 
 After CleanRL's ``ppo.py``, with what a seated card game changes:
 
-1. :func:`sample` draws an action per row from masked logits (Gumbel-max with an explicit generator).
+1. :func:`.acting.sample` draws an action per row from masked logits (Gumbel-max with an explicit generator).
 2. :func:`collect` plays ``num_steps`` engine steps. At each step every game has one player to act; the
    rows the learner owns go through the network in one batch, each opponent's rows through the opponent
    pool. Only the learner's decisions are stored: observation, legal mask, action, log-probability, value.
@@ -32,24 +32,15 @@ import torch
 from president_env.agents.torch_policy import PolicyNet, masked_entropy
 from president_env.vec_game import VecGame
 
+from .acting import LEARNER, sample
 from .config import PPOConfig
 
 if TYPE_CHECKING:
     from .opponents import OpponentPool
 
-LEARNER = 0
-"""Policy id of the learner in :attr:`OpponentPool.owner`."""
-
-
 # ---------------------------------------------------------------------------------------------
-# 1-2. Acting: sampling and the rollout
+# 1-2. Acting: sampling (.acting) and the rollout
 # ---------------------------------------------------------------------------------------------
-def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """One action per row from masked logits (Gumbel-max; illegal actions are never drawn)."""
-    uniform = torch.rand(logits.shape, generator=generator).clamp_(min=1e-20)
-    return (logits - torch.log(-torch.log(uniform))).argmax(-1)
-
-
 class Rollout:
     """One rollout's storage: ``(T, B)`` bookkeeping for every step, tensors for the learner's rows."""
 

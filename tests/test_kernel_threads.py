@@ -1,0 +1,105 @@
+"""The kernels split a large batch over threads (``president_env.compiled.run``): the same games on one thread and
+on two, the number of threads capped to the process's CPUs and settable, with a clear error on a bad setting."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from president_env import compiled, threads
+from president_env.engine import sample_legal
+from president_env.state import FIELDS
+from president_env.vec_game import VecGame
+
+
+@pytest.fixture
+def kernel_threads(monkeypatch):
+    """Set the kernels' threads for one test (the setting is restored after it)."""
+    monkeypatch.setattr(threads, "_kernel_threads", None)
+    monkeypatch.delenv(threads.KERNEL_THREADS_VARIABLE, raising=False)
+    return threads.kernel_threads
+
+
+def play(n_threads: int, steps: int = 120) -> tuple[list[np.ndarray], np.ndarray]:
+    """Every state array and the last observation after ``steps`` random steps of a batch big enough to be split."""
+    threads.kernel_threads(n_threads)
+    game = VecGame("party", batch_size=2 * compiled.PARALLEL_FROM, seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(steps):
+        game.step(sample_legal(game.legal_mask(), rng))
+    return [array.copy() for array in game.state], game.observe()
+
+
+def test_one_thread_and_two_play_the_same_games(kernel_threads):
+    if threads.available_cpus() < 2:
+        pytest.skip("needs two CPUs")
+    one, two = play(1), play(2)
+    assert kernel_threads() == 2
+    manche = FIELDS.index("manche")
+    assert (one[0][manche] > 0).sum() > 100  # the games were played: many manches ended
+    for a, b in zip(one[0], two[0]):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(one[1], two[1])
+
+
+# One process fills a fresh disk cache with the threaded kernels, a second one steps a single game on that cache: the
+# serial kernels must not load the threaded ones' machine code (they were once cached under the same name).
+CACHE_PROBE = """
+import sys
+import numpy as np
+from president_env import threads
+from president_env.engine import sample_legal
+from president_env.state import FIELDS
+from president_env.vec_game import VecGame
+threads.kernel_threads(2)
+game = VecGame("standard", batch_size=int(sys.argv[1]), seed=0)
+for _ in range(3):
+    game.step(sample_legal(game.legal_mask(), np.random.default_rng(0)))
+print(int(game.state.manche_steps.min()))
+"""
+
+
+@pytest.mark.slow
+def test_the_serial_and_threaded_kernels_keep_their_own_disk_cache(tmp_path):
+    if threads.available_cpus() < 2:
+        pytest.skip("needs two CPUs")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    for batch in (2 * compiled.PARALLEL_FROM, 1):
+        done = subprocess.run(
+            [sys.executable, "-c", CACHE_PROBE, str(batch)], env=env, capture_output=True, text=True, timeout=900
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "3", (batch, done.stdout)
+
+
+def test_the_threads_are_capped_by_the_cpus_and_by_cap_threads(kernel_threads):
+    assert kernel_threads() == min(threads.available_cpus(), compiled.numba.config.NUMBA_NUM_THREADS)
+    assert kernel_threads(10_000) <= threads.available_cpus()
+    threads.cap_threads(1)
+    assert kernel_threads() == 1
+    with pytest.raises(ValueError, match="threads must be a positive integer, got 0"):
+        kernel_threads(0)
+
+
+def test_the_environment_variable_forces_one_thread_and_a_bad_value_is_refused(kernel_threads, monkeypatch):
+    monkeypatch.setenv(threads.KERNEL_THREADS_VARIABLE, "1")
+    assert kernel_threads() == 1
+    monkeypatch.setattr(threads, "_kernel_threads", None)
+    monkeypatch.setenv(threads.KERNEL_THREADS_VARIABLE, "many")
+    with pytest.raises(ValueError, match="PRESIDENT_ENV_THREADS must be a positive integer, got 'many'"):
+        kernel_threads()
+
+
+def test_a_process_pinned_to_one_cpu_runs_the_kernels_on_one_thread():
+    code = (
+        "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+        "from president_env.threads import kernel_threads; print(kernel_threads())"
+    )
+    if not hasattr(__import__("os"), "sched_setaffinity"):
+        pytest.skip("no CPU affinity on this platform")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "1"
