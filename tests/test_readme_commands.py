@@ -4,8 +4,9 @@ program has, agents that exist, rules and configs that load; and every one of th
 Run as written where that is short (the Play line, with scripted input that quits; ``president-web``, answering
 on a free port). The long ones run with a smaller budget and nothing else changed (:func:`smaller`): training
 stops after its first update (``budget.total_steps=1``) with evaluations of 2 deal groups, tournaments play 1 deal
-group, ``--ray auto`` (which needs a running cluster) becomes ``--ray local`` as the README says for one machine,
-and every path under ``runs/`` goes to a temporary folder. The test command is the one CI runs (``.ci/run``)."""
+group of single manches (``--rules "manches: 1"`` where the command names no rules), ``--ray auto`` (which
+needs a running cluster) becomes ``--ray local`` as the README says for one machine, and every path
+under ``runs/`` goes to a temporary folder. The test command is the one CI runs (``.ci/run``)."""
 
 from __future__ import annotations
 
@@ -146,6 +147,8 @@ def smaller(command: list[str], tmp: Path) -> list[str]:
         out += [item for value in sets for item in ("--set", value)] + ["--no-progress"]
     elif command[0] == "president-eval":
         out.append("--no-progress")
+        if "--rules" not in command:  # one manche a game: mc-5 at a whole match took minutes a deal group
+            out += ["--rules", "manches: 1"]
     return out
 
 
