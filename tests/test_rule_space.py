@@ -124,11 +124,12 @@ def test_the_config_section_holds_the_whole_distribution_and_round_trips(tmp_pat
         from_dict({"kind": "universal", "tables": [], "eval_tables": []})
 
 
-def test_the_training_configs_keep_the_held_out_seeds_out():
+def test_the_long_run_config_round_trips_and_keeps_the_held_out_seeds_out(tmp_path):
     pytest.importorskip("pydantic")
     from president_env.training.config import load_config
 
     config = load_config(ROOT / "configs" / "train" / "universal_rules.yaml")
+    assert load_config(config.save(tmp_path / "config.yaml")) == config
     held_out = {HELDOUT_RULE_SEED, HELDOUT_DEAL_SEED}
     assert config.rule_eval.seed not in held_out and config.seed not in held_out
     assert config.rule_space is not None and config.init.weights == "ppo-universal"
