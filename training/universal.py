@@ -9,7 +9,8 @@ plays them all. :class:`UniversalTrainer` is a :class:`~.ppo_selfplay.Run`: the 
 and the budget are the one-table trainer's. What it plays:
 
 1. **Rollout, table by table.** Each table of ``tables`` (a preset at a table size, playing matches of
-   ``manches`` manches) runs ``ppo.num_envs`` games. :func:`.ppo.collect` plays ``ppo.num_steps`` steps of
+   ``manches`` manches), and with a ``rule_space`` each of the ``rule_space.draws`` rule sets drawn for the
+   segment (:func:`segment_rules`, :mod:`president_env.rule_space`), runs ``ppo.num_envs`` games. :func:`.ppo.collect` plays ``ppo.num_steps`` steps of
    them through a :class:`UniversalGame` (the table seen in the universal layout) and
    :func:`.ppo.training_rows` turns the learner's decisions into rows, GAE along each seat's own chain.
    Rewards are ``normalized`` (each manche's points scaled into [-1, 1]), so the tables weigh alike.
@@ -18,11 +19,19 @@ and the budget are the one-table trainer's. What it plays:
    or one learner against past versions of itself, the baselines or the rule-based styles
    (:mod:`president_env.agents.styles`; keep one out to measure against).
 
+**Where the tables play.** :class:`TableGroup` s hold them: one in the trainer's process, or
+``rollout.workers`` Ray actors (table ``i`` in group ``i % workers``). Each table has its own seeds and sampling
+generator and the rows are merged in table order, so the split never changes the run.
+
+**Evaluation.** Every ``budget.eval_every`` updates, ``budget.eval_opponent`` at ``eval_tables`` and at the
+``rule_eval`` tables (drawn with the training-side ``rule_eval.seed``); on their own schedules, ``rule_eval.opponent``
+(mc-4) and the champion, the best frozen policy so far, at the ``rule_eval`` tables (:meth:`rule_evaluations`).
+
 **Segments and resuming.** A run is cut into segments of ``budget.checkpoint_every`` updates. A segment
 starts from the learner alone: fresh games dealt from ``(seed, segment)`` and a pool holding only the
 current policy, which then gains a snapshot every ``opponents.snapshot_every`` updates. So the compact
 checkpoint written at each segment's end (policy, critic, optimizer, counters and the learning
-generator; no games, no pool) is all a later sitting needs to continue the run exactly, on any machine.
+generator and the champion; no games, no pool) is all a later sitting needs to continue the run exactly, on any machine.
 The decisions still open when a segment ends are not trained. To end a sitting cleanly before its
 budget, create ``STOP`` in the run's folder: the update in progress finishes and the checkpoint is written.
 """
