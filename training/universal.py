@@ -10,8 +10,9 @@ and the budget are the one-table trainer's. What it plays:
 
 1. **Rollout, table by table.** Each table of ``tables`` (a preset at a table size, playing matches of
    ``manches`` manches), and with a ``rule_space`` each of the ``rule_space.draws`` rule sets drawn for the
-   segment (:func:`segment_rules`, :mod:`president_env.rule_space`), runs ``ppo.num_envs`` games. :func:`.ppo.collect` plays ``ppo.num_steps`` steps of
-   them through a :class:`UniversalGame` (the table seen in the universal layout) and
+   segment (:func:`segment_rules`, :mod:`president_env.rule_space`), runs ``ppo.num_envs`` games.
+   :func:`.ppo.collect` plays ``ppo.num_steps`` steps of them through a :class:`UniversalGame` (the table seen
+   in the universal layout) and
    :func:`.ppo.training_rows` turns the learner's decisions into rows, GAE along each seat's own chain.
    Rewards are ``normalized`` (each manche's points scaled into [-1, 1]), so the tables weigh alike.
    All tables' rows form one batch for :func:`.ppo.ppo_update`.
@@ -24,8 +25,9 @@ and the budget are the one-table trainer's. What it plays:
 generator and the rows are merged in table order, so the split never changes the run.
 
 **Evaluation.** Every ``budget.eval_every`` updates, ``budget.eval_opponent`` at ``eval_tables`` and at the
-``rule_eval`` tables (drawn with the training-side ``rule_eval.seed``); on their own schedules, ``rule_eval.opponent``
-(mc-4) and the champion, the best frozen policy so far, at the ``rule_eval`` tables (:meth:`rule_evaluations`).
+``rule_eval`` tables (drawn with the training-side ``rule_eval.seed``); on their own schedules,
+``rule_eval.opponent`` (mc-4) and the champion, the best frozen policy so far, at the ``rule_eval`` tables
+(:meth:`UniversalTrainer.rule_evaluations`).
 
 **Segments and resuming.** A run is cut into segments of ``budget.checkpoint_every`` updates. A segment
 starts from the learner alone: fresh games dealt from ``(seed, segment)`` and a pool holding only the
