@@ -56,6 +56,9 @@ def test_the_same_seed_gives_the_same_rule_sets_and_a_prefix_of_a_longer_draw():
     assert DEFAULT_SPACE.draw(5, 40) == DEFAULT_SPACE.draw(5, 40)
     assert DEFAULT_SPACE.draw(5, 40)[:10] == DEFAULT_SPACE.draw(5, 10)
     assert DEFAULT_SPACE.draw(5, 40) != DEFAULT_SPACE.draw(6, 40)
+    for seed, n in ((-1, 3), (True, 3), (1.5, 3), (1, -2)):
+        with pytest.raises(ValueError, match="must be an integer >= 0"):
+            DEFAULT_SPACE.draw(seed, n)
 
 
 def test_the_weights_shape_the_draws_and_jokers_stay_within_the_decks():
