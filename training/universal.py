@@ -145,6 +145,11 @@ def table_name(rules: Rules, spec: TableConfig) -> str:
     return f"{Path(spec.rules).stem}-{rules.n_players}p"
 
 
+def games_root(config: UniversalConfig) -> int:
+    """The root of the run's game streams: table ``i`` of segment ``s`` is ``SeedSequence(root, spawn_key=(s, i))``."""
+    return int(RunSeeds.of(config).games.generate_state(1)[0])
+
+
 RULES_STREAM = 0x72756C65
 """Mixed into the entropy of the segment's rule draws, so that they are a stream apart from the tables' seeds."""
 
@@ -155,7 +160,7 @@ def segment_rules(config: UniversalConfig, segment: int) -> tuple[list[Rules], l
     rules = config.table_rules()
     names = [table_name(r, t) for r, t in zip(rules, config.tables)]
     if config.rule_space is not None:
-        root = int(RunSeeds.of(config).games.generate_state(1)[0])
+        root = games_root(config)
         seed = np.random.SeedSequence([root, RULES_STREAM], spawn_key=(segment,))
         rules += config.rule_space.space().draw(seed, config.rule_space.draws)
         names += [f"drawn-{i}" for i in range(config.rule_space.draws)]
@@ -192,7 +197,7 @@ class TableGroup:
     def start(self, segment: int, rules: list[dict[str, Any]], weights: dict[str, torch.Tensor] | None) -> None:
         """Fresh games of ``segment`` at this group's tables and a pool of the current policy alone."""
         self.set_weights(weights)
-        root = int(RunSeeds.of(self.config).games.generate_state(1)[0])
+        root = games_root(self.config)
         self.tables = [
             Table(
                 Rules.from_dict(rules[i]), self.config, np.random.SeedSequence(root, spawn_key=(segment, i)),
