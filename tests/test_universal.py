@@ -331,3 +331,17 @@ def test_a_learner_on_cuda_trains_what_the_cpu_learner_trains_and_its_checkpoint
         tmp_path / "gpu" / "run" / "checkpoint.pt", progress=False, overrides=["device=cpu"]
     )
     assert resumed.device.type == "cpu" and resumed.update == 2
+
+
+def test_the_learning_curve_draws_the_rule_evaluations_beside_the_evaluation(tmp_path):
+    pytest.importorskip("matplotlib")
+    from president_env.training.curves import plot_learning_curve
+
+    first = {"update": 20, "global_step": 10, "elapsed_s": 60.0, "eval/advantage": 0.2, "eval/advantage_ci": 0.1}
+    first.update({"rule_eval/champion/advantage": 0.05, "rule_eval/champion/advantage_ci": 0.1})
+    first["rule_eval/champion/0/advantage"] = 1.0  # a table's own figure: not a series
+    second = {**first, "update": 40, "global_step": 20, "elapsed_s": 120.0, "rule_eval/champion/advantage": 0.12}
+    records = [first, second]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    path = plot_learning_curve(tmp_path)
+    assert path == tmp_path / "learning_curve.png" and path.stat().st_size > 10_000
