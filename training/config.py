@@ -328,7 +328,7 @@ class UniversalRolloutConfig(_Section):
     wherever (each table has its own seeds and sampling generator; the rows are merged in table order)."""
 
     workers: int = Field(1, ge=0, le=MAX_THREADS)  # 1: this process; 0: one per CPU this process is given
-    ray_address: str | None = None  # with workers != 1: null or "local" starts Ray here; "auto", "ray://..."
+    ray_address: str | None = None  # Ray: "local" (also what workers != 1 starts when null), "auto", "ray://..."
 
 
 class UniversalConfig(RunConfig):

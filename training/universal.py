@@ -263,7 +263,7 @@ class UniversalTrainer(Run):
         """The table groups: one in this process, or ``rollout_workers`` Ray actors (table ``i`` in group
         ``i % workers``)."""
         workers = min(rollout_workers(self.config), len(self.rules))
-        if workers == 1:
+        if workers == 1 and self.config.rollout.ray_address is None:
             return LocalGroup([TableGroup(self.config, list(range(len(self.rules))), net=self.net)])
         init_ray(
             self.config.rollout.ray_address or "local",
