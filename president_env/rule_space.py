@@ -7,7 +7,8 @@
 A draw is a preset (with probability ``preset_share``, one of ``presets`` by weight, at its own match length)
 or a free rule set: every field drawn on its own from ``weights`` (value -> weight), in the order of
 :data:`FIELD_ORDER`. Combinations ``Rules`` refuses are never drawn: ``jokers`` is drawn among the values
-``decks`` allows (at most 2 per deck, the weights of the others renormalized). The exchange is drawn in three
+``decks`` allows (at most 2 per deck, the weights of the others renormalized; none when every count it allows
+weighs 0). The exchange is drawn in three
 parts: ``exchange_pairs`` (how many pairs exchange, capped at the pairs the table seats, ``n_players // 2``),
 ``exchange_cards`` (the top pair's cards) and ``exchange_shape``: ``descending`` (one card fewer each pair down,
 at least 1: 3-2-1), ``equal`` (every pair the same) or ``any`` (each entry drawn 1..4 on its own), so every
@@ -269,7 +270,9 @@ def _check_preset(entry: tuple[Any, ...]) -> None:
     name, n_players, weight = entry
     if name not in PRESETS:
         raise ValueError(f"presets: unknown preset {short_repr(name)}; presets: {', '.join(PRESETS)}")
-    if n_players is not None and (isinstance(n_players, bool) or n_players not in range(3, 9)):
+    if n_players is not None and (
+        not isinstance(n_players, int) or isinstance(n_players, bool) or not 3 <= n_players <= 8
+    ):
         raise ValueError(f"presets: n_players must be 3 to 8 or null, got {short_repr(n_players)}")
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight < float("inf"):
         raise ValueError(f"presets: weight must be a finite number >= 0, got {short_repr(weight)}")

@@ -100,6 +100,7 @@ def _presets() -> set[Rules]:
         ({"preset_share": 1.5}, "preset_share must be a number from 0 to 1"),
         ({"presets": [{"rules": "nowhere"}]}, "presets: unknown preset 'nowhere'"),
         ({"presets": [{"rules": "standard", "n_players": 9}]}, "n_players must be 3 to 8 or null"),
+        ({"presets": [{"rules": "standard", "n_players": 4.0}]}, "n_players must be 3 to 8 or null"),
         ({"presets": [{"rules": "standard", "weight": 0}]}, "no preset has a weight above 0"),
         ({"colour": 1}, "unknown key(s) colour"),
     ],
