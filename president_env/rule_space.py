@@ -8,8 +8,8 @@ A draw is a preset (with probability ``preset_share``, one of ``presets`` by wei
 or a free rule set: every field drawn on its own from ``weights`` (value -> weight), in the order of
 :data:`FIELD_ORDER`. Combinations ``Rules`` refuses are never drawn: ``jokers`` is drawn among the values
 ``decks`` allows (at most 2 per deck, the weights of the others renormalized; none when every count it allows
-weighs 0). The exchange is drawn in three
-parts: ``exchange_pairs`` (how many pairs exchange, capped at the pairs the table seats, ``n_players // 2``),
+weighs 0). The exchange is drawn in three parts: ``exchange_pairs`` (how many pairs exchange, capped at the
+pairs the table seats, ``n_players // 2``),
 ``exchange_cards`` (the top pair's cards) and ``exchange_shape``: ``descending`` (one card fewer each pair down,
 at least 1: 3-2-1), ``equal`` (every pair the same) or ``any`` (each entry drawn 1..4 on its own), so every
 exchange ``Rules`` accepts can be drawn. Every value ``Rules`` accepts has a default weight above 0 (``manches``
