@@ -32,6 +32,7 @@ from president_env.agents.universal import (  # noqa: E402
 )
 from president_env.cards import RANK_NAMES  # noqa: E402
 from president_env.observation import layout, observe  # noqa: E402
+from president_env.rule_space import rule_suite  # noqa: E402
 from president_env.rules import Rules  # noqa: E402
 from president_env.training.cli import main  # noqa: E402
 from president_env.training.config import UniversalConfig, from_dict, load_config  # noqa: E402
@@ -247,6 +248,9 @@ def test_a_rule_space_run_draws_new_tables_each_segment_and_resumes_bit_for_bit(
     metrics = [json.loads(line) for line in (tmp_path / "a" / "run" / "metrics.jsonl").read_text().splitlines()]
     assert {"rule_eval/champion/generation", "rule_eval/champion/advantage_ci"} <= set(metrics[0])
     assert "rule_eval/random/advantage" in metrics[1] and "rule_eval/random/advantage" not in metrics[0]
+    evaluation = whole.evaluate()  # no fixed table: the learning curve is the rule_eval tables' against heuristic-3
+    assert evaluation["eval/advantage"] == evaluation["eval/rules-0/advantage"]
+    assert whole.eval_rules == [r for r in rule_suite(5, 50) if r.n_players <= 5][:1]
     first = UniversalTrainer(rules_config(tmp_path / "b", budget={"total_steps": 2 * 96}), progress=False)
     first.train()
     checkpoint = tmp_path / "b" / "run" / "checkpoint.pt"
