@@ -12,8 +12,9 @@ so the whole suite is deterministic given the two seeds. The suite's mean advant
 plain mean over the rule sets, with the interval of a mean of independent estimates (``sqrt(sum ci^2) / N``): a
 statement about these N rule sets, not about the whole space.
 
-:data:`HELDOUT_RULE_SEED` and :data:`HELDOUT_DEAL_SEED` are reserved for the final measurements of issue 33: no
-training run, evaluation during training or choice of what to ship may use them.
+The held-out seeds, ``HELDOUT_RULE_SEED`` and ``HELDOUT_DEAL_SEED`` of :mod:`president_env.rule_space`, are
+reserved for the final measurements of issue 33: no training run, evaluation during training or choice of what
+to ship may use them (a training config refuses them as ``rule_eval.seed``).
 """
 
 from __future__ import annotations
@@ -31,11 +32,6 @@ from president_env.rules import Rules
 from .report import TournamentResult, dump_json, format_estimate, write_versus
 from .statistics import Estimate
 from .tournament import evaluate_against
-
-HELDOUT_RULE_SEED = 20261204
-"""The held-out suite's rule seed (``--rule-suite 20261204:20``), reserved for final measurements."""
-HELDOUT_DEAL_SEED = 20261205
-"""The held-out suite's deal seed (``--seed 20261205``), reserved for final measurements."""
 
 
 def suite_folder(out: str | os.PathLike, index: int) -> Path:
@@ -137,8 +133,6 @@ def write_suite(result: SuiteResult, out: str | os.PathLike) -> Path:
 
 
 __all__ = [
-    "HELDOUT_DEAL_SEED",
-    "HELDOUT_RULE_SEED",
     "SuiteResult",
     "evaluate_suite",
     "suite_folder",

@@ -185,6 +185,13 @@ class RuleSpace:
         return cls(weights=dict(weights), presets=presets, preset_share=data.get("preset_share", DEFAULT_PRESET_SHARE))
 
 
+HELDOUT_RULE_SEED = 20261204
+"""The held-out suite's rule seed (``--rule-suite 20261204:20``), reserved for issue 33's final measurements: no
+training run, evaluation during training or choice of what to ship may draw from it."""
+HELDOUT_DEAL_SEED = 20261205
+"""The held-out suite's deal seed (``president-eval --seed 20261205``), reserved likewise."""
+
+
 def rule_suite(seed: int, n: int) -> list[Rules]:
     """The benchmark's ``n`` rule sets of rule seed ``seed``: ``SUITE_SPACE.draw(seed, n)``.
 
@@ -292,6 +299,8 @@ __all__ = [
     "DEFAULT_SPACE",
     "DEFAULT_WEIGHTS",
     "FIELD_ORDER",
+    "HELDOUT_DEAL_SEED",
+    "HELDOUT_RULE_SEED",
     "RuleSpace",
     "SUITE_SPACE",
     "describe",

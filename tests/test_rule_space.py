@@ -11,11 +11,13 @@ import pytest
 
 from president_env import agents
 from president_env.evaluation import cli
-from president_env.evaluation.suite import HELDOUT_DEAL_SEED, HELDOUT_RULE_SEED, evaluate_suite
+from president_env.evaluation.suite import evaluate_suite
 from president_env.rule_space import (
     ALLOWED_VALUES,
     DEFAULT_SPACE,
     DEFAULT_WEIGHTS,
+    HELDOUT_DEAL_SEED,
+    HELDOUT_RULE_SEED,
     RuleSpace,
     parse_suite,
     rule_suite,
@@ -137,6 +139,8 @@ def test_the_long_run_config_round_trips_and_keeps_the_held_out_seeds_out(tmp_pa
     held_out = {HELDOUT_RULE_SEED, HELDOUT_DEAL_SEED}
     assert config.rule_eval.seed not in held_out and config.seed not in held_out
     assert config.rule_space is not None and config.init.weights == "ppo-universal"
+    with pytest.raises(ValueError, match="rule_eval.seed: 20261204 is a held-out seed of the rule-set suite"):
+        load_config(ROOT / "configs" / "train" / "universal_rules.yaml", ["rule_eval.seed=20261204"])
 
 
 # ---------------------------------------------------------------- the suite

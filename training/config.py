@@ -43,7 +43,7 @@ from pydantic_core import ErrorDetails
 
 from president_env.presets import resolve_rules
 from president_env.registry import check_name
-from president_env.rule_space import RuleSpace
+from president_env.rule_space import HELDOUT_DEAL_SEED, HELDOUT_RULE_SEED, RuleSpace
 from president_env.rules import Rules
 from president_env.user_input import load_yaml, read_text, short_repr
 
@@ -321,6 +321,13 @@ class RuleEvalConfig(_Section):
     @classmethod
     def _known_agent(cls, name: str) -> str:
         return check_name(name)
+
+    @field_validator("seed")
+    @classmethod
+    def _not_held_out(cls, seed: int) -> int:
+        if seed in (HELDOUT_RULE_SEED, HELDOUT_DEAL_SEED):
+            raise ValueError(f"{seed} is a held-out seed of the rule-set suite, reserved for final measurements")
+        return seed
 
 
 class UniversalRolloutConfig(_Section):
