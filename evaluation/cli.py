@@ -3,6 +3,7 @@
     president-eval --agents heuristic-3,heuristic-2 --deals 200 --workers 2 --out runs/eval
     president-eval --agents ppo-standard-4p --against heuristic-3,mc-4 --deals 200 --out runs/vs
     president-eval --agents ppo-universal --against mc-5 --rules big_table --resume runs/vs/chunks ...
+    president-eval --agents ppo-universal --against heuristic-3,mc-4 --rule-suite 7:20 --deals 100 --out runs/suite
 
 Writes ``results.json``, ``results.md`` and ``results.png`` (with ``--against``: ``versus.*`` and one folder
 per opponent) and prints the Markdown table. Everything the user named is checked before any game is
@@ -11,6 +12,7 @@ played; a bad argument, or a Ray that cannot start, is one line on stderr and ex
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections.abc import Sequence
@@ -46,7 +48,14 @@ def _parser() -> ArgumentParser:
         help="comma-separated lineup, one agent per seat (repeated cyclically if shorter), "
         "e.g. heuristic-3,heuristic-2,heuristic-2,heuristic-2",
     )
-    parser.add_argument("--rules", default="standard", help="preset name or YAML path (default: standard)")
+    parser.add_argument("--rules", default=None, help="preset name or YAML path (default: standard)")
+    parser.add_argument(
+        "--rule-suite",
+        metavar="SEED:N",
+        help="with --against, instead of --rules: every rule set of the suite president_env.rule_space.rule_suite("
+        "SEED, N), drawn from the rule space (docs/training.md); writes suite.json|md with each rule set's advantage "
+        "and their mean, and one folder per rule set",
+    )
     parser.add_argument("--deals", type=int, default=DEFAULT_DEALS, help="duplicate deal groups (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="root seed (default: %(default)s)")
     parser.add_argument("--agent-seed", type=int, default=None, help="separate root seed for the agents")
@@ -117,9 +126,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--against needs exactly one agent in --agents and at least one opponent")
     if args.save_replays < 0:
         parser.error(f"--save-replays must be >= 0, got {args.save_replays}")
+    if args.rule_suite is not None:
+        return _suite_main(parser, args, lineup, against)
     # Everything the user named is checked before the tournament runs: a typo must not cost its whole time.
     try:
-        rules = resolve_rules(args.rules)
+        rules = resolve_rules(args.rules or "standard")
         seat_lineup(lineup, rules.n_players)
         for name in dict.fromkeys(lineup + against):
             check_name(name)
@@ -159,6 +170,60 @@ def main(argv: Sequence[str] | None = None) -> int:
         games = versus_lineup(lineup[0], against[0], n_players) if against else seat_lineup(lineup, n_players)
         save_games(games, rules, args.save_replays, Path(folder) / "replays", args.seed, source="president-eval")
     print(table)
+    print(f"\n{time.perf_counter() - started:.1f} s; results in {folder}/", file=sys.stderr)
+    return 0
+
+
+def _suite_main(
+    parser: ArgumentParser, args: argparse.Namespace, lineup: list[str], against: list[str]
+) -> int:
+    """``--rule-suite SEED:N``: the agent against each opponent at every rule set of the suite."""
+    from president_env.rule_space import parse_suite, rule_suite
+
+    from .suite import evaluate_suite, suite_folder, write_suite
+
+    if args.against is None:
+        parser.error("--rule-suite needs --against (one agent in --agents against copies of each opponent)")
+    if args.rules is not None:
+        parser.error("--rule-suite and --rules exclude each other: the suite names its own rule sets")
+    if args.save_replays:
+        parser.error("--save-replays does not apply to --rule-suite")
+    try:
+        rule_seed, n_rules = parse_suite(args.rule_suite)
+        rule_sets = rule_suite(rule_seed, n_rules)
+        for name in dict.fromkeys(lineup + against):
+            check_name(name)
+        for rules in rule_sets:  # an agent that cannot play one of them is refused before any game
+            for name in dict.fromkeys(lineup + against):
+                agent_registry.make(name, rules)
+        check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
+        check_seeds(seed=args.seed, agent_seed=args.agent_seed)
+        check_writable_dir(args.out, "--out")
+        if args.resume is not None:
+            for i, rules in enumerate(rule_sets):
+                for folder, seats in _tournaments(str(suite_folder(args.resume, i)), lineup, against, rules.n_players):
+                    open_store(folder, seats, rules, args.seed, args.chunk_deals, args.agent_seed)
+        if args.ray is not None:
+            start_ray(args.ray)
+    except (ValueError, ImportError) as err:
+        parser.error(str(err))
+    started = time.perf_counter()
+    result = evaluate_suite(
+        lineup[0],
+        against,
+        rule_seed,
+        n_rules,
+        n_deals=args.deals,
+        seed=args.seed,
+        workers=args.workers,
+        progress=not args.no_progress,
+        chunk_deals=args.chunk_deals,
+        agent_seed=args.agent_seed,
+        ray_address=args.ray,
+        resume_dir=args.resume,
+    )
+    folder = write_suite(result, args.out)
+    print(result.to_markdown())
     print(f"\n{time.perf_counter() - started:.1f} s; results in {folder}/", file=sys.stderr)
     return 0
 

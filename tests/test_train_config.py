@@ -11,8 +11,9 @@ from president_env.training.config import TrainConfig, from_dict, load_config  #
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# universal.yaml is a kind: universal config of training/universal.py (tested in tests/test_universal.py)
-CONFIGS = sorted(p for p in (ROOT / "configs" / "train").glob("*.yaml") if p.stem != "universal")
+# universal*.yaml are kind: universal configs of training/universal.py (tested in tests/test_universal.py and
+# tests/test_rule_space.py)
+CONFIGS = sorted(p for p in (ROOT / "configs" / "train").glob("*.yaml") if not p.stem.startswith("universal"))
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)

@@ -3,6 +3,7 @@ trainer trains on a mixture of tables, saves a compact checkpoint and resumes it
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ from president_env.agents.universal import (  # noqa: E402
 )
 from president_env.cards import RANK_NAMES  # noqa: E402
 from president_env.observation import layout, observe  # noqa: E402
+from president_env.rule_space import rule_suite  # noqa: E402
 from president_env.rules import Rules  # noqa: E402
 from president_env.training.cli import main  # noqa: E402
 from president_env.training.config import UniversalConfig, from_dict, load_config  # noqa: E402
@@ -166,7 +168,7 @@ def test_president_train_runs_and_resumes_a_universal_config(tmp_path, capsys):
     assert main(["--resume", str(checkpoint), "--set", "budget.total_steps=192", "--no-progress"]) == 0
     assert UniversalTrainer.resume(checkpoint, progress=False).update == 2
     assert main(["--resume", str(checkpoint), "--set", "seed=4", "--no-progress"]) == 2
-    assert "accepts budget.* overrides only" in capsys.readouterr().err
+    assert "--resume accepts budget.*" in capsys.readouterr().err
 
 
 def test_a_stop_file_ends_the_sitting_with_a_checkpoint_and_is_removed(tmp_path):
@@ -219,3 +221,131 @@ def test_the_command_line_refuses_bad_configs_in_one_line(tmp_path, capsys):
     assert "num_envz" in capsys.readouterr().err
     assert main(["--resume", str(tmp_path / "none.pt"), "--no-progress"]) == 2
     assert "no such checkpoint file" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the rule space, the groups, the device
+def rules_config(tmp_path, **extra):
+    """A tiny run whose tables are all drawn from the rule space (two a segment), with the champion evaluated."""
+    data = {
+        "tables": [],
+        "eval_tables": [],
+        "rule_space": {"draws": 2, "preset_share": 0.5},
+        "rule_eval": {"seed": 5, "tables": 1, "opponent": "random", "deals": 1, "every": 2, "champion_every": 1,
+                      "champion_deals": 1},
+    }  # fmt: skip
+    config = tiny_config(tmp_path).to_dict()
+    config.update(data)
+    for key, value in extra.items():
+        config[key] = {**config[key], **value} if isinstance(value, dict) else value
+    return from_dict(config)
+
+
+def test_a_rule_space_run_draws_new_tables_each_segment_and_resumes_bit_for_bit(tmp_path):
+    whole = UniversalTrainer(rules_config(tmp_path / "a"), progress=False)
+    first_tables = list(whole.rules)
+    whole.train()
+    assert whole.segment == 2 and whole.rules != first_tables  # a segment of 2 updates: new rule sets after each
+    metrics = [json.loads(line) for line in (tmp_path / "a" / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert {"rule_eval/champion/generation", "rule_eval/champion/advantage_ci"} <= set(metrics[0])
+    assert "rule_eval/random/advantage" in metrics[1] and "rule_eval/random/advantage" not in metrics[0]
+    evaluation = whole.evaluate()  # no fixed table: the learning curve is the rule_eval tables' against heuristic-3
+    assert evaluation["eval/advantage"] == evaluation["eval/rules-0/advantage"]
+    assert whole.eval_rules == [r for r in rule_suite(5, 50) if r.n_players <= 5][:1]
+    first = UniversalTrainer(rules_config(tmp_path / "b", budget={"total_steps": 2 * 96}), progress=False)
+    first.train()
+    checkpoint = tmp_path / "b" / "run" / "checkpoint.pt"
+    resumed = UniversalTrainer.resume(checkpoint, progress=False, overrides=["budget.total_steps=384"])
+    assert resumed.rules == first.rules and resumed.champion_generation == first.champion_generation
+    for name, tensor in first.champion.state_dict().items():
+        assert torch.equal(tensor, resumed.champion.state_dict()[name]), name
+    resumed.train()
+    assert resumed.update == whole.update == 4 and resumed.rules == whole.rules
+    for name, tensor in whole.net.state_dict().items():
+        assert torch.equal(tensor, resumed.net.state_dict()[name]), name
+
+
+def test_the_tables_split_over_groups_of_their_own_train_the_same_run(tmp_path):
+    from president_env.evaluation.distributed import LocalGroup
+    from president_env.training.universal import TableGroup
+
+    class Apart(LocalGroup):
+        local = False  # each member holds its own network and is given the weights, as a Ray actor is
+
+    config = rules_config(tmp_path, rule_space={"draws": 3}, rule_eval={"tables": 0}, budget={"eval_every": 0})
+    together = UniversalTrainer(config, progress=False)
+    apart = UniversalTrainer(config, progress=False)
+    apart.groups = Apart([TableGroup(config.to_dict(), [0, 2]), TableGroup(config.to_dict(), [1])])
+    apart.start_segment()
+    for trainer in (together, apart):
+        for _ in range(3):  # across a segment's end
+            trainer.train_step()
+            if trainer.update % 2 == 0:
+                trainer.checkpoint()
+    for name, tensor in together.net.state_dict().items():
+        assert torch.equal(tensor, apart.net.state_dict()[name]), name
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_a_run_on_two_ray_workers_is_the_same_run_as_in_process(tmp_path):
+    ray = pytest.importorskip("ray")
+    config = rules_config(tmp_path, rule_space={"draws": 3}, rule_eval={"tables": 0}, budget={"eval_every": 0})
+    here = UniversalTrainer(config, progress=False)
+    for _ in range(3):
+        here.train_step()
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        there = UniversalTrainer(from_dict({**config.to_dict(), "rollout": {"workers": 2}}), progress=False)
+        for _ in range(3):
+            there.train_step()
+        assert not there.groups.local and len(there.groups.members) == 2
+        there.close()
+    finally:
+        ray.shutdown()
+    for name, tensor in here.net.state_dict().items():
+        assert torch.equal(tensor, there.net.state_dict()[name]), name
+
+
+def test_the_learner_device_is_a_setting_cuda_is_refused_in_one_line_where_absent(tmp_path, capsys):
+    trainer = UniversalTrainer(tiny_config(tmp_path, device="auto"), progress=False)
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert trainer.device.type == expected and (trainer.learner is trainer.net) == (expected == "cpu")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: the refusal cannot be shown")
+    path = tiny_config(tmp_path, device="cuda").save(tmp_path / "cuda.yaml")
+    assert main(["--config", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("president-train: error: device: cuda was asked for but torch sees no CUDA device")
+    assert "\n" not in err
+    with pytest.raises(ValueError, match="device must be one of cpu, cuda, auto"):
+        from_dict({"kind": "universal", "device": "tpu"})
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_learner_on_cuda_trains_what_the_cpu_learner_trains_and_its_checkpoint_resumes_on_cpu(tmp_path):
+    on_cpu = UniversalTrainer(tiny_config(tmp_path / "cpu", budget={"total_steps": 2 * 96}), progress=False)
+    on_gpu = UniversalTrainer(
+        tiny_config(tmp_path / "gpu", device="cuda", budget={"total_steps": 2 * 96}), progress=False
+    )
+    on_cpu.train()
+    on_gpu.train()
+    for name, tensor in on_cpu.net.state_dict().items():
+        assert torch.allclose(tensor, on_gpu.net.state_dict()[name], atol=1e-3), name
+    resumed = UniversalTrainer.resume(
+        tmp_path / "gpu" / "run" / "checkpoint.pt", progress=False, overrides=["device=cpu"]
+    )
+    assert resumed.device.type == "cpu" and resumed.update == 2
+
+
+def test_the_learning_curve_draws_the_rule_evaluations_beside_the_evaluation(tmp_path):
+    pytest.importorskip("matplotlib")
+    from president_env.training.curves import plot_learning_curve
+
+    first = {"update": 20, "global_step": 10, "elapsed_s": 60.0, "eval/advantage": 0.2, "eval/advantage_ci": 0.1}
+    first.update({"rule_eval/champion/advantage": 0.05, "rule_eval/champion/advantage_ci": 0.1})
+    first["rule_eval/champion/0/advantage"] = 1.0  # a table's own figure: not a series
+    second = {**first, "update": 40, "global_step": 20, "elapsed_s": 120.0, "rule_eval/champion/advantage": 0.12}
+    records = [first, second]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    path = plot_learning_curve(tmp_path)
+    assert path == tmp_path / "learning_curve.png" and path.stat().st_size > 10_000

@@ -44,6 +44,7 @@ from pydantic_core import ErrorDetails
 
 from president_env.presets import resolve_rules
 from president_env.registry import check_name
+from president_env.rule_space import HELDOUT_DEAL_SEED, HELDOUT_RULE_SEED, RuleSpace
 from president_env.rules import MAX_MANCHES, Rules
 from president_env.user_input import load_yaml, read_text, short_repr
 
@@ -199,6 +200,7 @@ class RunConfig(_Section):
     seed: int = Field(1, ge=0)  # root seed: games, sampling, network initialisation, opponents
     out_dir: str = "runs/ppo"  # checkpoints, config.yaml, metrics.jsonl, TensorBoard events
     threads: int = Field(0, ge=0, le=MAX_THREADS)  # torch CPU threads, at most the process's CPUs (0: all of them)
+    device: Literal["cpu", "cuda", "auto"] = "cpu"  # where the learner's update runs (auto: cuda when present)
     init: InitConfig = Field(default_factory=InitConfig)
     ppo: PPOConfig = Field(default_factory=PPOConfig)
     network: NetworkConfig = Field(default_factory=NetworkConfig)
@@ -273,13 +275,81 @@ class UniversalNetworkConfig(NetworkConfig):
     critic: Literal["plain", "perfect"] = "plain"  # "perfect": the critic also sees every hand in training (PerfectDou)
 
 
+class RuleSpaceConfig(_Section):
+    """Tables drawn from the rule space (:class:`president_env.rule_space.RuleSpace`) at every segment.
+
+    ``preset_share``, ``presets`` and ``weights`` are the space's (``weights``: field -> value -> weight; a field
+    named replaces its defaults whole). Validation fills in the defaults, so a run's saved config holds its whole
+    distribution: a later change of the defaults does not change a run that resumes.
+    """
+
+    draws: int = Field(8, ge=1, le=1024)  # rule sets drawn each segment, each a table of ppo.num_envs games
+    preset_share: Number = Field(0.25, ge=0, le=1)
+    presets: list[dict[str, Any]] | None = None  # [{rules: PRESET, n_players: N or null, weight: W}] (null: defaults)
+    weights: dict[str, dict[Any, Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _a_valid_space(self) -> RuleSpaceConfig:
+        data = {"preset_share": self.preset_share, "weights": self.weights}
+        if self.presets is not None:
+            data["presets"] = self.presets
+        full = RuleSpace.from_dict(data).to_dict()
+        self.__dict__.update(presets=full["presets"], weights=full["weights"])
+        return self
+
+    def space(self) -> RuleSpace:
+        """The :class:`~president_env.rule_space.RuleSpace` this section describes."""
+        return RuleSpace.from_dict(
+            {"preset_share": self.preset_share, "presets": self.presets, "weights": self.weights}
+        )
+
+
+class RuleEvalConfig(_Section):
+    """Evaluation on rule sets drawn from the suite's distribution with a training-side rule ``seed`` (never the
+    held-out one): against ``opponent`` every ``every`` updates, and against the champion (the best frozen
+    policy so far) every ``champion_every`` updates; the learner becomes the champion when it beats it (the
+    interval above 0)."""
+
+    seed: int = Field(3301, ge=0)  # the evaluation tables' rule seed (president_env.rule_space.rule_suite)
+    tables: int = Field(0, ge=0, le=64)  # rule sets evaluated (0: none); the first drawn with <= max_players
+    max_players: int = Field(5, ge=3, le=8)  # keeps a searching opponent affordable
+    opponent: str = "mc-4"
+    deals: int = Field(8, ge=1, le=MAX_EVAL_DEALS)  # deal groups a table against ``opponent``
+    every: int = Field(0, ge=0)  # updates between evaluations against ``opponent`` (0: never)
+    champion_deals: int = Field(30, ge=1, le=MAX_EVAL_DEALS)  # deal groups a table against the champion
+    champion_every: int = Field(0, ge=0)  # updates between evaluations against the champion (0: never)
+
+    @field_validator("opponent")
+    @classmethod
+    def _known_agent(cls, name: str) -> str:
+        return check_name(name)
+
+    @field_validator("seed")
+    @classmethod
+    def _not_held_out(cls, seed: int) -> int:
+        if seed in (HELDOUT_RULE_SEED, HELDOUT_DEAL_SEED):
+            raise ValueError(f"{seed} is a held-out seed of the rule-set suite, reserved for final measurements")
+        return seed
+
+
+class UniversalRolloutConfig(_Section):
+    """Where the tables play: ``workers`` processes (Ray actors), each a share of the tables; the same run
+    wherever (each table has its own seeds and sampling generator; the rows are merged in table order)."""
+
+    workers: int = Field(1, ge=0, le=MAX_THREADS)  # 1: this process; 0: one per CPU this process is given
+    ray_address: str | None = None  # Ray: "local" (also what workers != 1 starts when null), "auto", "ray://..."
+
+
 class UniversalConfig(RunConfig):
     """One learner for a mixture of tables (:class:`~.universal.UniversalTrainer`); ``ppo.num_envs`` and
     ``ppo.num_steps`` are per table."""
 
     kind: Literal["universal"] = "universal"
-    tables: list[TableConfig] = Field(default_factory=lambda: [TableConfig()], min_length=1)
-    manches: int | None = Field(3, ge=1, le=MAX_MANCHES)  # every table plays this many (null: the preset's)
+    tables: list[TableConfig] = Field(default_factory=lambda: [TableConfig()])  # fixed tables, every segment
+    manches: int | None = Field(3, ge=1, le=MAX_MANCHES)  # every fixed table's match length (null: the preset's)
+    rule_space: RuleSpaceConfig | None = None  # tables drawn from the rule space each segment (null: none)
+    rule_eval: RuleEvalConfig = Field(default_factory=RuleEvalConfig)
+    rollout: UniversalRolloutConfig = Field(default_factory=UniversalRolloutConfig)
     eval_tables: list[int] = Field(default_factory=lambda: [0])  # indices of ``tables`` evaluated every eval_every
     out_dir: str = "runs/universal"
     threads: int = Field(1, ge=0, le=MAX_THREADS)
@@ -287,11 +357,19 @@ class UniversalConfig(RunConfig):
     network: UniversalNetworkConfig = Field(default_factory=UniversalNetworkConfig)
 
     @model_validator(mode="after")
+    def _some_table(self) -> UniversalConfig:
+        if not self.tables and self.rule_space is None:
+            raise ValueError("tables: a run needs at least one table, or a rule_space to draw them from")
+        return self
+
+    @model_validator(mode="after")
     def _eval_tables_exist(self) -> UniversalConfig:
         for index in self.eval_tables:
             if not 0 <= index < len(self.tables):
                 raise ValueError(f"eval_tables: {index} is not the index of a table (0..{len(self.tables) - 1})")
-        check_rollout_memory(self.ppo, self.table_rules())
+        if self.budget.eval_every and not self.eval_tables and not self.rule_eval.tables:
+            raise ValueError("eval_tables: budget.eval_every needs eval_tables or rule_eval.tables to evaluate")
+        check_rollout_memory(self.ppo, self.table_rules() + self.largest_drawn_tables())
         return self
 
     def table_rules(self) -> list[Rules]:
@@ -301,6 +379,13 @@ class UniversalConfig(RunConfig):
             changes = {"n_players": table.n_players, "manches": self.manches}
             out.append(resolve_rules(table.rules).replace(**{k: v for k, v in changes.items() if v is not None}))
         return out
+
+    def largest_drawn_tables(self) -> list[Rules]:
+        """For the memory check: ``rule_space.draws`` tables at the largest rules the space can draw (8 players, two
+        decks with jokers: the ``big_table`` preset), since a segment's draws are not known before it starts."""
+        if self.rule_space is None:
+            return []
+        return [resolve_rules("big_table")] * self.rule_space.draws
 
 
 def rollout_bytes(rules: Rules, num_envs: int, num_steps: int) -> int:

@@ -2,7 +2,8 @@
 
 The curve is the evaluation the trainer runs every ``budget.eval_every`` updates: one learner
 against the evaluation opponent in every other seat over duplicate deals, its advantage (points
-per manche above the table average) with the 95 % interval, by env steps and by minutes.
+per manche above the table average) with the 95 % interval, by env steps and by minutes. A universal run's
+``rule_eval`` evaluations (against mc-4 and against the champion) are drawn beside it when the metrics hold them.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def plot_learning_curve(run: str | Path, out: str | Path | None = None, opponent
     # A bare Figure renders with Agg and leaves pyplot's backend alone (a notebook keeps its inline plots).
     from matplotlib.figure import Figure
 
-    records = [r for r in read_metrics(run) if "eval/advantage" in r]
+    everything = read_metrics(run)
+    records = [r for r in everything if "eval/advantage" in r]
     if not records:
         raise ValueError(f"{run}: no evaluation records (budget.eval_every was 0?)")
     steps = [r["global_step"] / 1e6 for r in records]
@@ -51,7 +53,17 @@ def plot_learning_curve(run: str | Path, out: str | Path | None = None, opponent
     fig = Figure(figsize=(7, 4))
     ax = fig.subplots()
     ax.fill_between(steps, [a - c for a, c in zip(adv, ci)], [a + c for a, c in zip(adv, ci)], alpha=0.25, lw=0)
-    ax.plot(steps, adv, marker="o", ms=3, label=f"learner vs 3x {opponent}")
+    ax.plot(steps, adv, marker="o", ms=3, label=f"learner vs {opponent} in every other seat")
+    # A universal run's rule_eval: its opponent (mc-4) and the champion, each a mean over the rule_eval tables.
+    series = sorted({k for r in everything for k in r if k.startswith("rule_eval/") and k.count("/") == 2})
+    for key in (k for k in series if k.endswith("/advantage")):
+        rows = [r for r in everything if key in r]
+        ax.errorbar(
+            [r["global_step"] / 1e6 for r in rows],
+            [r[key] for r in rows],
+            yerr=[r.get(key + "_ci") or 0.0 for r in rows],
+            marker="s", ms=3, lw=1, capsize=2, label=f"learner vs {key.split('/')[1]} (drawn rule sets)",
+        )  # fmt: skip
     ax.axhline(0.0, color="k", lw=0.8, ls="--", label="table average")
     ax.set_xlabel("env steps (millions)")
     ax.set_ylabel("advantage (points per manche, 95% CI)")

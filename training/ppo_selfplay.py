@@ -67,8 +67,8 @@ class Run:
     :meth:`add_snapshot`, :meth:`evaluate`, :meth:`save` and :meth:`resume`, and ``steps_per_update``.
     """
 
-    RESUME_OVERRIDES: ClassVar[tuple[str, ...]] = ("budget.",)
-    """The overrides ``--resume`` accepts: the run must continue as it was."""
+    RESUME_OVERRIDES: ClassVar[tuple[str, ...]] = ("budget.", "device")
+    """The overrides ``--resume`` accepts: the run must continue as it was (on another device, say)."""
 
     def __init__(self, config: RunConfig, progress: bool = True) -> None:
         self.config, self.progress = config, progress
@@ -82,7 +82,11 @@ class Run:
             self.net = self.build_net()
         if config.init.weights is not None:
             self.net.load_state_dict(start_weights(config.init.weights, self.net.spec()))
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
+        # ``net`` acts (rollouts, snapshots, evaluations, checkpoints) on the CPU; ``learner`` is the copy the update
+        # trains on ``device`` (the same object on the CPU), copied back into ``net`` after each update.
+        self.device = resolve_device(config.device)
+        self.learner = self.net if self.device.type == "cpu" else copy.deepcopy(self.net).to(self.device)
+        self.optimizer = torch.optim.Adam(self.learner.parameters(), lr=config.ppo.learning_rate, eps=1e-5)
         self.update = self.global_step = 0
         self.elapsed = 0.0
         self.last_eval: dict[str, float] = {}
@@ -125,17 +129,19 @@ class Run:
         if p.anneal_lr:
             frac = max(0.0, 1.0 - self.global_step / (budget.anneal_steps or budget.total_steps))
             self.optimizer.param_groups[0]["lr"] = frac * p.learning_rate
-        if self.update >= self.config.init.critic_warmup:
-            return ppo_update(self.net, self.optimizer, batch, p, self.generator)
+        batch = {key: value.to(self.device) for key, value in batch.items()}
         # init.critic_warmup: the critic learns the actor's values first; the actor's weights get no gradient
-        actor = [w for name, w in self.net.named_parameters() if not name.startswith(CRITIC_PREFIXES)]
+        warmup = self.update < self.config.init.critic_warmup
+        actor = [w for name, w in self.learner.named_parameters() if warmup and not name.startswith(CRITIC_PREFIXES)]
         for weight in actor:
             weight.requires_grad_(False)
         try:
-            return ppo_update(self.net, self.optimizer, batch, p, self.generator)
+            return ppo_update(self.learner, self.optimizer, batch, p, self.generator)
         finally:
             for weight in actor:
                 weight.requires_grad_(True)
+            if self.learner is not self.net:
+                self.net.load_state_dict(self.learner.state_dict())
 
     def train_step(self) -> dict[str, float]:
         """One rollout and one update; returns the scalars to log."""
@@ -239,7 +245,9 @@ class Run:
     def restore(self, checkpoint: dict[str, Any]) -> None:
         """Put :meth:`state` back (into a fresh run of the checkpoint's config)."""
         self.net.load_state_dict(checkpoint["model"])
-        self.optimizer.load_state_dict(checkpoint["optimizer"])
+        if self.learner is not self.net:
+            self.learner.load_state_dict(checkpoint["model"])
+        self.optimizer.load_state_dict(checkpoint["optimizer"])  # its state moves to the learner's device
         self.generator.set_state(checkpoint["rng"]["learn"])
         progress = checkpoint["progress"]
         self.update, self.global_step = int(progress["update"]), int(progress["global_step"])
@@ -298,6 +306,18 @@ def restoring(run: Run, path: str | Path) -> Iterator[None]:
         ) from None
 
 
+def resolve_device(name: str) -> torch.device:
+    """The learner's device of ``device``: ``cpu``, ``cuda``, or ``auto`` (``cuda`` where torch sees a GPU, else
+    ``cpu``); ``ValueError`` naming ``device`` when ``cuda`` is asked for and absent."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device: cuda was asked for but torch sees no CUDA device here; use device=cpu or auto")
+    if name not in ("cpu", "cuda"):
+        raise ValueError(f"device must be one of cpu, cuda, auto; got {name!r}")
+    return torch.device(name)
+
+
 def start_weights(source: str, spec: dict[str, Any]) -> dict[str, torch.Tensor]:
     """The weights (actor and critic) of ``source``, a shipped learned agent's name or a checkpoint file, for a
     network of ``spec``; ``ValueError`` naming ``init.weights`` when it holds none or another network."""
@@ -320,7 +340,7 @@ class Trainer(Run):
     :meth:`close` (``president-train`` does) to release the actors.
     """
 
-    RESUME_OVERRIDES = ("budget.", "rollout.ray_", "manches")
+    RESUME_OVERRIDES = ("budget.", "device", "rollout.ray_", "manches")
     """The budget, where the shards run, and ``manches`` only to name again the match length the checkpoint trained
     on (the rules check refuses any other): a run started before the presets played matches resumes with
     ``--set manches=1``."""
