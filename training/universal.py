@@ -275,9 +275,12 @@ class UniversalTrainer(Run):
         return RayGroup(TableGroup, args, num_cpus=1)
 
     def weights(self) -> dict[str, torch.Tensor] | None:
+        """The network's weights for table groups in other processes; ``None`` where every table plays here (they
+        share the network itself)."""
         return None if self.groups.local else self.net.state_dict()
 
     def close(self) -> None:
+        """Stop the table groups' workers (Ray actors or processes) the trainer started."""
         self.groups.close()
 
     def start_segment(self) -> None:
@@ -360,6 +363,7 @@ class UniversalTrainer(Run):
         return out
 
     def champion_agent(self, rules: Rules) -> UniversalAgent:
+        """The champion (the best frozen policy so far) as an agent at ``rules``."""
         return UniversalAgent(rules, self.champion, seed=0, name="champion")
 
     def rule_evaluations(self) -> dict[str, float]:
@@ -384,6 +388,7 @@ class UniversalTrainer(Run):
         return out
 
     def train_step(self) -> dict[str, float]:
+        """One update (:meth:`Run.train_step`), then the rule-set evaluations that are due."""
         stats = super().train_step()
         stats.update(self.rule_evaluations())
         return stats
