@@ -92,7 +92,8 @@ def test_a_universal_best_response_starts_as_its_target(tmp_path):
         for name, weight in trainer.net.state_dict().items():
             assert torch.equal(weight, net.state_dict()[name]), name
         target = agents.make(str(path), rules)
-        game = trainer.tables[0].game  # the learner's view of its table: the universal encoding and mask
+        # the learner's view of its table: the universal encoding and mask
+        game = trainer.groups.members[0].tables[0].game
         x, umask = game.observe(), game.legal_mask()
         expected = legal_probabilities(target.logits(encode(rules, game.native_obs)), umask)
         np.testing.assert_allclose(learner_probabilities(trainer.net, x, umask), expected, atol=1e-5)
