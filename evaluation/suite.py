@@ -1,7 +1,7 @@
 """The rule-set suite: one agent against copies of each opponent on the N rule sets of a rule seed.
 
     president-eval --agents ppo-universal --against heuristic-3,mc-4 --rule-suite 20261204:20 --seed 20261205 \
-        --deals 100 --out results/suite
+        --deals 100 --out runs/suite
     result = evaluate_suite("ppo-universal", ["heuristic-3"], rule_seed=20261204, n_rules=20, n_deals=100,
                             seed=20261205)
 
