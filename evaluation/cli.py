@@ -147,16 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, ImportError) as err:
         parser.error(str(err))
     started = time.perf_counter()
-    options = dict(
-        n_deals=args.deals,
-        seed=args.seed,
-        workers=args.workers,
-        progress=not args.no_progress,
-        chunk_deals=args.chunk_deals,
-        agent_seed=args.agent_seed,
-        ray_address=args.ray,
-        resume_dir=args.resume,
-    )
+    options = _tournament_options(args)
     if args.against is not None:
         results = evaluate_against(lineup[0], against, rules, **options)
         folder, table = write_versus(results, args.out), versus_markdown(results)
@@ -172,6 +163,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table)
     print(f"\n{time.perf_counter() - started:.1f} s; results in {folder}/", file=sys.stderr)
     return 0
+
+
+def _tournament_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of a tournament (``evaluate``, ``evaluate_against``, ``evaluate_suite``) the command
+    line sets."""
+    return dict(
+        n_deals=args.deals,
+        seed=args.seed,
+        workers=args.workers,
+        progress=not args.no_progress,
+        chunk_deals=args.chunk_deals,
+        agent_seed=args.agent_seed,
+        ray_address=args.ray,
+        resume_dir=args.resume,
+    )
 
 
 def _suite_main(
@@ -208,20 +214,7 @@ def _suite_main(
     except (ValueError, ImportError) as err:
         parser.error(str(err))
     started = time.perf_counter()
-    result = evaluate_suite(
-        lineup[0],
-        against,
-        rule_seed,
-        n_rules,
-        n_deals=args.deals,
-        seed=args.seed,
-        workers=args.workers,
-        progress=not args.no_progress,
-        chunk_deals=args.chunk_deals,
-        agent_seed=args.agent_seed,
-        ray_address=args.ray,
-        resume_dir=args.resume,
-    )
+    result = evaluate_suite(lineup[0], against, rule_seed, n_rules, **_tournament_options(args))
     folder = write_suite(result, args.out)
     print(result.to_markdown())
     print(f"\n{time.perf_counter() - started:.1f} s; results in {folder}/", file=sys.stderr)
