@@ -29,6 +29,11 @@ def test_building_the_module_logs_no_deprecation_warning_and_other_warnings_stil
     logger = logging.getLogger(deprecation_warning.__module__)  # RLlib's deprecation notices (Ray's own logger)
     seen = Collect()
     logger.addHandler(seen)
+    # Another test of the same worker (a Ray start-up) may have raised this logger's level or disabled it: the
+    # test is about the adapter's filter, so it sets both as a fresh process has them.
+    level, disabled = logger.level, logger.disabled
+    logger.setLevel(logging.WARNING)
+    logger.disabled = False
     try:
         rules = pe.Rules(manches=1)
         config = ppo_config(rules, seed=0, hidden=(16,), num_envs_per_env_runner=1)
@@ -38,3 +43,5 @@ def test_building_the_module_logs_no_deprecation_warning_and_other_warnings_stil
         assert any("something_old" in line for line in seen.lines)  # only RLlib's notice about RLModuleConfig goes
     finally:
         logger.removeHandler(seen)
+        logger.setLevel(level)
+        logger.disabled = disabled
