@@ -151,6 +151,8 @@ def test_the_suite_is_deterministic_free_of_presets_valid_and_playable_by_ppo_un
     assert not set(suite) & _presets()
     for rules in suite:
         assert Rules.from_yaml(rules.to_yaml()) == rules
+    pytest.importorskip("torch", reason="ppo-universal needs the train extra")
+    for rules in suite:
         agent = agents.make("ppo-universal", rules)
         assert agent.rules == rules
 
