@@ -21,6 +21,7 @@ from pathlib import Path
 from president_env import agents as agent_registry
 from president_env.presets import resolve_rules
 from president_env.registry import check_name
+from president_env.rules import Rules
 from president_env.user_input import ArgumentParser, check_writable_dir
 
 from .play import seat_lineup, versus_lineup
@@ -132,18 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         rules = resolve_rules(args.rules or "standard")
         seat_lineup(lineup, rules.n_players)
-        for name in dict.fromkeys(lineup + against):
-            check_name(name)
-            # Made once here: a checkpoint file that cannot load, or a learned agent of other rules, is refused now.
-            agent_registry.make(name, rules)
-        check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
-        check_seeds(seed=args.seed, agent_seed=args.agent_seed)
-        check_writable_dir(args.out, "--out")
-        if args.resume is not None:
-            for folder, seats in _tournaments(args.resume, lineup, against, rules.n_players):
-                open_store(folder, seats, rules, args.seed, args.chunk_deals, args.agent_seed)
-        if args.ray is not None:
-            start_ray(args.ray)
+        _check_and_start(args, lineup, against, [(rules, args.resume)])
     except (ValueError, ImportError) as err:
         parser.error(str(err))
     started = time.perf_counter()
@@ -163,6 +153,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table)
     print(f"\n{time.perf_counter() - started:.1f} s; results in {folder}/", file=sys.stderr)
     return 0
+
+
+def _check_and_start(
+    args: argparse.Namespace, lineup: list[str], against: list[str], tables: list[tuple[Rules, str | None]]
+) -> None:
+    """Everything the user named, checked before any game (a typo must not cost a tournament's time), then Ray if
+    asked; ``ValueError`` or ``ImportError`` says what is wrong.
+
+    ``tables``: each rules the tournaments play, with its resume folder (``None``: a fresh start). Every agent is
+    made once at each rules, so a checkpoint that cannot load, or a learned agent of other rules, is refused now;
+    a resume folder's stores are opened, so one of another tournament is refused now too.
+    """
+    names = list(dict.fromkeys(lineup + against))
+    for name in names:
+        check_name(name)
+    for rules, _ in tables:
+        for name in names:
+            agent_registry.make(name, rules)
+    check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
+    check_seeds(seed=args.seed, agent_seed=args.agent_seed)
+    check_writable_dir(args.out, "--out")
+    for rules, resume in tables:
+        if resume is not None:
+            for folder, seats in _tournaments(resume, lineup, against, rules.n_players):
+                open_store(folder, seats, rules, args.seed, args.chunk_deals, args.agent_seed)
+    if args.ray is not None:
+        start_ray(args.ray)
 
 
 def _tournament_options(args: argparse.Namespace) -> dict:
@@ -197,20 +214,8 @@ def _suite_main(
     try:
         rule_seed, n_rules = parse_suite(args.rule_suite)
         rule_sets = rule_suite(rule_seed, n_rules)
-        for name in dict.fromkeys(lineup + against):
-            check_name(name)
-        for rules in rule_sets:  # an agent that cannot play one of them is refused before any game
-            for name in dict.fromkeys(lineup + against):
-                agent_registry.make(name, rules)
-        check_counts(deals=args.deals, chunk_deals=args.chunk_deals, workers=args.workers)
-        check_seeds(seed=args.seed, agent_seed=args.agent_seed)
-        check_writable_dir(args.out, "--out")
-        if args.resume is not None:
-            for i, rules in enumerate(rule_sets):
-                for folder, seats in _tournaments(str(suite_folder(args.resume, i)), lineup, against, rules.n_players):
-                    open_store(folder, seats, rules, args.seed, args.chunk_deals, args.agent_seed)
-        if args.ray is not None:
-            start_ray(args.ray)
+        resumes = [None if args.resume is None else str(suite_folder(args.resume, i)) for i in range(n_rules)]
+        _check_and_start(args, lineup, against, list(zip(rule_sets, resumes)))
     except (ValueError, ImportError) as err:
         parser.error(str(err))
     started = time.perf_counter()
