@@ -19,7 +19,7 @@ other formats plug in with :func:`register_checkpoint_loader`). Agents see the o
 never the engine's hidden state.
 
 The registry behind :func:`make`, :func:`names`, :func:`register` and :func:`register_checkpoint_loader` is
-:mod:`president_env.registry`, in the environment core, where the Gym envs resolve their opponents' names.
+:mod:`president_env.core.registry`, in the environment core, where the Gym envs resolve their opponents' names.
 This package fills it with :func:`register_opponents`, the function it declares in the entry-point group
 ``president_env.opponents``: the core calls it on its first name lookup, so the environments never import
 the agents.
@@ -39,9 +39,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from president_env import registry
-from president_env.presets import resolve_rules
-from president_env.registry import (
+from president_env.core import registry
+from president_env.core.presets import resolve_rules
+from president_env.core.registry import (
     AgentFactory,
     Policy,
     RandomAgent,
@@ -50,7 +50,7 @@ from president_env.registry import (
     register,
     register_checkpoint_loader,
 )
-from president_env.rules import Rules
+from president_env.core.rules import Rules
 
 from .base import Agent, ObsView, decode
 from .heuristic import HeuristicAgent
@@ -197,7 +197,7 @@ def _plays(name: str, rules: Rules) -> bool:
 
 
 def names(rules: Rules | str | None = None) -> tuple[str, ...]:
-    """The registered agent names, in registration order (:func:`president_env.registry.names`).
+    """The registered agent names, in registration order (:func:`president_env.core.registry.names`).
 
     Given ``rules`` (a ``Rules`` or a preset name), only the agents that can play them: the baselines and
     agents registered by others play any rules; a shipped learned agent, and the search on top of it, only the
@@ -292,7 +292,7 @@ def _installed(name: str) -> Any:
 
 
 def register_opponents() -> None:
-    """Fill the agent registry (:mod:`president_env.registry`): the baselines, the shipped learned agents (which
+    """Fill the agent registry (:mod:`president_env.core.registry`): the baselines, the shipped learned agents (which
     play the rules they were trained for, and are listed where their checkpoint is installed) and the loader of
     torch checkpoint files.
 

@@ -1,11 +1,11 @@
 """The decoded view of an observation that every baseline reads, and the agent interface they implement.
 
 The interface (``act``, optional ``act_batch`` and ``reset``), the :class:`Agent` base class and the random player
-live in the environment core, :mod:`president_env.registry`, so that the environments can take agents by name
+live in the environment core, :mod:`president_env.core.registry`, so that the environments can take agents by name
 without importing this package; they are re-exported here.
 
 Agents see the observation and the mask only, never the engine's state: what they know is
-what the observation holds (``president_env.observation``). :func:`decode` turns a batch of
+what the observation holds (``president_env.core.observation``). :func:`decode` turns a batch of
 observations into named arrays (:class:`ObsView`, the named views of the observation spec, by the spec's names) so that
 strategies read ``view.hand`` and ``view.trick_rank`` instead of slicing vectors.
 """
@@ -16,20 +16,20 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from president_env.observation import SEGMENT_NAMES, layout
-from president_env.registry import Agent, Policy, RandomAgent, as_agent, check_batch
-from president_env.rules import Rules
+from president_env.core.observation import SEGMENT_NAMES, layout
+from president_env.core.registry import Agent, Policy, RandomAgent, as_agent, check_batch
+from president_env.core.rules import Rules
 
 
 class ObsView:
     """A batch of observations as named arrays: ``view.NAME`` is the segment ``NAME`` of the observation spec.
 
-    The names, shapes and meanings are the spec's (:func:`president_env.observation.layout`; ``layout(rules).table()``
-    is the index table), not declared again here: a segment added to the spec is readable here at once. Values are
-    the spec's named views (``ObservationSpec.view``, ``view_state`` or the lazy ``observation.StateViews``), each
-    read only when a strategy reads it: ``(B, ...)`` counts as ``int64``, flags as ``bool``, one-hots as the value
-    they mark (``first - 1`` where they mark none: ``-1``, ``trick_count`` ``0``). Seats are *relative*: 0 is the
-    viewer. Read-only.
+    The names, shapes and meanings are the spec's (:func:`president_env.core.observation.layout`;
+    ``layout(rules).table()`` is the index table), not declared again here: a segment added to the spec is readable
+    here at once. Values are the spec's named views (``ObservationSpec.view``, ``view_state`` or the lazy
+    ``observation.StateViews``), each read only when a strategy reads it: ``(B, ...)`` counts as ``int64``, flags as
+    ``bool``, one-hots as the value they mark (``first - 1`` where they mark none: ``-1``, ``trick_count`` ``0``).
+    Seats are *relative*: 0 is the viewer. Read-only.
     """
 
     __slots__ = ("_views",)

@@ -59,8 +59,8 @@ from typing import Any
 
 import torch
 
-from president_env.rules import Rules
-from president_env.user_input import short_repr
+from president_env.core.rules import Rules
+from president_env.core.user_input import short_repr
 
 CHECKPOINT_FORMAT = "president-env-checkpoint"
 CHECKPOINT_VERSION = 1

@@ -2,7 +2,7 @@
 
 Monte-Carlo agents (:mod:`.monte_carlo`) need engine states to roll out, but they see only the
 observation (RULES.md, "What every agent may know"). This module turns a batch of observations,
-each from the point of view of the player to act, into complete :class:`~president_env.engine.GameState`
+each from the point of view of the player to act, into complete :class:`~president_env.core.engine.GameState`
 worlds:
 
 - :func:`information_set` states what the player knows about the hidden hands: the pool of unknown
@@ -58,10 +58,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from president_env.deals import NEUTRE, PRESIDENT, TROU_DU_CUL, VICE_PRESIDENT, VICE_TROU
-from president_env.engine import PHASE_EXCHANGE, PHASE_PLAY, GameState, allocate, tables
-from president_env.observation import layout, observe
-from president_env.rules import Rules
+from president_env.core.deals import NEUTRE, PRESIDENT, TROU_DU_CUL, VICE_PRESIDENT, VICE_TROU
+from president_env.core.engine import PHASE_EXCHANGE, PHASE_PLAY, GameState, allocate, tables
+from president_env.core.observation import layout, observe
+from president_env.core.rules import Rules
 
 from .base import ObsView, decode
 

@@ -41,13 +41,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from president_env import compiled
-from president_env.actions import KIND_PASS, KIND_PLAY, action_tables
-from president_env.cards import JOKER, N_NATURAL_RANKS, TWO
-from president_env.engine import GameState, allocate
-from president_env.engine import tables as engine_tables
-from president_env.observation import StateViews, layout
-from president_env.rules import Rules
+from president_env.core import compiled
+from president_env.core.actions import KIND_PASS, KIND_PLAY, action_tables
+from president_env.core.cards import JOKER, N_NATURAL_RANKS, TWO
+from president_env.core.engine import GameState, allocate
+from president_env.core.engine import tables as engine_tables
+from president_env.core.observation import StateViews, layout
+from president_env.core.rules import Rules
 
 from .base import Agent, ObsView, check_batch, decode, view_of
 

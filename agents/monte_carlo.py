@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from president_env import engine
-from president_env.registry import Seed
-from president_env.rules import Rules
+from president_env.core import engine
+from president_env.core.registry import Seed
+from president_env.core.rules import Rules
 
 from .base import Agent, check_batch, decode
 from .determinize import sample_worlds
@@ -163,9 +163,7 @@ class MonteCarloAgent(Agent):
         running = None  # rows of `state` still playing (None: all)
         actions = first_actions
         while True:
-            events = engine.step(
-                rules, state, actions, self.rng, reward_mode="points", slots=running, check=False
-            )
+            events = engine.step(rules, state, actions, self.rng, reward_mode="points", slots=running, check=False)
             if events.game_over.any():
                 rows = np.flatnonzero(~finished)[events.game_over] if running is not None else events.game_over
                 points[alive[rows]] = events.rewards[events.game_over, 0]

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from president_env import engine
-from president_env.observation import observe
-from president_env.rules import Rules
+from president_env.core import engine
+from president_env.core.observation import observe
+from president_env.core.rules import Rules
 
 from .base import check_batch, legal_probabilities
 from .heuristic import choose_in_state

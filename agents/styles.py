@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from president_env.rules import Rules
+from president_env.core.rules import Rules
 
 from .heuristic import WEIGHTS, HeuristicAgent, Weights
 

@@ -31,11 +31,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from president_env.observation import layout
-from president_env.presets import resolve_rules
-from president_env.rules import Rules
-from president_env.threads import cap_threads
-from president_env.user_input import short_repr
+from president_env.core.observation import layout
+from president_env.core.presets import resolve_rules
+from president_env.core.rules import Rules
+from president_env.core.threads import cap_threads
+from president_env.core.user_input import short_repr
 
 from .base import Agent, check_batch, legal_probabilities
 from .checkpoint import CheckpointError, check_network_spec, checkpoint_rules, load_checkpoint
@@ -151,7 +151,7 @@ class TorchPolicyAgent(Agent):
     ) -> None:
         super().__init__(rules, seed)
         _check_sizes(net, rules)
-        cap_threads()  # acting runs NumPy's BLAS on small matrices: one thread (president_env.threads)
+        cap_threads()  # acting runs NumPy's BLAS on small matrices: one thread (president_env.core.threads)
         self.net = net.eval()
         self.greedy = bool(greedy)
         self.name = name

@@ -16,7 +16,7 @@ are inputs. Everything is a function of the observation vector alone: the encodi
 
 **The actions.** :data:`NUM_ACTIONS` = 1 + 14 × 8 + 14: pass; play ``k`` cards of rank ``r`` at
 ``1 + 8 r + (k - 1)``; give back one card of rank ``r`` at ``1 + 112 + r`` (the core's layout at its
-largest, :mod:`president_env.actions`). Each table's actions map into it one to one
+largest, :mod:`president_env.core.actions`). Each table's actions map into it one to one
 (:func:`action_map`), so the legal mask maps too.
 
 **The network** (:class:`UniversalNet`): an actor over the encoding (masked logits) and a separate critic
@@ -38,11 +38,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from president_env.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
-from president_env.engine import GameState, tables
-from president_env.observation import layout
-from president_env.presets import resolve_rules
-from president_env.rules import RULE_CHOICES, Rules
+from president_env.core.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
+from president_env.core.engine import GameState, tables
+from president_env.core.observation import layout
+from president_env.core.presets import resolve_rules
+from president_env.core.rules import RULE_CHOICES, Rules
 
 from .base import Agent, check_batch
 from .checkpoint import CheckpointError, checkpoint_rules, load_checkpoint

@@ -62,9 +62,9 @@ wrong number of opponents, bad rules, a ``--save-replay`` path that exists or ca
 line before any game starts; 130 interrupted (Ctrl-C).
 
 The game runs on the AEC env (``president_env.env(render_mode="ansi", reward_mode="points")``), whose
-one-game holder (``env.unwrapped.game``, :class:`president_env.single.SingleGame`) follows the cards with
+one-game holder (``env.unwrapped.game``, :class:`president_env.game.single.SingleGame`) follows the cards with
 their suits, says what each step did (its events) and records the replay; the table is drawn from it by
-``president_env.render``, the AI seats act through ``agent.act(observation, info)``, each manche's points are
+``president_env.game.render``, the AI seats act through ``agent.act(observation, info)``, each manche's points are
 the env's rewards, and typed cards become an action by ``actions.typed_action``, as in ``president-web``.
 """
 
@@ -82,18 +82,18 @@ import numpy as np
 
 import president_env as pe
 from president_env import agents as agent_registry
-from president_env import engine
-from president_env.actions import typed_action
-from president_env.cards import RANK_NAMES, TWO, format_cards, parse_card, rank_index
-from president_env.deals import ROLE_NAMES
-from president_env.engine import IllegalMove, tables
-from president_env.presets import resolve_rules
-from president_env.registry import check_name
-from president_env.render import ROLE_LABELS, ordinal, pretty_cards, render_table
-from president_env.replay import Replay, check_new_file
-from president_env.rules import Rules
-from president_env.single import SingleGame
-from president_env.user_input import ArgumentParser, short_repr
+from president_env.core import engine
+from president_env.core.actions import typed_action
+from president_env.core.cards import RANK_NAMES, TWO, format_cards, parse_card, rank_index
+from president_env.core.deals import ROLE_NAMES
+from president_env.core.engine import IllegalMove, tables
+from president_env.core.presets import resolve_rules
+from president_env.core.registry import check_name
+from president_env.core.rules import Rules
+from president_env.core.user_input import ArgumentParser, short_repr
+from president_env.game.render import ROLE_LABELS, ordinal, pretty_cards, render_table
+from president_env.game.replay import Replay, check_new_file
+from president_env.game.single import SingleGame
 
 try:
     from . import terminal_ui as ui

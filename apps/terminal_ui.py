@@ -35,7 +35,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from president_env.cards import SUIT_SYMBOLS
+from president_env.core.cards import SUIT_SYMBOLS
 
 # --ascii: the renderer's symbols in plain ASCII; anything else non-ASCII loses its accents (NFKD) in Screen.plain.
 _ASCII = str.maketrans(

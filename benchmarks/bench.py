@@ -37,11 +37,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from president_env.engine import sample_legal
+from president_env.core.engine import sample_legal
+from president_env.core.presets import load_preset
+from president_env.core.rules import Rules
+from president_env.core.vec_game import VecGame
 from president_env.evaluation.report import markdown_table
-from president_env.presets import load_preset
-from president_env.rules import Rules
-from president_env.vec_game import VecGame
 
 BATCH_SIZES = (1, 64, 1024, 4096)
 VECTOR_ENVS = 1024
@@ -98,8 +98,8 @@ def bench_aec(rules: Rules, seconds: float, seed: int = 0, wrapped: bool = False
 
     ``wrapped``: through ``president_env.env()`` (PettingZoo's order and bounds wrappers) instead of ``raw_env``.
     """
-    from president_env.aec_env import env as wrapped_env
-    from president_env.aec_env import raw_env
+    from president_env.envs.aec_env import env as wrapped_env
+    from president_env.envs.aec_env import raw_env
 
     env = (wrapped_env if wrapped else raw_env)(rules=rules)
     rng = np.random.default_rng(seed)
@@ -121,7 +121,7 @@ def bench_aec(rules: Rules, seconds: float, seed: int = 0, wrapped: bool = False
 
 def gym_vector_rates(rules: Rules, num_envs: int, opponents: str, seconds: float, seed: int = 0) -> Rates:
     """Learner steps per second of ``vector_env(num_envs)``, the learners playing random legal actions."""
-    from president_env.gym_vector_env import vector_env
+    from president_env.envs.gym_vector_env import vector_env
 
     venv = vector_env(num_envs, rules=rules, opponents=opponents)
     venv.reset(seed=seed)
@@ -139,7 +139,7 @@ def gym_vector_rates(rules: Rules, num_envs: int, opponents: str, seconds: float
 
 def bench_gym_single(rules: Rules, opponents: str, seconds: float, seed: int = 0) -> float:
     """Learner steps per second of the single Gymnasium env ``gym_env()`` (random legal learner actions)."""
-    from president_env.gym_single_env import gym_env
+    from president_env.envs.gym_single_env import gym_env
 
     env = gym_env(rules, opponents=opponents)
     rng = np.random.default_rng(seed)

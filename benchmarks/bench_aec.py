@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 
 import president_env as pe
-from president_env.presets import PRESETS
+from president_env.core.presets import PRESETS
 
 
 def steps_per_second(env, seconds: float, seed: int, clock=time.perf_counter) -> float:

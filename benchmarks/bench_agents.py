@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from president_env import agents
-from president_env.presets import resolve_rules
-from president_env.vec_game import VecGame
+from president_env.core.presets import resolve_rules
+from president_env.core.vec_game import VecGame
 
 TARGETS_MS = {"mc-4": 100.0, "mc-5": 500.0}
 

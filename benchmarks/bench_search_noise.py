@@ -1,7 +1,7 @@
 """How much of the search's gain is noise: ``python benchmarks/bench_search_noise.py``.
 
 Positions are those ``search-ppo-standard-4p`` searches, from games of the policy and heuristic-3
-(:func:`president_env.training.expert_iteration.label_positions`, which stores the search's values of the
+(``label_positions`` of ``scripts/expert_iteration.py``, which stores the search's values of the
 policy's best moves at the agent's ``worlds``). The same moves are then valued again in ``--truth-worlds``
 fresh worlds: the rollout model's "true" values, up to a small noise that does not depend on the choice. The
 script prints how often two independent searches choose the same move, and, for the policy's choice, the
@@ -23,13 +23,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 
 import numpy as np
 
 from president_env import agents
 from president_env.agents.policy_search import PolicySearchAgent
-from president_env.training.expert_iteration import label_positions, search_choices
-from president_env.vec_game import VecGame
+from president_env.core.vec_game import VecGame
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # the experiment, outside the package
+from expert_iteration import label_positions, search_choices  # noqa: E402
 
 
 def fidelity(policy, opponent: str, games: int, seed: int) -> dict[str, float]:

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from president_env import agents as agent_registry
-from president_env.presets import resolve_rules
-from president_env.registry import check_name
-from president_env.rules import Rules
-from president_env.user_input import ArgumentParser, check_writable_dir
+from president_env.core.presets import resolve_rules
+from president_env.core.registry import check_name
+from president_env.core.rules import Rules
+from president_env.core.user_input import ArgumentParser, check_writable_dir
 
 from .play import seat_lineup, versus_lineup
 from .report import versus_markdown, write_outputs, write_versus
@@ -53,7 +53,7 @@ def _parser() -> ArgumentParser:
     parser.add_argument(
         "--rule-suite",
         metavar="SEED:N",
-        help="with --against, instead of --rules: every rule set of the suite president_env.rule_space.rule_suite("
+        help="with --against, instead of --rules: every rule set of the suite president_env.core.rule_space.rule_suite("
         "SEED, N), drawn from the rule space (docs/training.md); writes suite.json|md with each rule set's advantage "
         "and their mean, and one folder per rule set",
     )
@@ -197,11 +197,9 @@ def _tournament_options(args: argparse.Namespace) -> dict:
     )
 
 
-def _suite_main(
-    parser: ArgumentParser, args: argparse.Namespace, lineup: list[str], against: list[str]
-) -> int:
+def _suite_main(parser: ArgumentParser, args: argparse.Namespace, lineup: list[str], against: list[str]) -> int:
     """``--rule-suite SEED:N``: the agent against each opponent at every rule set of the suite."""
-    from president_env.rule_space import parse_suite, rule_suite
+    from president_env.core.rule_space import parse_suite, rule_suite
 
     from .suite import evaluate_suite, suite_folder, write_suite
 

@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from president_env.presets import resolve_rules
-from president_env.registry import check_name
-from president_env.user_input import ArgumentParser
+from president_env.core.presets import resolve_rules
+from president_env.core.registry import check_name
+from president_env.core.user_input import ArgumentParser
 
 from .play import versus_lineup
 from .report import dump_json, errorbar_png, format_estimate, markdown_table

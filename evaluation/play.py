@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 
 from president_env import agents as agent_registry
-from president_env import engine
-from president_env.deals import ROLE_NAMES
-from president_env.manche import deal_hands, deal_sizes, first_receiver, table_for_roles
-from president_env.registry import check_name
-from president_env.rules import Rules
-from president_env.vec_game import VecGame
+from president_env.core import engine
+from president_env.core.deals import ROLE_NAMES
+from president_env.core.manche import deal_hands, deal_sizes, first_receiver, table_for_roles
+from president_env.core.registry import check_name
+from president_env.core.rules import Rules
+from president_env.core.vec_game import VecGame
 
 
 def agent_name(spec: Any) -> str:

@@ -2,8 +2,8 @@
 
 The tournament itself plays thousands of games at once on the batched engine; the replays are
 ``n`` further games of the same lineup (seated as in the tournament's first rotation), played one
-at a time on :class:`~president_env.single.SingleGame` (the one-game holder) with agents made from ``seed``, so that
-they can be watched move by move in ``president-web``.
+at a time on :class:`~president_env.game.single.SingleGame` (the one-game holder) with agents made from ``seed``, so
+that they can be watched move by move in ``president-web``.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from president_env import agents as agent_registry
-from president_env.replay import Replay
-from president_env.rules import Rules
-from president_env.single import SingleGame
+from president_env.core.rules import Rules
+from president_env.game.replay import Replay
+from president_env.game.single import SingleGame
 
 
 def record_games(lineup: Sequence[str], rules: Rules, n_games: int, seed: int = 0, source: str = "") -> list[Replay]:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from president_env import deals
+from president_env.core import deals
 
 from .play import MancheRecords, rotation_entries
 from .statistics import RATING_MEAN, UNBOUNDED, Estimate, bradley_terry, mean_ci

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from president_env import agents as agent_registry
-from president_env.rules import Rules
-from president_env.user_input import check_writable_dir, short_repr
+from president_env.core.rules import Rules
+from president_env.core.user_input import check_writable_dir, short_repr
 
 from .play import MancheRecords, agent_name, distinct_agents
 

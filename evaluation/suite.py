@@ -5,14 +5,14 @@
     result = evaluate_suite("ppo-universal", ["heuristic-3"], rule_seed=20261204, n_rules=20, n_deals=100,
                             seed=20261205)
 
-The rule sets are :func:`president_env.rule_space.rule_suite` ``(rule_seed, n_rules)``: drawn from the documented
+The rule sets are :func:`president_env.core.rule_space.rule_suite` ``(rule_seed, n_rules)``: drawn from the documented
 rule space without presets (the presets are measured on their own), every one valid, the same for the same seed
 on every machine. Each rule set is one :func:`~.tournament.evaluate_against` over the same ``seed`` (the deals),
 so the whole suite is deterministic given the two seeds. The suite's mean advantage against an opponent is the
 plain mean over the rule sets, with the interval of a mean of independent estimates (``sqrt(sum ci^2) / N``): a
 statement about these N rule sets, not about the whole space.
 
-The held-out seeds, ``HELDOUT_RULE_SEED`` and ``HELDOUT_DEAL_SEED`` of :mod:`president_env.rule_space`, are
+The held-out seeds, ``HELDOUT_RULE_SEED`` and ``HELDOUT_DEAL_SEED`` of :mod:`president_env.core.rule_space`, are
 reserved for the final measurements of issue 33: no training run, evaluation during training or choice of what
 to ship may use them (a training config refuses them as ``rule_eval.seed``).
 """
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from president_env.rule_space import describe, rule_suite
-from president_env.rules import Rules
+from president_env.core.rule_space import describe, rule_suite
+from president_env.core.rules import Rules
 
 from .report import TournamentResult, dump_json, format_estimate, write_versus
 from .statistics import Estimate

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from president_env.presets import resolve_rules
-from president_env.rules import Rules
-from president_env.user_input import short_repr
+from president_env.core.presets import resolve_rules
+from president_env.core.rules import Rules
+from president_env.core.user_input import short_repr
 
 from .backends import run_tasks
 from .play import ChunkTask, MancheRecords, agent_name, distinct_agents, seat_lineup, versus_lineup
@@ -67,7 +67,7 @@ def evaluate(
             h3``, two seats each, and copies of one name or object are one agent that pools its results. For
             one agent against a table of copies of another, use :func:`evaluate_against` (or give the whole
             lineup, ``[me, *["heuristic-3"] * 3]``). The result's ``config["lineup"]`` lists the seats in full.
-        rules: any rules spec of :func:`president_env.presets.resolve_rules` (default: the standard game).
+        rules: any rules spec of :func:`president_env.core.presets.resolve_rules` (default: the standard game).
         n_deals: deal groups; the tournament plays ``n_deals * P`` games.
         seed: root seed of the deals, the game generators and (unless ``agent_seed``) the agents.
         workers: processes playing chunks in parallel; does not change the result. Agent objects must be

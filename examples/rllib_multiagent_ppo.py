@@ -25,9 +25,9 @@ from collections.abc import Sequence
 import ray
 import torch
 
+from president_env.core.presets import resolve_rules
 from president_env.evaluation.report import versus_markdown
 from president_env.evaluation.tournament import evaluate_against
-from president_env.presets import resolve_rules
 from president_env.training.rllib_ppo import RLlibAgent, policy_ids, ppo_config
 
 

@@ -4,7 +4,7 @@
     python examples/sb3_maskable_ppo.py --timesteps 500000 --rules standard --opponents heuristic-2
     python examples/sb3_maskable_ppo.py --env single --timesteps 50000     # the single Gymnasium env
 
-``--env vector`` (default) trains on :class:`president_env.sb3.PresidentSB3VecEnv`, SB3's ``VecEnv``
+``--env vector`` (default) trains on :class:`president_env.envs.sb3.PresidentSB3VecEnv`, SB3's ``VecEnv``
 over the batched Gymnasium vector env (``--num-envs`` games in one engine batch, the opponents
 playing in batches); ``--env single`` on the single env ``pe.gym_env`` as is, through SB3's
 ``DummyVecEnv``. Either way:
@@ -43,12 +43,12 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
 import president_env as pe
+from president_env.core.presets import resolve_rules
+from president_env.core.registry import RandomAgent
+from president_env.envs.gym_single_env import PresidentGymEnv
+from president_env.envs.sb3 import PresidentSB3VecEnv
 from president_env.evaluation.report import format_estimate
 from president_env.evaluation.statistics import mean_ci
-from president_env.gym_single_env import PresidentGymEnv
-from president_env.presets import resolve_rules
-from president_env.registry import RandomAgent
-from president_env.sb3 import PresidentSB3VecEnv
 
 # Evaluation games draw their seeds far from the training seed, so no evaluation game replays a training one.
 EVAL_SEED_OFFSET = 1_000_000

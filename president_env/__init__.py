@@ -6,13 +6,13 @@ from importlib.metadata import version as _version
 from gymnasium.envs.registration import register as _register
 from gymnasium.envs.registration import registry as _registry
 
-from .actions import PASS, decode, encode_give, encode_play, num_actions
-from .aec_env import env, raw_env
-from .gym_single_env import gym_env
-from .gym_vector_env import vector_env
-from .presets import load_preset
-from .rules import Rules
-from .vec_game import VecGame
+from president_env.core.actions import PASS, decode, encode_give, encode_play, num_actions
+from president_env.core.presets import load_preset
+from president_env.core.rules import Rules
+from president_env.core.vec_game import VecGame
+from president_env.envs.aec_env import env, raw_env
+from president_env.envs.gym_single_env import gym_env
+from president_env.envs.gym_vector_env import vector_env
 
 try:
     __version__ = _version("president-env")
@@ -38,6 +38,6 @@ __all__ = [
 if "president_env/President-v0" not in _registry:
     _register(
         id="president_env/President-v0",
-        entry_point="president_env.gym_single_env:PresidentGymEnv",
-        vector_entry_point="president_env.gym_vector_env:PresidentVectorEnv",
+        entry_point="president_env.envs.gym_single_env:PresidentGymEnv",
+        vector_entry_point="president_env.envs.gym_vector_env:PresidentVectorEnv",
     )

@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 
 from president_env import agents
+from president_env.core.user_input import ArgumentParser, check_writable_dir
 from president_env.evaluation.report import errorbar_png, format_estimate, markdown_table
 from president_env.evaluation.statistics import Estimate
-from president_env.user_input import ArgumentParser, check_writable_dir
 
 DOCS_RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 MATCHES = DOCS_RESULTS / "matches"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from president_env.user_input import ArgumentParser
+from president_env.core.user_input import ArgumentParser
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_START, TABLE_END = "<!-- ladder-table -->", "<!-- /ladder-table -->"

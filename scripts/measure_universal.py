@@ -22,14 +22,14 @@ import time
 from pathlib import Path
 
 from president_env import agents
+from president_env.core.presets import load_preset
+from president_env.core.registry import check_name
+from president_env.core.rules import Rules
+from president_env.core.user_input import ArgumentParser, check_writable_dir
 from president_env.evaluation.play import versus_lineup
 from president_env.evaluation.report import dump_json, format_estimate, markdown_table, write_versus
 from president_env.evaluation.statistics import Estimate
 from president_env.evaluation.tournament import against_folder, check_counts, check_seeds, evaluate_against, open_store
-from president_env.presets import load_preset
-from president_env.registry import check_name
-from president_env.rules import Rules
-from president_env.user_input import ArgumentParser, check_writable_dir
 
 TABLES: dict[str, tuple[Rules, str]] = {
     "standard": (load_preset("standard"), "ppo-standard-4p-long"),

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from president_env.user_input import ArgumentParser
+from president_env.core.user_input import ArgumentParser
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "models.md"

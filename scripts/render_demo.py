@@ -10,10 +10,10 @@ import sys
 
 import numpy as np
 
-from president_env.aec_env import raw_env
-from president_env.engine import sample_legal
-from president_env.presets import PRESETS, load_preset
-from president_env.user_input import ArgumentParser
+from president_env.core.engine import sample_legal
+from president_env.core.presets import PRESETS, load_preset
+from president_env.core.user_input import ArgumentParser
+from president_env.envs.aec_env import raw_env
 
 
 def play(preset: str = "standard", seed: int = 0, out=None) -> int:

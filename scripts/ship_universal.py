@@ -22,9 +22,9 @@ from pathlib import Path
 
 from president_env.agents.checkpoint import CheckpointError, export_policy, load_checkpoint
 from president_env.agents.universal import build_universal, load_universal
-from president_env.presets import PRESETS, load_preset
-from president_env.user_input import ArgumentParser
-from president_env.vec_game import VecGame
+from president_env.core.presets import PRESETS, load_preset
+from president_env.core.user_input import ArgumentParser
+from president_env.core.vec_game import VecGame
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "agents" / "checkpoints" / "ppo-universal.pt"

@@ -12,7 +12,7 @@ import os
 
 # Under pytest-xdist (CI runs ``-n 2``) the workers share the CPUs: each worker's torch and BLAS pools (and those
 # of the programs its tests start) get their share, set before NumPy or torch is imported. A pool per worker as
-# wide as the machine oversubscribes it, and OpenBLAS's threads spin while they wait (president_env/threads.py).
+# wide as the machine oversubscribes it, and OpenBLAS's threads spin while they wait (president_env/core/threads.py).
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
     _cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     _share = max(1, _cpus // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from president_env import Rules
-from president_env.deals import ROLE_NAMES
-from president_env.engine import PHASE_EXCHANGE
-from president_env.vec_game import VecGame
+from president_env.core.deals import ROLE_NAMES
+from president_env.core.engine import PHASE_EXCHANGE
+from president_env.core.vec_game import VecGame
 
 
 class EngineGame:

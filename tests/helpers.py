@@ -12,12 +12,13 @@ from collections import Counter
 import numpy as np
 from hypothesis import strategies as st
 
-from president_env import PASS, Rules, encode_give, encode_play, engine
-from president_env.cards import card_name, deck, parse_card, rank_index
-from president_env.observation import layout, observe
-from president_env.presets import PRESETS, load_preset
-from president_env.rules import RULE_CHOICES
-from president_env.vec_game import VecGame
+from president_env import PASS, Rules, encode_give, encode_play
+from president_env.core import engine
+from president_env.core.cards import card_name, deck, parse_card, rank_index
+from president_env.core.observation import layout, observe
+from president_env.core.presets import PRESETS, load_preset
+from president_env.core.rules import RULE_CHOICES
+from president_env.core.vec_game import VecGame
 
 
 # ---------------------------------------------------------------- building deals

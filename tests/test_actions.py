@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import president_env as pe
-from president_env.actions import action_name, action_tables, typed_action
-from president_env.cards import RANK_NAMES
-from president_env.rules import Rules
+from president_env.core.actions import action_name, action_tables, typed_action
+from president_env.core.cards import RANK_NAMES
+from president_env.core.rules import Rules
 
 RULES_UNDER_TEST = [
     Rules(),

@@ -15,12 +15,12 @@ from lockstep import lockstep
 from pettingzoo.test import api_test, render_test, seed_test
 
 import president_env as pe
-from president_env.aec_env import raw_env
-from president_env.cards import deck
-from president_env.deals import ROLE_NAMES
-from president_env.engine import reward_table, sample_legal
-from president_env.observation import layout
-from president_env.rules import Rules
+from president_env.core.cards import deck
+from president_env.core.deals import ROLE_NAMES
+from president_env.core.engine import reward_table, sample_legal
+from president_env.core.observation import layout
+from president_env.core.rules import Rules
+from president_env.envs.aec_env import raw_env
 
 PRESET_FILES = sorted((Path(__file__).resolve().parents[1] / "configs" / "rules").glob("*.yaml"))
 
@@ -134,7 +134,7 @@ def test_deal_option_fixes_hands_and_three_of_clubs_leads():
     assert aec.agent_selection == "player_0"  # holds the 3 of clubs
     hand = aec.observe("player_0")["observation"][layout(aec.rules)["hand"]]
     assert hand.tolist() == [2, 2, 2, 2, 2, 2, 1, 0, 0, 0, 0, 0, 0]
-    assert aec.game.cards == [sorted(h, key=lambda c: pe.cards.card_sort_key(c)) for h in STANDARD_DEAL]
+    assert aec.game.cards == [sorted(h, key=lambda c: pe.core.cards.card_sort_key(c)) for h in STANDARD_DEAL]
     assert "Hand of player_0 (13): 3♣ 3♦ 4♣ 4♦" in aec.render_text()
 
 
@@ -351,7 +351,7 @@ def test_cards_follow_the_engine_counts():
             for player, hand in enumerate(game.cards):
                 got = np.zeros(rules.n_ranks, np.int64)
                 for card in hand:
-                    got[pe.cards.parse_card(card)[0]] += 1
+                    got[pe.core.cards.parse_card(card)[0]] += 1
                 np.testing.assert_array_equal(got, counts[player])
             held = [c for h in game.cards for c in h]
             if u.game.state.n_out[0] == 0 and not u.game.state.played[0].any():
@@ -668,12 +668,12 @@ class EngineSide:
     """``VecGame(batch_size=1)`` for the lockstep harness, the same facts as :class:`EnvSide`."""
 
     def __init__(self, rules: Rules, seed: int) -> None:
-        from president_env.vec_game import VecGame
+        from president_env.core.vec_game import VecGame
 
         self.rules, self.game, self.over = rules, VecGame(rules, batch_size=1, seed=seed), False
 
     def facts(self) -> dict:
-        from president_env.observation import observe
+        from president_env.core.observation import observe
 
         if self.over:
             return {"over": True}

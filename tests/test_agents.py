@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 import president_env as pe
-from president_env import agents, engine, registry
+from president_env import agents
 from president_env.agents import Agent, RandomAgent
-from president_env.observation import layout
-from president_env.presets import PRESETS
+from president_env.core import engine, registry
+from president_env.core.observation import layout
+from president_env.core.presets import PRESETS
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -208,7 +209,7 @@ def test_the_environment_resolves_agent_names_without_importing_the_agents_until
     script = (
         "import sys\n"
         "import president_env as pe\n"
-        "from president_env import registry\n"
+        "from president_env.core import registry\n"
         "assert 'president_env.agents' not in sys.modules, 'importing the env imported the agents'\n"
         "env = pe.gym_env(opponents='heuristic-3', seat=0)\n"
         "assert 'president_env.agents' in sys.modules and 'torch' not in sys.modules\n"

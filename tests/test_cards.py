@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from president_env.cards import (
+from president_env.core.cards import (
     JOKER,
     RANK_NAMES,
     TWO,

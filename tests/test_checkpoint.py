@@ -298,6 +298,7 @@ def test_a_compressed_checkpoint_costs_no_memory_through_the_command_lines(good,
     del payload
     bomb = deflate(tmp_path / "big.pt", tmp_path / "bomb.pt")
     (tmp_path / "big.pt").unlink()
+
     def peak_of_refusing(path) -> tuple[int, str, int]:
         code = (
             "from president_env.evaluation.cli import main\n"

@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 
 from president_env.agents.base import decode
 from president_env.agents.determinize import information_set, sample_worlds, worlds_consistent
-from president_env.deals import PRESIDENT, TROU_DU_CUL
-from president_env.engine import PHASE_EXCHANGE, GameState, legal_mask, sample_legal, step
-from president_env.observation import layout, observe
-from president_env.presets import load_preset
-from president_env.rules import Rules
-from president_env.state import FIELDS
-from president_env.vec_game import VecGame
+from president_env.core.deals import PRESIDENT, TROU_DU_CUL
+from president_env.core.engine import PHASE_EXCHANGE, GameState, legal_mask, sample_legal, step
+from president_env.core.observation import layout, observe
+from president_env.core.presets import load_preset
+from president_env.core.rules import Rules
+from president_env.core.state import FIELDS
+from president_env.core.vec_game import VecGame
 
 ROLES4 = ["president", "vice_president", "vice_trou", "trou_du_cul"]
 

@@ -17,10 +17,10 @@ from helpers import rule_sets
 from lockstep import lockstep
 from oracle.reference import ReferenceGame
 
-from president_env.cards import deck
-from president_env.engine import sample_legal
-from president_env.rules import Rules
-from president_env.vec_game import VecGame
+from president_env.core.cards import deck
+from president_env.core.engine import sample_legal
+from president_env.core.rules import Rules
+from president_env.core.vec_game import VecGame
 
 
 def _hands_of_manche(game: VecGame, slot: int) -> list[list[str]]:

@@ -38,7 +38,7 @@ def test_the_package_is_laid_out_as_installed(hooks):
     assert (hooks.API_SRC / "president_env" / "agents" / "__init__.py").is_file()
     assert (hooks.API_SRC / "president_env" / "training" / "ppo_selfplay.py").is_file()
     assert hooks.find("president_env.agents.make").is_function
-    assert hooks.find("president_env.encode_play").path == "president_env.actions.encode_play"  # alias followed
+    assert hooks.find("president_env.encode_play").path == "president_env.core.actions.encode_play"  # alias followed
 
 
 def test_a_name_without_a_docstring_is_found(hooks, tmp_path):

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import president_env as pe
-from president_env import engine
-from president_env.engine import PHASE_OVER, sample_legal
-from president_env.observation import layout
-from president_env.state import FIELDS
+from president_env.core import engine
+from president_env.core.engine import PHASE_OVER, sample_legal
+from president_env.core.observation import layout
+from president_env.core.state import FIELDS
 
 
 def play(game, rng, steps):

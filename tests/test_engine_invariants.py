@@ -10,12 +10,12 @@ from helpers import act, make_deal, rules_strategy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from president_env import engine
-from president_env.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
-from president_env.cards import JOKER, RANK_NAMES, TWO
-from president_env.engine import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, sample_legal
-from president_env.rules import Rules
-from president_env.vec_game import VecGame
+from president_env.core import engine
+from president_env.core.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
+from president_env.core.cards import JOKER, RANK_NAMES, TWO
+from president_env.core.engine import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, sample_legal
+from president_env.core.rules import Rules
+from president_env.core.vec_game import VecGame
 
 
 def _deck_counts(rules: Rules) -> np.ndarray:
@@ -277,7 +277,7 @@ def test_observation_does_not_depend_on_hidden_cards() -> None:
     swapped.hands[0, sb, ra] += 1
     swapped.hands[0, sb, rb] -= 1
     swapped.hands[0, sa, rb] += 1
-    from president_env.observation import observe
+    from president_env.core.observation import observe
 
     np.testing.assert_array_equal(observe(rules, swapped), obs)
     assert not np.array_equal(swapped.hands, game.state.hands)

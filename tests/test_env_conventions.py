@@ -12,7 +12,7 @@ import pytest
 
 import president_env as pe
 from president_env.evaluation.tournament import evaluate
-from president_env.single import match_positions
+from president_env.game.single import match_positions
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -122,7 +122,7 @@ def test_nothing_runs_after_close():
 
 
 def test_sb3_options_are_checked_and_equal_per_env_options_honoured():
-    sb3 = pytest.importorskip("president_env.sb3")
+    sb3 = pytest.importorskip("president_env.envs.sb3")
     env = sb3.PresidentSB3VecEnv(num_envs=3)
     for bad, message in (
         (42, "options must be None, a dict .* got 42"),

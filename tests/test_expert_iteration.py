@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +15,10 @@ import president_env as pe  # noqa: E402
 from president_env import agents  # noqa: E402
 from president_env.agents.policy_search import PolicySearchAgent, PolicySearchConfig  # noqa: E402
 from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent  # noqa: E402
-from president_env.observation import layout  # noqa: E402
-from president_env.training import expert_iteration as exit_  # noqa: E402
+from president_env.core.observation import layout  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # an experiment, outside the package
+import expert_iteration as exit_  # noqa: E402
 
 SMALL = PolicySearchConfig(worlds=4, candidates=3, confident=0.9)
 

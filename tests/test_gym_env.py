@@ -11,9 +11,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import president_env as pe
-from president_env import agents, gym_single_env, registry
-from president_env.engine import reward_table, sample_legal
-from president_env.gym_single_env import PresidentGymEnv
+from president_env import agents
+from president_env.core import registry
+from president_env.core.engine import reward_table, sample_legal
+from president_env.envs import gym_single_env
+from president_env.envs.gym_single_env import PresidentGymEnv
 
 
 def masked_action(info, rng):
@@ -334,14 +336,14 @@ def test_gym_env_is_a_function_and_the_registered_entry_points_resolve():
 
     import gymnasium
 
-    from president_env import gym_single_env, gym_vector_env
+    from president_env.envs import gym_single_env, gym_vector_env
 
     assert pe.gym_env is gym_single_env.gym_env and callable(pe.gym_env)
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("president_env.gym_env")
     spec = gymnasium.spec("president_env/President-v0")
-    assert spec.entry_point == "president_env.gym_single_env:PresidentGymEnv"
-    assert spec.vector_entry_point == "president_env.gym_vector_env:PresidentVectorEnv"
+    assert spec.entry_point == "president_env.envs.gym_single_env:PresidentGymEnv"
+    assert spec.vector_entry_point == "president_env.envs.gym_vector_env:PresidentVectorEnv"
     env = gymnasium.make("president_env/President-v0", opponents="random")
     assert isinstance(env.unwrapped, gym_single_env.PresidentGymEnv)
     venv = gymnasium.make_vec("president_env/President-v0", num_envs=2, vectorization_mode="vector_entry_point")
@@ -359,10 +361,10 @@ def test_terminal_observation_is_the_table_after_the_last_play():
     terminated, reward = False, 0.0
     while not terminated:
         obs, reward, terminated, _, info = env.step(int(sample_legal(info["action_mask"][None].astype(bool), rng)[0]))
-    lay = pe.observation.layout(rules)
+    lay = pe.core.observation.layout(rules)
     final = env.game.final
-    assert final.phase[0] == pe.engine.PHASE_OVER and not info["action_mask"].any()
-    np.testing.assert_array_equal(obs, pe.observation.observe(rules, final, final.seat_of_player[:, 2])[0])
+    assert final.phase[0] == pe.core.engine.PHASE_OVER and not info["action_mask"].any()
+    np.testing.assert_array_equal(obs, pe.core.observation.observe(rules, final, final.seat_of_player[:, 2])[0])
     assert not obs[lay["phase"]].any()
     assert obs[lay["scores"]][0] == final.last_scores[0, 2] == info["scores"]["player_2"]
     assert reward == reward_table(rules)[final.last_positions[0, 2]]

@@ -10,11 +10,11 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import president_env as pe
-from president_env import engine
-from president_env.cards import deck
-from president_env.gym_vector_env import PresidentVectorEnv
-from president_env.observation import observe
-from president_env.presets import PRESETS, load_preset
+from president_env.core import engine
+from president_env.core.cards import deck
+from president_env.core.observation import observe
+from president_env.core.presets import PRESETS, load_preset
+from president_env.envs.gym_vector_env import PresidentVectorEnv
 
 ROLE_ORDER = {
     3: ["president", "neutre", "trou_du_cul"],
@@ -133,7 +133,7 @@ def test_terminal_observation_is_the_table_after_the_last_play():
     assert state.phase[i] == engine.PHASE_OVER and not info["action_mask"][i].any()
     final = state.take([i])
     np.testing.assert_array_equal(obs[i], observe(venv.rules, final, final.seat_of_player[:, 2].astype(np.int64))[0])
-    lay = pe.observation.layout(venv.rules)
+    lay = pe.core.observation.layout(venv.rules)
     assert not obs[i, lay["phase"]].any()
     assert reward[i] == engine.reward_table(venv.rules)[state.last_positions[i, 2]]
 
@@ -217,7 +217,7 @@ def test_same_step_autoreset_returns_the_final_observation_in_info():
     obs, reward, terminated, _, info = first_terminal(venv, np.random.default_rng(1))
     ended = np.flatnonzero(terminated)
     np.testing.assert_array_equal(info["_final_obs"], terminated)
-    lay = pe.observation.layout(venv.rules)
+    lay = pe.core.observation.layout(venv.rules)
     np.testing.assert_array_equal(info["final_info"]["_scores"], terminated)
     assert not info["final_info"]["action_mask"].any()
     for i in range(6):

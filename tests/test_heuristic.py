@@ -9,9 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import president_env as pe
-from president_env import agents, engine
+from president_env import agents
 from president_env.agents.heuristic import LEVELS, HeuristicAgent, Weights, choose, costs
-from president_env.observation import observe
+from president_env.core import engine
+from president_env.core.observation import observe
 
 
 def decide(rules: pe.Rules, level: int, obs: np.ndarray, mask: np.ndarray) -> tuple:
@@ -234,7 +235,7 @@ def test_weights_for_adjusts_or_nothing_only_for_levels_2_and_3():
 @given(rules=rules_strategy(), seed=st.integers(0, 2**32 - 1))
 def test_act_views_chooses_what_act_batch_chooses(rules, seed):
     """The vector env's path (lazy views of the state, no observation vectors) plays the same actions."""
-    from president_env.observation import StateViews, layout
+    from president_env.core.observation import StateViews, layout
 
     game = pe.VecGame(rules, batch_size=8, seed=seed)
     rng = np.random.default_rng(seed)

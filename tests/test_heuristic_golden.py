@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 
 from president_env import VecGame, agents, load_preset
-from president_env.actions import KIND_GIVE, action_tables
-from president_env.engine import sample_legal
-from president_env.presets import PRESETS
+from president_env.core.actions import KIND_GIVE, action_tables
+from president_env.core.engine import sample_legal
+from president_env.core.presets import PRESETS
 
 GOLDEN_PATH = Path(__file__).parent / "data" / "heuristic_golden.json"
 AGENTS = ("heuristic-1", "heuristic-2", "heuristic-3", "style-hoarder", "style-dumper", "style-patient")

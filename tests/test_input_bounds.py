@@ -12,10 +12,10 @@ import pytest
 
 import president_env as pe
 from president_env import agents
-from president_env.presets import resolve_rules
-from president_env.rules import MAX_MANCHES
-from president_env.single import SingleGame
-from president_env.user_input import load_yaml
+from president_env.core.presets import resolve_rules
+from president_env.core.rules import MAX_MANCHES
+from president_env.core.user_input import load_yaml
+from president_env.game.single import SingleGame
 
 MANCHES_ERROR = f"manches must be an integer from 1 to {MAX_MANCHES}, got"
 

@@ -1,19 +1,20 @@
-"""The kernels split a large batch over threads (``president_env.compiled.run``): the same games on one thread and
+"""The kernels split a large batch over threads (``president_env.core.compiled.run``): the same games on one thread and
 on two, the number of threads capped to the process's CPUs and settable, with a clear error on a bad setting."""
 
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from president_env import compiled, threads
-from president_env.engine import sample_legal
-from president_env.state import FIELDS
-from president_env.vec_game import VecGame
+from president_env.core import compiled, threads
+from president_env.core.engine import sample_legal
+from president_env.core.state import FIELDS
+from president_env.core.vec_game import VecGame
 
 
 @pytest.fixture
@@ -51,10 +52,10 @@ def test_one_thread_and_two_play_the_same_games(kernel_threads):
 CACHE_PROBE = """
 import sys
 import numpy as np
-from president_env import threads
-from president_env.engine import sample_legal
-from president_env.state import FIELDS
-from president_env.vec_game import VecGame
+from president_env.core import threads
+from president_env.core.engine import sample_legal
+from president_env.core.state import FIELDS
+from president_env.core.vec_game import VecGame
 threads.kernel_threads(2)
 game = VecGame("standard", batch_size=int(sys.argv[1]), seed=0)
 for _ in range(3):
@@ -97,9 +98,63 @@ def test_the_environment_variable_forces_one_thread_and_a_bad_value_is_refused(k
 def test_a_process_pinned_to_one_cpu_runs_the_kernels_on_one_thread():
     code = (
         "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
-        "from president_env.threads import kernel_threads; print(kernel_threads())"
+        "from president_env.core.threads import kernel_threads; print(kernel_threads())"
     )
     if not hasattr(__import__("os"), "sched_setaffinity"):
         pytest.skip("no CPU affinity on this platform")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "1"
+
+
+SMALL_KERNEL = """
+import sys
+import numpy as np
+from president_env.core import compiled
+
+
+def _double(x, out):
+    for i in range(x.shape[0]):
+        out[i] = 2 * x[i]
+
+
+double = compiled.jit(_double)
+out = np.zeros(3)
+double.serial(np.arange(3.0), out)
+print(out.sum())
+"""
+
+
+def test_a_cache_index_naming_a_module_no_longer_there_is_rebuilt(tmp_path):
+    """An upgrade that moves a module leaves disk caches whose index names the old module (Numba unpickles the
+    index before it checks the source stamp): the kernel compiles anew and rewrites the index, not fails."""
+    (tmp_path / "small_kernel.py").write_text(SMALL_KERNEL)
+    (tmp_path / "gone.py").write_text("class Gone:\n    pass\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path)}
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, str(tmp_path / "small_kernel.py")], env=env, capture_output=True, text=True, timeout=600
+        )
+
+    assert run().stdout.strip() == "6.0"
+    indexes = sorted((tmp_path / "cache").rglob("*_double-*.nbi"))
+    assert indexes
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import gone
+
+        for index in indexes:
+            with open(index, "rb") as f:
+                version = pickle.load(f)
+                stamp, overloads = pickle.loads(f.read())
+            overloads[(gone.Gone(),)] = "stale.nbc"
+            with open(index, "wb") as f:
+                pickle.dump(version, f)
+                f.write(pickle.dumps((stamp, overloads)))
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("gone", None)
+    (tmp_path / "gone.py").unlink()
+    again = run()
+    assert again.returncode == 0 and again.stdout.strip() == "6.0", again.stderr
+    assert run().stdout.strip() == "6.0"  # and the rewritten index loads

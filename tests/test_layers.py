@@ -1,28 +1,31 @@
 """Dependencies point one way: no module imports a higher layer, and no modules import each other in a cycle.
 
-The layers, lowest first (``docs/architecture.md``):
+The layers, lowest first (``docs/architecture.md``), each a folder of the installed package:
 
-1. **core**: every module of ``president_env`` not named below (rules, cards, actions, engine, observation,
-   presets, user_input, replay, single, spaces, vec_game, registry, ...);
-2. **views**: the environments and what only presents them (``VIEWS``), and the package's ``__init__``,
-   which re-exports them;
-3. **agents**: ``president_env.agents`` (``agents/``);
-4. **evaluation**: ``president_env.evaluation`` (``evaluation/``): tournaments, statistics, the ladder, replays
+1. **core**: ``president_env/core/``: the rules, cards, actions, the state, the rule kernels (``trick``, ``manche``),
+   the batched engine (``engine``, ``vec_game``), the observation, the deal notation, the presets and the rule space,
+   the agent registry, user input;
+2. **game**: ``president_env/game/``: one game for people and front ends (``single.SingleGame``, replay, render);
+3. **envs**: ``president_env/envs/``: the environments (AEC, Gymnasium single and vector, the SB3 adapter) and
+   what they share (``spaces``), with the package's ``__init__``, which re-exports them;
+4. **agents**: ``president_env.agents`` (``agents/``);
+5. **evaluation**: ``president_env.evaluation`` (``evaluation/``): tournaments, statistics, the ladder, replays
    of sample games, the Ray helpers;
-5. **training**: ``president_env.training`` (``training/``);
-6. **apps**: ``president_env.apps`` (``apps/``): the terminal game and the web app.
+6. **training**: ``president_env.training`` (``training/``);
+7. **apps**: ``president_env.apps`` (``apps/``): the terminal game and the web app.
 
+The layer of a module is the folder it lives in: no module lies in ``president_env/`` itself but its ``__init__``.
 The check reads the source (``ast``), so it sees every import, also those inside functions, and
 ``importlib.import_module`` calls with a constant name. A module may import its own layer and the layers below.
 Cycles are refused among the imports that run when a module is imported, and among all the imports that run,
 those inside functions too: an import inside a function may defer an optional dependency (torch, ray, scipy) or a
 costly module, never dodge a cycle. Imports under ``if TYPE_CHECKING:`` never run (annotations only): they must
-respect the layers and close no cycle either (the state lives below the rule modules, ``president_env.state``, and
-what the trainer's rollout and its opponent pool share below both, ``training.acting``).
-A new module of ``president_env`` is core until it is added to ``VIEWS``. The views and the front ends (apps) read no
-private attribute of another object; the front ends hold the one-game holder and read no env's rendered text. The
-``Rules`` fields that change play are read, in the core and the views, only by the rule modules ``trick`` and
-``manche`` (each holding a rule area's one form, its kernels), so a rule change touches one package file.
+respect the layers and close no cycle either (the state lives below the rule modules, ``president_env.core.state``,
+and what the trainer's rollout and its opponent pool share below both, ``training.acting``).
+The game, the envs and the front ends (apps) read no private attribute of another object; the front ends hold the
+one-game holder and read no env's rendered text. The ``Rules`` fields that change play are read, in the core, the
+game and the envs, only by the rule modules ``trick`` and ``manche`` (each holding a rule area's one form, its
+kernels), so a rule change touches one package file.
 Benchmarks (``benchmarks/``) and maintenance scripts (``scripts/``) are not installed and not checked.
 """
 
@@ -43,20 +46,12 @@ except ModuleNotFoundError:  # Python 3.10
     tomllib = pytest.importorskip("tomli")
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("core", "views", "agents", "evaluation", "training", "apps")
-VIEWS = frozenset(
-    "president_env" + suffix for suffix in ("", ".aec_env", ".gym_single_env", ".gym_vector_env", ".sb3", ".render")
-)
-# Inside the views, the environments stand side by side on the core: none imports another. The renderer only
-# presents (every view may use it), and an adapter at the edge may import the one env it adapts.
-SHARED_VIEWS = frozenset({"president_env", "president_env.render"})
-ADAPTS = {"president_env.sb3": "president_env.gym_vector_env"}
-SUBPACKAGE_LAYERS = (
-    ("president_env.apps", "apps"),
-    ("president_env.training", "training"),
-    ("president_env.evaluation", "evaluation"),
-    ("president_env.agents", "agents"),
-)
+LAYERS = ("core", "game", "envs", "agents", "evaluation", "training", "apps")
+PACKAGE = "president_env"
+# Inside the envs, the environments stand side by side on the game and the core: none imports another, but an
+# adapter at the edge may import the one env it adapts, and the package's ``__init__`` re-exports them all.
+SHARED_ENVS = frozenset({PACKAGE, "president_env.envs.spaces"})
+ADAPTS = {"president_env.envs.sb3": "president_env.envs.gym_vector_env"}
 
 
 @dataclass(frozen=True)
@@ -68,10 +63,14 @@ class Import:
 
 
 def layer(module: str) -> str:
-    for prefix, name in SUBPACKAGE_LAYERS:
-        if module == prefix or module.startswith(prefix + "."):
-            return name
-    return "views" if module in VIEWS else "core"
+    """The layer of ``module``: the package folder it lives in (``president_env.core.rules`` is core); the
+    package's ``__init__`` is with the envs it re-exports."""
+    if module == PACKAGE:
+        return "envs"
+    name = module.split(".")[1] if module.startswith(PACKAGE + ".") else ""
+    if name not in LAYERS:
+        raise ValueError(f"{module} lies in no layer's folder ({', '.join(LAYERS)})")
+    return name
 
 
 def discover(root: Path) -> dict[str, Path]:
@@ -160,14 +159,14 @@ def upward(edges: list[Import]) -> list[str]:
     ]
 
 
-def views_on_views(edges: list[Import]) -> list[str]:
-    """Each import of one view by another (the package's ``__init__``, the renderer and adapters aside)."""
+def envs_on_envs(edges: list[Import]) -> list[str]:
+    """Each import of one env by another (the package's ``__init__``, the shared spaces and adapters aside)."""
     return [
-        f"{e.source}:{e.line} imports {e.target} (views stand side by side on the core)"
+        f"{e.source}:{e.line} imports {e.target} (the envs stand side by side)"
         for e in edges
-        if layer(e.source) == layer(e.target) == "views"
-        and e.source not in SHARED_VIEWS
-        and e.target not in SHARED_VIEWS
+        if layer(e.source) == layer(e.target) == "envs"
+        and e.source not in SHARED_ENVS
+        and e.target not in SHARED_ENVS
         and ADAPTS.get(e.source) != e.target
     ]
 
@@ -217,10 +216,10 @@ EDGES = all_imports(MODULES)
 
 def test_the_layout_is_read_from_pyproject():
     for module in (
-        "president_env.rules",
-        "president_env.registry",
-        "president_env.gym_single_env",
-        "president_env.vec_game",
+        "president_env.core.rules",
+        "president_env.core.registry",
+        "president_env.envs.gym_single_env",
+        "president_env.core.vec_game",
         "president_env.agents",
         "president_env.agents.torch_policy",
         "president_env.evaluation.tournament",
@@ -230,30 +229,44 @@ def test_the_layout_is_read_from_pyproject():
     ):
         assert module in MODULES, module
     assert {layer(m) for m in MODULES} == set(LAYERS)
-    assert layer("president_env.replay") == layer("president_env.registry") == "core"
+    assert layer("president_env.game.replay") == "game" and layer("president_env.core.registry") == "core"
+    assert layer("president_env") == layer("president_env.envs.sb3") == "envs"
     assert layer("president_env.agents.base") == "agents" and layer("president_env.apps.web") == "apps"
     assert layer("president_env.evaluation.ladder") == "evaluation" and layer("president_env.apps.terminal") == "apps"
-    assert not any(name.rpartition(".")[2].startswith(("bench", "render_demo")) for name in MODULES)
+    assert not any(name.rpartition(".")[2].startswith(("bench", "render_demo", "expert_iteration")) for name in MODULES)
+
+
+def test_every_module_lies_in_a_layers_folder():
+    """``president_env/`` holds the package's ``__init__`` and the layers' folders, no module of its own."""
+    assert sorted(p.name for p in (ROOT / PACKAGE).glob("*.py")) == ["__init__.py"]
+    assert sorted(p.name for p in (ROOT / PACKAGE).iterdir() if (p / "__init__.py").is_file()) == [
+        "core",
+        "envs",
+        "game",
+    ]
+    with pytest.raises(ValueError, match="president_env.engine lies in no layer's folder"):
+        layer("president_env.engine")
 
 
 def test_no_module_imports_a_higher_layer():
     assert upward(EDGES) == []
 
 
-def test_the_views_do_not_import_one_another():
-    """The AEC env, the Gymnasium single env and the vector env each stand on the core (``single.SingleGame``,
-    ``vec_game.VecGame``, ``spaces``), not on each other; the SB3 adapter stands on the vector env it adapts."""
-    assert views_on_views(EDGES) == []
-    assert views_on_views(
+def test_the_envs_do_not_import_one_another():
+    """The AEC env, the Gymnasium single env and the vector env each stand on the game and the core
+    (``single.SingleGame``, ``vec_game.VecGame``) and share ``spaces``, not each other; the SB3 adapter stands on
+    the vector env it adapts."""
+    assert envs_on_envs(EDGES) == []
+    assert envs_on_envs(
         [
-            Import("president_env.gym_vector_env", "president_env.aec_env", 3, "import"),
-            Import("president_env.gym_single_env", "president_env.render", 4, "import"),
-            Import("president_env.sb3", "president_env.gym_vector_env", 5, "import"),
-            Import("president_env.sb3", "president_env.aec_env", 6, "call"),
+            Import("president_env.envs.gym_vector_env", "president_env.envs.aec_env", 3, "import"),
+            Import("president_env.envs.gym_single_env", "president_env.game.render", 4, "import"),
+            Import("president_env.envs.sb3", "president_env.envs.gym_vector_env", 5, "import"),
+            Import("president_env.envs.sb3", "president_env.envs.aec_env", 6, "call"),
         ]
     ) == [
-        "president_env.gym_vector_env:3 imports president_env.aec_env (views stand side by side on the core)",
-        "president_env.sb3:6 imports president_env.aec_env (views stand side by side on the core)",
+        "president_env.envs.gym_vector_env:3 imports president_env.envs.aec_env (the envs stand side by side)",
+        "president_env.envs.sb3:6 imports president_env.envs.aec_env (the envs stand side by side)",
     ]
 
 
@@ -262,11 +275,12 @@ RENDERED = frozenset({"render_text", "last_action", "render"})
 
 
 def private_reads(modules: dict[str, Path]) -> list[str]:
-    """Where a view or a front end (the views and apps layers) reads another object's private attribute (``x._name``,
-    not ``self._name``), or a front end an env's rendered text (:data:`RENDERED`), as ``module:line reads x._name``."""
+    """Where the game, an env or a front end (the game, envs and apps layers) reads another object's private
+    attribute (``x._name``, not ``self._name``), or a front end an env's rendered text (:data:`RENDERED`), as
+    ``module:line reads x._name``."""
     found = []
     for module, path in modules.items():
-        if layer(module) not in ("views", "apps"):
+        if layer(module) not in ("game", "envs", "apps"):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Attribute):
@@ -280,7 +294,7 @@ def private_reads(modules: dict[str, Path]) -> list[str]:
 
 
 def test_views_and_front_ends_read_public_state_only(tmp_path):
-    """The views and ``president-play`` / ``president-web`` read what the objects they hold publish (the game's
+    """The game, the envs and ``president-play`` / ``president-web`` read what the objects they hold publish (the game's
     ``legal_mask()`` and ``invalidate_mask()``, the action space's ``bind``, ``single.SingleGame``'s attributes:
     ``docs/architecture.md``, One holder for one game), never another object's private state; the front ends
     never an env's render text either."""
@@ -288,40 +302,43 @@ def test_views_and_front_ends_read_public_state_only(tmp_path):
     view, app = tmp_path / "view.py", tmp_path / "app.py"
     view.write_text("self._ok = 1\nspace._legal_mask = f\nself.game._mask = None\ntext = self.render()\n")
     app.write_text("self._ok = 1\ncards = env.unwrapped._cards\ntext = env.render_text()\n")
-    assert private_reads({"president_env.gym_vector_env": view, "president_env.apps.demo": app}) == [
-        "president_env.gym_vector_env:2 reads space._legal_mask",
-        "president_env.gym_vector_env:3 reads self.game._mask",
+    assert private_reads({"president_env.envs.gym_vector_env": view, "president_env.apps.demo": app}) == [
+        "president_env.envs.gym_vector_env:2 reads space._legal_mask",
+        "president_env.envs.gym_vector_env:3 reads self.game._mask",
         "president_env.apps.demo:2 reads env.unwrapped._cards",
         "president_env.apps.demo:3 reads env.render_text",
     ]
 
 
 # ---- one rule, one file: where the Rules fields that change play are read -----------------------------------------
-RULE_MODULES = frozenset({"president_env.trick", "president_env.manche"})
+RULE_MODULES = frozenset({"president_env.core.trick", "president_env.core.manche"})
 """Where the rules are applied: each holds a rule area's NumPy batched form and its compiled per-slot form."""
-DESCRIBE = frozenset({"president_env.rules", "president_env.presets"})
+DESCRIBE = frozenset({"president_env.core.rules", "president_env.core.presets"})
 """Modules that define, validate and name rules rather than apply them: they read every field."""
 SIZES = frozenset({"n_players", "decks", "jokers", "n_ranks", "max_count", "n_cards", "num_actions", "copies"})
 """``Rules`` fields and properties that size the game (arrays, spaces): read everywhere."""
 DESCRIBED_ELSEWHERE = {
-    ("president_env.actions", "twos_wild"): "typed_action: which typed cards name one play (notation, not legality)",
-    ("president_env.observation", "exchange"): "the bound of the gives segment",
-    ("president_env.observation", "manches"): "the bounds of the points and manche segments",
-    ("president_env.render", "manches"): "the header's manche count",
-    ("president_env.render", "revolution"): "the header says whether the order is turned",
+    (
+        "president_env.core.actions",
+        "twos_wild",
+    ): "typed_action: which typed cards name one play (notation, not legality)",
+    ("president_env.core.observation", "exchange"): "the bound of the gives segment",
+    ("president_env.core.observation", "manches"): "the bounds of the points and manche segments",
+    ("president_env.game.render", "manches"): "the header's manche count",
+    ("president_env.game.render", "revolution"): "the header says whether the order is turned",
 }
 """The few reads of a play field outside the rule modules, each describing the game rather than deciding it."""
 
 
 def play_fields() -> frozenset[str]:
     """The ``Rules`` fields and derived properties that change how the game plays: all but :data:`SIZES`."""
-    rules = importlib.import_module("president_env.rules").Rules
+    rules = importlib.import_module("president_env.core.rules").Rules
     derived = {name for name, value in vars(rules).items() if isinstance(value, functools.cached_property)}
     return frozenset({f.name for f in dataclasses.fields(rules)} | derived) - SIZES
 
 
 def rule_reads(modules: dict[str, Path], fields: frozenset[str]) -> list[tuple[str, str, int]]:
-    """``(module, field, line)`` of each read of one of ``fields`` on a rules object in the core and the views:
+    """``(module, field, line)`` of each read of one of ``fields`` on a rules object in the core, game and envs:
     ``rules.x``, ``self.rules.x``, ``game._rules.x`` (anything named ``...rules``), or ``getattr(rules, "x")``."""
 
     def of_rules(node: ast.expr) -> bool:
@@ -331,7 +348,7 @@ def rule_reads(modules: dict[str, Path], fields: frozenset[str]) -> list[tuple[s
 
     found = []
     for module, path in modules.items():
-        if layer(module) not in ("core", "views") or module in DESCRIBE:
+        if layer(module) not in ("core", "game", "envs") or module in DESCRIBE:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and node.attr in fields and of_rules(node.value):
@@ -360,10 +377,10 @@ def rule_branches_outside(reads: list[tuple[str, str, int]]) -> list[str]:
 
 def test_a_rule_is_applied_in_one_file_of_the_package(tmp_path):
     """A rule change touches one package file (plus the oracle, ``tests/oracle/reference.py``): the fields of
-    ``Rules`` that change play are read, in the core and the views, only by ``trick.py`` (the legal mask and the
-    decisions of a manche) and ``manche.py`` (the deal, the exchange, scoring, the game's end), each rule once, in
-    a kernel; and each field is applied there (``exchange`` through
-    ``exchange_pairs``; ``top_rank`` serves the agents)."""
+    ``Rules`` that change play are read, in the core, the game and the envs, only by ``trick.py`` (the legal mask
+    and the decisions of a manche) and ``manche.py`` (the deal, the exchange, scoring, the game's end), each rule
+    once, in a kernel; and each field is applied there (``exchange`` through ``exchange_pairs``; ``top_rank`` serves
+    the agents)."""
     fields = play_fields()
     assert {"twos_wild", "equal_rank", "deal_start", "scoring", "exchange_pairs", "manches"} <= fields
     assert not fields & SIZES
@@ -377,11 +394,14 @@ def test_a_rule_is_applied_in_one_file_of_the_package(tmp_path):
     branch += "        return getattr(rules, 'lead')\n"
     for name in ("engine.py", "gym_vector_env.py", "trick.py"):
         (tmp_path / name).write_text(branch)
-    made_up = {f"president_env.{name[:-3]}": tmp_path / name for name in ("engine.py", "gym_vector_env.py", "trick.py")}
+    made_up = {
+        f"president_env.{folder}.{name[:-3]}": tmp_path / name
+        for folder, name in (("core", "engine.py"), ("envs", "gym_vector_env.py"), ("core", "trick.py"))
+    }
     assert rule_branches_outside(rule_reads(made_up, fields)) == [
-        f"president_env.{module}:{line} reads rules.{field} (a rule is applied in president_env.manche or "
-        "president_env.trick only)"
-        for module in ("engine", "gym_vector_env")
+        f"president_env.{module}:{line} reads rules.{field} (a rule is applied in president_env.core.manche or "
+        "president_env.core.trick only)"
+        for module in ("core.engine", "envs.gym_vector_env")
         for field, line in (("lead", 3), ("pass_rule", 2), ("twos_wild", 2))
     ]
 
@@ -411,17 +431,17 @@ def test_no_import_cycles(kinds):
 def test_the_check_finds_upward_imports_and_cycles(tmp_path):
     """The checker on a small made-up package: it reports what it must, with the line."""
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.setuptools]\npackages = ["president_env", "president_env.agents"]\n'
-        '[tool.setuptools.package-dir]\n"president_env.agents" = "agents"\n'
+        '[tool.setuptools]\npackages = ["president_env", "president_env.core", "president_env.envs", '
+        '"president_env.agents"]\n[tool.setuptools.package-dir]\n"president_env.agents" = "agents"\n'
     )
-    (tmp_path / "president_env").mkdir()
-    (tmp_path / "agents").mkdir()
+    for folder in ("president_env/core", "president_env/envs", "agents"):
+        (tmp_path / folder).mkdir(parents=True)
     files = {
-        "president_env/__init__.py": "from .gym_env import gym_env\n",
-        "president_env/rules.py": "import numpy\n\n\ndef f():\n    from president_env.agents import make\n",
-        "president_env/engine.py": "from . import observation\n",
-        "president_env/observation.py": "from .engine import step\n",
-        "president_env/gym_env.py": "from .rules import Rules\n",
+        "president_env/__init__.py": "from .envs.gym_env import gym_env\n",
+        "president_env/core/rules.py": "import numpy\n\n\ndef f():\n    from president_env.agents import make\n",
+        "president_env/core/engine.py": "from . import observation\n",
+        "president_env/core/observation.py": "from .engine import step\n",
+        "president_env/envs/gym_env.py": "from ..core.rules import Rules\n",
         "agents/__init__.py": "from .base import Agent\nfrom president_env import gym_env\n",
         "agents/base.py": "import importlib\n\n\ndef g():\n    return importlib.import_module('.heavy', __name__)\n",
         "agents/heavy.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .base import Agent\n",
@@ -431,17 +451,19 @@ def test_the_check_finds_upward_imports_and_cycles(tmp_path):
     modules = discover(tmp_path)
     edges = all_imports(modules)
     assert upward(edges) == [
-        "president_env.rules:5 imports president_env.agents (core may not import agents)",
+        "president_env.core.rules:5 imports president_env.agents (core may not import agents)",
     ]
-    assert cycles([e for e in edges if e.when == "import"]) == [["president_env.engine", "president_env.observation"]]
+    assert cycles([e for e in edges if e.when == "import"]) == [
+        ["president_env.core.engine", "president_env.core.observation"]
+    ]
     assert cycles([e for e in edges if e.when != "typing"]) == [  # the upward import inside a function closes one
-        ["president_env.agents", "president_env.gym_env", "president_env.rules"],
-        ["president_env.engine", "president_env.observation"],
+        ["president_env", "president_env.agents", "president_env.core.rules", "president_env.envs.gym_env"],
+        ["president_env.core.engine", "president_env.core.observation"],
     ]
     assert cycles(edges) == [  # annotations only (TYPE_CHECKING) close one more
-        ["president_env.agents", "president_env.gym_env", "president_env.rules"],
+        ["president_env", "president_env.agents", "president_env.core.rules", "president_env.envs.gym_env"],
         ["president_env.agents.base", "president_env.agents.heavy"],
-        ["president_env.engine", "president_env.observation"],
+        ["president_env.core.engine", "president_env.core.observation"],
     ]
-    assert Import("president_env.agents", "president_env.gym_env", 2, "import") in edges
+    assert Import("president_env.agents", "president_env", 2, "import") in edges
     assert Import("president_env.agents.heavy", "president_env.agents.base", 4, "typing") in edges

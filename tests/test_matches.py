@@ -17,9 +17,9 @@ import pytest
 
 import president_env as pe
 from president_env import agents
-from president_env.actions import action_name
-from president_env.engine import reward_table, sample_legal
-from president_env.observation import layout
+from president_env.core.actions import action_name
+from president_env.core.engine import reward_table, sample_legal
+from president_env.core.observation import layout
 
 STANDARD = pe.Rules()  # the standard preset's match
 SHORT = pe.Rules(manches=2)  # ties for the highest total are frequent: decisive manches
@@ -151,7 +151,7 @@ def test_the_vector_env_rewards_each_learner_at_each_manche_end_and_terminates_w
 
 @pytest.mark.skipif(importlib.util.find_spec("stable_baselines3") is None, reason="needs stable-baselines3")
 def test_the_sb3_adapter_rewards_each_learner_at_each_manche_end_and_is_done_with_the_match():
-    from president_env.sb3 import PresidentSB3VecEnv
+    from president_env.envs.sb3 import PresidentSB3VecEnv
 
     venv = PresidentSB3VecEnv(num_envs=6, rules=SHORT, opponents="random")
     venv.seed(0)

@@ -8,9 +8,10 @@ import pytest
 from helpers import hidden_card_twins, mid_manche, position
 
 import president_env as pe
-from president_env import agents, engine
+from president_env import agents
 from president_env.agents.monte_carlo import LEVELS, MonteCarloAgent, SearchConfig
-from president_env.observation import observe
+from president_env.core import engine
+from president_env.core.observation import observe
 
 SMALL = SearchConfig(worlds=6, rollout_level=2)  # cheap searches where only correctness is tested
 
@@ -145,7 +146,7 @@ def test_latency_benchmark_script_runs_and_writes_its_report(tmp_path):
 def test_rollout_view_equals_the_decoded_observation(preset):
     """Rollouts read the acting seat's view straight from the state; it must be what its observation says."""
     from president_env.agents.heuristic import rollout_view
-    from president_env.observation import SEGMENT_NAMES
+    from president_env.core.observation import SEGMENT_NAMES
 
     rules = pe.load_preset(preset).replace(manches=3, initial_roles="draw")
     game = pe.VecGame(rules, 32, seed=4)

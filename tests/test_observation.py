@@ -13,10 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import president_env as pe
-from president_env import load_preset, observation
-from president_env.engine import sample_legal
-from president_env.rules import Rules
-from president_env.vec_game import VecGame
+from president_env import load_preset
+from president_env.core import observation
+from president_env.core.engine import sample_legal
+from president_env.core.rules import Rules
+from president_env.core.vec_game import VecGame
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])

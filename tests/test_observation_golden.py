@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from president_env import VecGame, load_preset
-from president_env.engine import sample_legal
-from president_env.presets import PRESETS
+from president_env.core.engine import sample_legal
+from president_env.core.presets import PRESETS
 
 GOLDEN = {
     ("standard", 3): "e305eecee46ecfa90903a19d9bec7c14ccc1aed1805290b7acccc9d3a2b8cd7e",

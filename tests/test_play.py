@@ -29,7 +29,7 @@ from prompt_toolkit.input import create_pipe_input  # noqa: E402
 from prompt_toolkit.output import DummyOutput  # noqa: E402
 
 import president_env as pe  # noqa: E402
-from president_env import Rules, engine  # noqa: E402
+from president_env import Rules
 from president_env.apps import terminal_ui as ui  # noqa: E402
 from president_env.apps.terminal import (  # noqa: E402
     InputError,
@@ -39,8 +39,9 @@ from president_env.apps.terminal import (  # noqa: E402
     main,
     parse_command,
 )
-from president_env.cards import RANK_NAMES  # noqa: E402
-from president_env.engine import (  # noqa: E402
+from president_env.core import engine  # noqa: E402
+from president_env.core.cards import RANK_NAMES  # noqa: E402
+from president_env.core.engine import (  # noqa: E402
     DOES_NOT_BEAT,
     GIVE_OUTSIDE_EXCHANGE,
     LEADER_CANNOT_PASS,
@@ -51,7 +52,7 @@ from president_env.engine import (  # noqa: E402
     WRONG_COUNT,
     tables,
 )
-from president_env.vec_game import VecGame  # noqa: E402
+from president_env.core.vec_game import VecGame  # noqa: E402
 
 CHEAP = ["--opponents", "random,heuristic-1,random"]
 # Standard rules, 2 manches, seed 0, seat 0, playing the lowest listed play: you are Président in manche 2.

@@ -14,7 +14,7 @@ from president_env import agents
 from president_env.agents.heuristic import choose, rollout_view
 from president_env.agents.monte_carlo import MonteCarloAgent
 from president_env.agents.policy_search import PolicySearchAgent, PolicySearchConfig
-from president_env.observation import layout, observe
+from president_env.core.observation import layout, observe
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 SMALL = PolicySearchConfig(worlds=6, candidates=3, confident=0.99)

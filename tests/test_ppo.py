@@ -255,7 +255,7 @@ def test_exchange_decisions_are_learned_like_any_other(tmp_path):
     """Under rules with an exchange (family: roles drawn before the first manche, or later manches), the
     learner's give-back decisions are in the training batch."""
     import president_env as pe
-    from president_env.observation import layout
+    from president_env.core.observation import layout
 
     rules_path = tmp_path / "three_manches.yaml"
     pe.load_preset("standard").replace(manches=3).to_yaml(rules_path)

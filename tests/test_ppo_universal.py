@@ -16,11 +16,11 @@ torch = pytest.importorskip("torch")
 
 import president_env as pe  # noqa: E402
 from president_env import agents  # noqa: E402
-from president_env.actions import KIND_GIVE, action_tables  # noqa: E402
 from president_env.agents.checkpoint import load_checkpoint  # noqa: E402
 from president_env.agents.universal import UniversalAgent, build_universal, coverage_error  # noqa: E402
-from president_env.engine import tables  # noqa: E402
-from president_env.presets import PRESETS  # noqa: E402
+from president_env.core.actions import KIND_GIVE, action_tables  # noqa: E402
+from president_env.core.engine import tables  # noqa: E402
+from president_env.core.presets import PRESETS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "ppo-universal"

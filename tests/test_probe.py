@@ -15,7 +15,8 @@ from president_env import agents  # noqa: E402
 from president_env.agents.base import legal_probabilities  # noqa: E402
 from president_env.agents.checkpoint import save_checkpoint  # noqa: E402
 from president_env.agents.universal import UniversalNet, encode  # noqa: E402
-from president_env.presets import resolve_rules  # noqa: E402
+from president_env.core.presets import resolve_rules  # noqa: E402
+from president_env.core.vec_game import VecGame  # noqa: E402
 from president_env.training.config import load_config  # noqa: E402
 from president_env.training.ppo_selfplay import Trainer  # noqa: E402
 from president_env.training.probe import (  # noqa: E402
@@ -25,7 +26,6 @@ from president_env.training.probe import (  # noqa: E402
     run_probe,
     start_run,
 )
-from president_env.vec_game import VecGame  # noqa: E402
 
 TINY = ["ppo.num_envs=16", "ppo.num_steps=8", "budget.eval_every=0", "threads=1"]
 TARGET = "ppo-standard-4p"  # the smallest shipped one-table agent

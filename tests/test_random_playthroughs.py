@@ -8,7 +8,7 @@ from helpers import deal_in_order, legal, snapshot
 from oracle.reference import ROLE_NAMES, table_for_roles
 
 from president_env import Rules
-from president_env.cards import deck
+from president_env.core.cards import deck
 
 VARIANTS = [
     {},

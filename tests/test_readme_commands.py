@@ -103,7 +103,7 @@ def test_each_readme_command_names_real_flags_agents_rules_and_configs(command):
             for name in value.split(","):
                 assert name in known or name.startswith("runs/"), f"unknown agent {name}"  # runs/: trained just before
         elif word == "--rules":
-            pe.presets.resolve_rules(value)
+            pe.core.presets.resolve_rules(value)
         elif word == "--config":
             pytest.importorskip("pydantic")
             from president_env.training.config import load_config

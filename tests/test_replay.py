@@ -1,4 +1,4 @@
-"""Replays (``president_env.replay``): round trips, playback on the recorded deals, bad files, the CLIs."""
+"""Replays (``president_env.game.replay``): round trips, playback on the recorded deals, bad files, the CLIs."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 
 import president_env as pe
 from president_env import agents
-from president_env.presets import PRESETS
-from president_env.replay import MAX_BYTES, Replay, load_replay, loads, replay_steps, start_replay
-from president_env.single import SingleGame
+from president_env.core.presets import PRESETS
+from president_env.game.replay import MAX_BYTES, Replay, load_replay, loads, replay_steps, start_replay
+from president_env.game.single import SingleGame
 
 
 def play(rules, seed: int, names=("heuristic-2", "random")) -> SingleGame:
@@ -132,7 +132,7 @@ def test_chosen_suits_are_played_and_kept_in_the_replay():
     action = pe.encode_play(rules, rank, 1)
     if not game.legal_mask()[action]:
         pytest.skip("the seed's first player cannot lead that rank")
-    for bad in ([hand[0], chosen], ["ZZ"], [next(c for c in pe.cards.deck() if c not in hand)]):
+    for bad in ([hand[0], chosen], ["ZZ"], [next(c for c in pe.core.cards.deck() if c not in hand)]):
         with pytest.raises(ValueError):
             game.step(action, cards=bad)
         assert game.cards[game.current_player] == hand and not game.events
@@ -301,7 +301,7 @@ def test_save_is_atomic_and_never_truncates(tmp_path, monkeypatch):
 
 def _same_rank_gives_deal() -> tuple[list[list[str]], list[str]]:
     """A deal where the Vice-Trou (player_0) and the Trou du cul (player_1) both give 2s: 2H and 2C 2D."""
-    others = [c for c in pe.cards.deck() if not c.startswith("2")]
+    others = [c for c in pe.core.cards.deck() if not c.startswith("2")]
     sizes = (12, 11, 12, 13)
     hands, start = [], 0
     for size in sizes:
@@ -323,7 +323,7 @@ def test_the_exchange_moves_the_very_cards_given():
         expected[2].append(card)
     expected[0].remove("2H")  # Vice-Trou -> Vice-Président
     expected[3].append("2H")
-    expected = [pe.cards.sort_cards(hand) for hand in expected]
+    expected = [pe.core.cards.sort_cards(hand) for hand in expected]
     game = SingleGame.table(rules, seed=1)
     game.reset(seed=1, deals=[deal], roles=[roles])
     assert game.cards == expected
@@ -382,7 +382,7 @@ def test_the_exchange_moves_the_real_cards_when_both_low_players_give_a_rank():
             played_back, back_event = next(back)
             assert played_back.cards == live.cards and back_event == event, (seed, index)
             for player, hand in enumerate(live.cards):  # the shown hands are the engine's counts
-                counts = pe.cards.hand_counts(hand, rules.n_ranks).tolist()
+                counts = pe.core.cards.hand_counts(hand, rules.n_ranks).tolist()
                 assert counts == list(live.hands[live.seat_of_player[player]]), (seed, index, player)
             if event.manche_over and not event.game_over and _low_pairs_give_the_same_rank(live):
                 found += 1

@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import president_env as pe
-from president_env.deals import parse_roles
+from president_env.core.deals import parse_roles
+from president_env.core.presets import PRESETS
 from president_env.evaluation.replays import save_games
-from president_env.presets import PRESETS
-from president_env.replay import Replay, load_replay, loads, replay_steps
-from president_env.single import MAX_NAME, SingleGame
+from president_env.game.replay import Replay, load_replay, loads, replay_steps
+from president_env.game.single import MAX_NAME, SingleGame
 
 
 def random_game(rules: pe.Rules, seed: int, players=None) -> SingleGame:

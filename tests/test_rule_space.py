@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 
 from president_env import agents
-from president_env.evaluation import cli
-from president_env.evaluation.suite import evaluate_suite
-from president_env.rule_space import (
+from president_env.core.rule_space import (
     ALLOWED_VALUES,
     DEFAULT_SPACE,
     DEFAULT_WEIGHTS,
@@ -22,7 +20,9 @@ from president_env.rule_space import (
     parse_suite,
     rule_suite,
 )
-from president_env.rules import RULE_FIELDS, Rules
+from president_env.core.rules import RULE_FIELDS, Rules
+from president_env.evaluation import cli
+from president_env.evaluation.suite import evaluate_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,8 +85,8 @@ def test_preset_share_draws_presets_at_their_table_size():
 
 
 def _presets() -> set[Rules]:
-    from president_env.presets import load_preset
-    from president_env.rule_space import DEFAULT_PRESETS
+    from president_env.core.presets import load_preset
+    from president_env.core.rule_space import DEFAULT_PRESETS
 
     return {load_preset(n) if p is None else load_preset(n).replace(n_players=p) for n, p, _ in DEFAULT_PRESETS}
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import president_env as pe
-from president_env.presets import PRESETS, load_preset, preset_path
-from president_env.rules import MAX_MANCHES, RULE_CHOICES, RULE_FIELDS, Rules
+from president_env.core.presets import PRESETS, load_preset, preset_path
+from president_env.core.rules import MAX_MANCHES, RULE_CHOICES, RULE_FIELDS, Rules
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RULES_DIR = REPO_ROOT / "configs" / "rules"

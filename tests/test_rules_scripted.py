@@ -11,7 +11,7 @@ import pytest
 from helpers import H, act, acts, counts, deal_in_order, legal, make_deal, run, snapshot
 
 from president_env import PASS, Rules
-from president_env.cards import deck
+from president_env.core.cards import deck
 
 
 def play_passive(game, rules: Rules) -> list[float]:

@@ -1,4 +1,4 @@
-"""The one door for a rules spec: ``president_env.presets.resolve_rules`` and every entry point that uses it."""
+"""The one door for a rules spec: ``president_env.core.presets.resolve_rules`` and every entry point that uses it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import gymnasium
 import pytest
 
 import president_env as pe
-from president_env.presets import load_preset, preset_path, resolve_rules
+from president_env.core.presets import load_preset, preset_path, resolve_rules
 
 PARTY = preset_path("party")
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sb3_maskable_ppo.py"

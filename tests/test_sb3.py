@@ -27,7 +27,7 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 from stable_baselines3.common.env_checker import check_env  # noqa: E402
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 
-from president_env.sb3 import PresidentSB3VecEnv  # noqa: E402
+from president_env.envs.sb3 import PresidentSB3VecEnv  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sb3_maskable_ppo.py"
 

@@ -15,12 +15,13 @@ from helpers import acts, deal_in_order, legal, make_deal, run
 from oracle.reference import ReferenceGame, positions_from_roles, start_random_game, table_for_roles
 
 import president_env as pe
-from president_env import PASS, Rules, manche
-from president_env.aec_env import raw_env
-from president_env.cards import deck
-from president_env.deals import ROLE_NAMES
+from president_env import PASS, Rules
+from president_env.core import manche
+from president_env.core.cards import deck
+from president_env.core.deals import ROLE_NAMES
+from president_env.core.vec_game import VecGame
+from president_env.envs.aec_env import raw_env
 from president_env.evaluation.play import group_setup
-from president_env.vec_game import VecGame
 
 FAMILY = pe.load_preset("family")  # initial_roles: draw, reseat_by_role, deal_start: dealer, lead: president
 # Drawn roles by player: player i finished at position (i + 2) mod P in the draw.
@@ -258,7 +259,7 @@ def test_the_engines_deal_and_table_are_the_references(preset, seed):
     as the reference's ``deal_cards`` / ``table_for_roles`` from the same generator (the oracle is independent)."""
     from oracle.reference import deal_cards
 
-    from president_env import engine
+    from president_env.core import engine
 
     rules = pe.load_preset(preset)
     n = rules.n_players

@@ -17,12 +17,12 @@ import pytest
 from helpers import rule_sets
 from lockstep import lockstep
 
-from president_env.cards import hand_counts
-from president_env.engine import sample_legal
-from president_env.observation import observe
-from president_env.rules import Rules
-from president_env.single import FIELDS, SingleGame
-from president_env.vec_game import VecGame
+from president_env.core.cards import hand_counts
+from president_env.core.engine import sample_legal
+from president_env.core.observation import observe
+from president_env.core.rules import Rules
+from president_env.core.vec_game import VecGame
+from president_env.game.single import FIELDS, SingleGame
 
 
 def assert_same_state(single: SingleGame, game: VecGame, context: str) -> None:

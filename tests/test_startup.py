@@ -45,7 +45,7 @@ def test_help_of_env_shows_the_keyword_arguments():
 
 def test_load_preset_names_presets_where_they_are():
     assert "pe.PRESETS" not in pe.load_preset.__doc__
-    assert "president_env.presets.PRESETS" in pe.load_preset.__doc__
-    from president_env import presets
+    assert "president_env.core.presets.PRESETS" in pe.load_preset.__doc__
+    from president_env.core import presets
 
     assert presets.PRESETS

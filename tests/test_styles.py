@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from president_env import agents
-from president_env.actions import KIND_PASS, action_tables
 from president_env.agents.styles import STYLES, StyleAgent
-from president_env.engine import tables
-from president_env.rules import Rules
-from president_env.vec_game import VecGame
+from president_env.core.actions import KIND_PASS, action_tables
+from president_env.core.engine import tables
+from president_env.core.rules import Rules
+from president_env.core.vec_game import VecGame
 
 RULES = Rules(manches=2)
 

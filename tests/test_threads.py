@@ -1,4 +1,4 @@
-"""Thread pools capped to the CPUs the process is given (``president_env.threads``)."""
+"""Thread pools capped to the CPUs the process is given (``president_env.core.threads``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from president_env.threads import available_cpus, cap_threads
+from president_env.core.threads import available_cpus, cap_threads
 
 pytest.importorskip("threadpoolctl")
 pytest.importorskip("torch")
@@ -24,7 +24,7 @@ def blas():
     return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
 what = sys.argv[1]
 if what == "cap":
-    from president_env.threads import cap_threads
+    from president_env.core.threads import cap_threads
     print(cap_threads(), torch.get_num_threads(), blas())
 elif what == "agent":
     import president_env as pe

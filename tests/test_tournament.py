@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import president_env as pe
-from president_env import agents, deals, engine, registry
+from president_env import agents
 from president_env.agents import Agent
-from president_env.cards import deck
+from president_env.core import deals, engine, registry
+from president_env.core.cards import deck
 from president_env.evaluation import distributed, ladder
 from president_env.evaluation.cli import main
 from president_env.evaluation.play import MancheRecords, _fit_hand_sizes, rotation_entries

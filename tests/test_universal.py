@@ -13,7 +13,6 @@ torch = pytest.importorskip("torch")
 from helpers import swap_hidden_cards  # noqa: E402
 
 from president_env import agents  # noqa: E402
-from president_env.actions import decode  # noqa: E402
 from president_env.agents.universal import (  # noqa: E402
     MAX_COUNT,
     MAX_PLAYERS,
@@ -30,14 +29,15 @@ from president_env.agents.universal import (  # noqa: E402
     to_universal,
     universal_mask,
 )
-from president_env.cards import RANK_NAMES  # noqa: E402
-from president_env.observation import layout, observe  # noqa: E402
-from president_env.rule_space import rule_suite  # noqa: E402
-from president_env.rules import Rules  # noqa: E402
+from president_env.core.actions import decode  # noqa: E402
+from president_env.core.cards import RANK_NAMES  # noqa: E402
+from president_env.core.observation import layout, observe  # noqa: E402
+from president_env.core.rule_space import rule_suite  # noqa: E402
+from president_env.core.rules import Rules  # noqa: E402
+from president_env.core.vec_game import VecGame  # noqa: E402
 from president_env.training.cli import main  # noqa: E402
 from president_env.training.config import UniversalConfig, from_dict, load_config  # noqa: E402
 from president_env.training.universal import UniversalTrainer  # noqa: E402
-from president_env.vec_game import VecGame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = [

@@ -16,9 +16,9 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from president_env.presets import PRESETS, preset_path
-from president_env.rules import RULE_CHOICES, RULE_FIELDS, Rules
-from president_env.user_input import (
+from president_env.core.presets import PRESETS, preset_path
+from president_env.core.rules import RULE_CHOICES, RULE_FIELDS, Rules
+from president_env.core.user_input import (
     MAX_YAML_CHARS,
     MAX_YAML_DEPTH,
     MAX_YAML_VALUES,
@@ -129,7 +129,7 @@ def test_binary_rules_file_is_a_value_error_naming_it(tmp_path):
     path = tmp_path / "table.yaml"
     path.write_bytes(bytes(range(256)))
     assert "table.yaml" in refused(Rules.from_yaml, path)
-    from president_env.presets import resolve_rules
+    from president_env.core.presets import resolve_rules
 
     assert "table.yaml" in refused(resolve_rules, path)
 

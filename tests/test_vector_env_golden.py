@@ -23,8 +23,8 @@ import pytest
 
 import president_env as pe
 from president_env import load_preset
-from president_env.engine import sample_legal
-from president_env.presets import PRESETS
+from president_env.core.engine import sample_legal
+from president_env.core.presets import PRESETS
 
 GOLDEN_PATH = Path(__file__).parent / "data" / "vector_env_golden.json"
 OPPONENTS = {"random": "next_step", "heuristic-3": "same_step"}  # opponents: the autoreset mode they run with

@@ -19,12 +19,12 @@ from starlette.testclient import TestClient  # noqa: E402
 from web_helpers import OPPONENTS, SETUP, STALL, Keyed, Recorder, first_move, live_server, play_game, scan  # noqa: E402
 
 from president_env import Rules  # noqa: E402
-from president_env.actions import typed_action  # noqa: E402
 from president_env.apps.web.games import ReplayLoader, Store  # noqa: E402
 from president_env.apps.web.server import create_app, main  # noqa: E402
-from president_env.cards import parse_card  # noqa: E402
-from president_env.replay import Replay, loads, replay_steps  # noqa: E402
-from president_env.single import MoveError, SingleGame  # noqa: E402
+from president_env.core.actions import typed_action  # noqa: E402
+from president_env.core.cards import parse_card  # noqa: E402
+from president_env.game.replay import Replay, loads, replay_steps  # noqa: E402
+from president_env.game.single import MoveError, SingleGame  # noqa: E402
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from web_helpers import first_move, live_server
 
-from president_env.replay import loads
+from president_env.game.replay import loads
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

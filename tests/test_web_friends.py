@@ -16,7 +16,7 @@ from web_helpers import Recorder, first_move, live_server, scan  # noqa: E402
 
 from president_env.apps.web import games  # noqa: E402
 from president_env.apps.web.server import create_app  # noqa: E402
-from president_env.replay import loads  # noqa: E402
+from president_env.game.replay import loads  # noqa: E402
 
 TABLE = {"preset": "big_table", "manches": 1, "seed": 4, "pace": 0}  # one manche: a 5-manche match is 5x longer
 

@@ -17,7 +17,7 @@ from web_helpers import OPPONENTS, SETUP, live_server  # noqa: E402
 from president_env import agents as agent_registry  # noqa: E402
 from president_env.apps.web import games  # noqa: E402
 from president_env.apps.web.server import create_app  # noqa: E402
-from president_env.presets import load_preset  # noqa: E402
+from president_env.core.presets import load_preset  # noqa: E402
 
 STATIC = Path(games.__file__).resolve().parent / "static"
 GAME = {**SETUP, "seats": OPPONENTS}

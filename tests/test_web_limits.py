@@ -23,9 +23,9 @@ from web_helpers import OPPONENTS, SETUP, STALL, Keyed, live_server, play_game  
 
 from president_env.apps.web import games  # noqa: E402
 from president_env.apps.web.server import create_app  # noqa: E402
-from president_env.presets import load_preset  # noqa: E402
-from president_env.replay import Replay  # noqa: E402
-from president_env.single import SingleGame  # noqa: E402
+from president_env.core.presets import load_preset  # noqa: E402
+from president_env.game.replay import Replay  # noqa: E402
+from president_env.game.single import SingleGame  # noqa: E402
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient  # noqa: E402
 from web_helpers import OPPONENTS, SETUP, Keyed, first_move, play_game  # noqa: E402
 
 from president_env.apps.web.server import create_app  # noqa: E402
-from president_env.cards import RANK_NAMES  # noqa: E402
+from president_env.core.cards import RANK_NAMES  # noqa: E402
 
 
 @pytest.fixture

@@ -142,7 +142,7 @@ def scan(bodies: list[str], replay, human: int) -> None:
     """Replay the game alongside the responses: each response may name only cards the human holds or held,
     or cards already played (the responses come in game order; a response is checked against the state of
     the game after the last move it reports)."""
-    from president_env.replay import replay_steps, start_replay
+    from president_env.game.replay import replay_steps, start_replay
 
     states = []  # after each action: (cards allowed to be seen)
     seen_own: set[str] = set()

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from president_env.agents.torch_policy import TorchPolicyAgent
-from president_env.rules import Rules
+from president_env.core.rules import Rules
 
 from .config import BudgetConfig, OpponentConfig
 from .opponents import OpponentPool

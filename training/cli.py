@@ -23,7 +23,7 @@ import os
 import sys
 from pathlib import Path
 
-from president_env.user_input import ArgumentParser, check_writable_dir, short_repr
+from president_env.core.user_input import ArgumentParser, check_writable_dir, short_repr
 
 
 def parser() -> ArgumentParser:

@@ -8,7 +8,7 @@ The file's ``kind`` picks the run: ``ppo`` (the default) is a :class:`TrainConfi
 ``universal`` a :class:`UniversalConfig`, one network on a mixture of tables. Both share :class:`RunConfig`.
 A file sets any subset of the fields. Overrides are ``section.field=value`` strings whose value is
 parsed as YAML (``ppo.update_epochs=4``, ``opponents.baselines={heuristic-3: 1.0}``) and merged into
-the file's mapping. YAML is read by ``president_env.user_input.load_yaml`` (``safe_load`` semantics,
+the file's mapping. YAML is read by ``president_env.core.user_input.load_yaml`` (``safe_load`` semantics,
 bounded in size). The merged mapping is validated once, by pydantic in strict mode: no value changes
 type (``1`` is not ``true``, ``"4"`` is not ``4``), except that a float field reads a string that
 spells a number (YAML 1.1 reads ``3e-4``, with no dot, as a string). Each field carries its range
@@ -42,11 +42,11 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
-from president_env.presets import resolve_rules
-from president_env.registry import check_name
-from president_env.rule_space import HELDOUT_DEAL_SEED, HELDOUT_RULE_SEED, RuleSpace
-from president_env.rules import MAX_MANCHES, Rules
-from president_env.user_input import load_yaml, read_text, short_repr
+from president_env.core.presets import resolve_rules
+from president_env.core.registry import check_name
+from president_env.core.rule_space import HELDOUT_DEAL_SEED, HELDOUT_RULE_SEED, RuleSpace
+from president_env.core.rules import MAX_MANCHES, Rules
+from president_env.core.user_input import load_yaml, read_text, short_repr
 
 TRAIN_CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "train"
 """The shipped training configs (``configs/train/*.yaml``; installed as ``president_env/configs/train``)."""
@@ -230,7 +230,7 @@ class TrainConfig(RunConfig):
     """A run at one table (:class:`~.ppo_selfplay.Trainer`): its rules, and where its games are played."""
 
     kind: Literal["ppo"] = "ppo"
-    rules: str = "standard"  # a preset name, a rules YAML path or YAML text (president_env.presets.resolve_rules)
+    rules: str = "standard"  # a preset name, a rules YAML path or YAML text (president_env.core.presets.resolve_rules)
     manches: int | None = Field(None, ge=1, le=MAX_MANCHES)  # null: the rules' own; 1: single manches
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
 
@@ -276,7 +276,7 @@ class UniversalNetworkConfig(NetworkConfig):
 
 
 class RuleSpaceConfig(_Section):
-    """Tables drawn from the rule space (:class:`president_env.rule_space.RuleSpace`) at every segment.
+    """Tables drawn from the rule space (:class:`president_env.core.rule_space.RuleSpace`) at every segment.
 
     ``preset_share``, ``presets`` and ``weights`` are the space's (``weights``: field -> value -> weight; a field
     named replaces its defaults whole). Validation fills in the defaults, so a run's saved config holds its whole
@@ -298,7 +298,7 @@ class RuleSpaceConfig(_Section):
         return self
 
     def space(self) -> RuleSpace:
-        """The :class:`~president_env.rule_space.RuleSpace` this section describes."""
+        """The :class:`~president_env.core.rule_space.RuleSpace` this section describes."""
         return RuleSpace.from_dict(
             {"preset_share": self.preset_share, "presets": self.presets, "weights": self.weights}
         )
@@ -310,7 +310,7 @@ class RuleEvalConfig(_Section):
     policy so far) every ``champion_every`` updates; the learner becomes the champion when it beats it (the
     interval above 0)."""
 
-    seed: int = Field(3301, ge=0)  # the evaluation tables' rule seed (president_env.rule_space.rule_suite)
+    seed: int = Field(3301, ge=0)  # the evaluation tables' rule seed (president_env.core.rule_space.rule_suite)
     tables: int = Field(0, ge=0, le=64)  # rule sets evaluated (0: none); the first drawn with <= max_players
     max_players: int = Field(5, ge=3, le=8)  # keeps a searching opponent affordable
     opponent: str = "mc-4"
@@ -393,7 +393,7 @@ def rollout_bytes(rules: Rules, num_envs: int, num_steps: int) -> int:
     decision kept as a training row (observation float32, mask, action, log-probability, value, advantage,
     return), once in the rollout and once in the batch, the per-step bookkeeping, and one pending decision per
     seat of every game (:mod:`.ppo`)."""
-    from president_env.observation import obs_dim
+    from president_env.core.observation import obs_dim
 
     row = 4 * obs_dim(rules) + rules.num_actions + 24
     return num_envs * num_steps * (2 * row + 14 + 4 * rules.n_players) + num_envs * rules.n_players * row

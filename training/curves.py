@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from president_env.user_input import ArgumentParser
+from president_env.core.user_input import ArgumentParser
 
 
 def read_metrics(path: str | Path) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ import torch
 
 from president_env import agents
 from president_env.agents.torch_policy import PolicyNet
-from president_env.rules import Rules
+from president_env.core.rules import Rules
 
 from .acting import LEARNER, sample
 from .config import OpponentConfig

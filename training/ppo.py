@@ -30,13 +30,14 @@ import numpy as np
 import torch
 
 from president_env.agents.torch_policy import PolicyNet, masked_entropy
-from president_env.vec_game import VecGame
+from president_env.core.vec_game import VecGame
 
 from .acting import LEARNER, sample
 from .config import PPOConfig
 
 if TYPE_CHECKING:
     from .opponents import OpponentPool
+
 
 # ---------------------------------------------------------------------------------------------
 # 1-2. Acting: sampling (.acting) and the rollout

@@ -42,9 +42,9 @@ import torch
 from president_env import agents
 from president_env.agents.checkpoint import CheckpointError, export_policy, load_checkpoint, save_checkpoint
 from president_env.agents.torch_policy import PolicyNet, TorchPolicyAgent
-from president_env.observation import obs_dim as observation_size
-from president_env.threads import cap_threads
-from president_env.user_input import short_repr
+from president_env.core.observation import obs_dim as observation_size
+from president_env.core.threads import cap_threads
+from president_env.core.user_input import short_repr
 
 from .bookkeeping import RunLog, TableRewards, evaluate_learner, plot_curve
 from .config import RunConfig, RunSeeds, TrainConfig, apply_override, from_dict

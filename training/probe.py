@@ -36,13 +36,13 @@ from typing import Any
 
 from president_env import agents
 from president_env.agents.checkpoint import load_checkpoint
+from president_env.core.presets import PRESETS, resolve_rules
+from president_env.core.registry import check_name
+from president_env.core.rules import Rules
+from president_env.core.user_input import ArgumentParser, check_writable_dir
 from president_env.evaluation.play import versus_lineup
 from president_env.evaluation.report import TournamentResult, write_outputs, write_versus
 from president_env.evaluation.tournament import evaluate
-from president_env.presets import PRESETS, resolve_rules
-from president_env.registry import check_name
-from president_env.rules import Rules
-from president_env.user_input import ArgumentParser, check_writable_dir
 
 from .config import TRAIN_CONFIGS, RunSeeds, load_config
 from .ppo_selfplay import Run, Trainer, check_resume_checkpoint
@@ -234,9 +234,7 @@ def target_steps(target: str) -> int | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = ArgumentParser(
-        prog="python -m president_env.training.probe", description=__doc__.split("\n\n")[0]
-    )
+    parser = ArgumentParser(prog="python -m president_env.training.probe", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--target", required=True, help="the agent to probe: a shipped learned agent, a checkpoint file or a baseline"
     )

@@ -71,8 +71,8 @@ from torch import nn
 import president_env
 from president_env.agents.base import Agent, check_batch
 from president_env.agents.torch_policy import masked_logits, sample_masked
-from president_env.presets import RulesSpec, resolve_rules
-from president_env.rules import Rules
+from president_env.core.presets import RulesSpec, resolve_rules
+from president_env.core.rules import Rules
 
 
 class _RLModuleConfigNotice(logging.Filter):

@@ -15,9 +15,9 @@ import numpy as np
 import torch
 
 from president_env.agents.torch_policy import PolicyNet
+from president_env.core.threads import cap_threads
+from president_env.core.vec_game import VecGame
 from president_env.evaluation.distributed import LocalGroup, RayGroup, init_ray
-from president_env.threads import cap_threads
-from president_env.vec_game import VecGame
 
 from .config import RunSeeds, TrainConfig, from_dict
 from .opponents import OpponentPool

@@ -10,7 +10,7 @@ and the budget are the one-table trainer's. What it plays:
 
 1. **Rollout, table by table.** Each table of ``tables`` (a preset at a table size, playing matches of
    ``manches`` manches), and with a ``rule_space`` each of the ``rule_space.draws`` rule sets drawn for the
-   segment (:func:`segment_rules`, :mod:`president_env.rule_space`), runs ``ppo.num_envs`` games.
+   segment (:func:`segment_rules`, :mod:`president_env.core.rule_space`), runs ``ppo.num_envs`` games.
    :func:`.ppo.collect` plays ``ppo.num_steps`` steps of them through a :class:`UniversalGame` (the table seen
    in the universal layout) and
    :func:`.ppo.training_rows` turns the learner's decisions into rows, GAE along each seat's own chain.
@@ -59,13 +59,13 @@ from president_env.agents.universal import (
     to_universal,
     universal_mask,
 )
+from president_env.core.rule_space import rule_suite
+from president_env.core.rules import Rules
+from president_env.core.threads import available_cpus, cap_threads
+from president_env.core.vec_game import VecGame
 from president_env.evaluation.distributed import LocalGroup, RayGroup, init_ray
 from president_env.evaluation.play import versus_lineup
 from president_env.evaluation.tournament import evaluate
-from president_env.rule_space import rule_suite
-from president_env.rules import Rules
-from president_env.threads import available_cpus, cap_threads
-from president_env.vec_game import VecGame
 
 from .bookkeeping import evaluate_learner
 from .config import OpponentConfig, RunSeeds, TableConfig, UniversalConfig, from_dict

@@ -8,7 +8,7 @@ Modes:
   only; other hands never leave the server until played (a give is shown to its two partners).
 - ``watch``: agents at every seat; the client gets spectator frames (every hand, and what each
   agent weighed at its decision) and steps through them.
-- ``replay``: frames of a recorded game (:mod:`president_env.replay`), checked move by move.
+- ``replay``: frames of a recorded game (:mod:`president_env.game.replay`), checked move by move.
 
 Every mutation happens on the server's event loop; agents decide in a worker thread pool
 (:class:`Store`), from a copy of their observation, so a Monte-Carlo agent never blocks the server.
@@ -40,17 +40,17 @@ from typing import Any
 import numpy as np
 
 from president_env import agents as agent_registry
-from president_env import engine, registry
-from president_env.actions import action_name, action_tables, typed_action
-from president_env.cards import RANK_NAMES, card_name, parse_card
-from president_env.deals import ROLE_NAMES
-from president_env.presets import PRESETS, load_preset
-from president_env.render import ROLE_LABELS, sort_cards
-from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
-from president_env.replay import Replay, replay_steps
-from president_env.replay import start_replay as replay_start
-from president_env.rules import Rules
-from president_env.single import Event, MoveError, SingleGame
+from president_env.core import engine, registry
+from president_env.core.actions import action_name, action_tables, typed_action
+from president_env.core.cards import RANK_NAMES, card_name, parse_card
+from president_env.core.deals import ROLE_NAMES
+from president_env.core.presets import PRESETS, load_preset
+from president_env.core.rules import Rules
+from president_env.game.render import ROLE_LABELS, sort_cards
+from president_env.game.replay import MAX_BYTES as MAX_REPLAY_BYTES
+from president_env.game.replay import Replay, replay_steps
+from president_env.game.replay import start_replay as replay_start
+from president_env.game.single import Event, MoveError, SingleGame
 
 HUMAN = "human"
 MODES = ("play", "watch", "replay")
@@ -578,7 +578,7 @@ def plural(count: int, word: str) -> str:
 
 
 def _refused_move(err: MoveError, session: Session, action: int) -> str:
-    """A move the game refused (:class:`~president_env.single.MoveError`), told to the person who made it: an
+    """A move the game refused (:class:`~president_env.game.single.MoveError`), told to the person who made it: an
     illegal one in the words of :func:`_why_illegal`."""
     if err.code == "not_held":
         return f"you do not hold {err.detail}"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from president_env import engine
-from president_env.render import ROLE_LABELS
-from president_env.rules import RULE_FIELDS, Rules
+from president_env.core import engine
+from president_env.core.rules import RULE_FIELDS, Rules
+from president_env.game.render import ROLE_LABELS
 
 _CHOICES: dict[str, dict[str, str]] = {
     "deal_start": {

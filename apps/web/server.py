@@ -50,12 +50,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from president_env import agents as agent_registry
-from president_env.presets import PRESETS, preset_path, resolve_rules
-from president_env.replay import MAX_BYTES as MAX_REPLAY_BYTES
-from president_env.replay import Replay
-from president_env.rules import Rules
-from president_env.single import MAX_SEED
-from president_env.user_input import ArgumentParser
+from president_env.core.presets import PRESETS, preset_path, resolve_rules
+from president_env.core.rules import Rules
+from president_env.core.user_input import ArgumentParser
+from president_env.game.replay import MAX_BYTES as MAX_REPLAY_BYTES
+from president_env.game.replay import Replay
+from president_env.game.single import MAX_SEED
 
 from .games import (
     CREATE_BURST,

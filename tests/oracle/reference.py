@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from president_env.actions import KIND_GIVE, KIND_PASS, PASS, action_name, action_tables, encode_give, encode_play
-from president_env.cards import JOKER, RANK_NAMES, THREE, TWO, card_name, deck, parse_card, validate_deal
-from president_env.rules import Rules
+from president_env.core.actions import KIND_GIVE, KIND_PASS, PASS, action_name, action_tables, encode_give, encode_play
+from president_env.core.cards import JOKER, RANK_NAMES, THREE, TWO, card_name, deck, parse_card, validate_deal
+from president_env.core.rules import Rules
 
 ROLE_NAMES: tuple[str, ...] = ("president", "vice_president", "neutre", "vice_trou", "trou_du_cul")
 

@@ -3,9 +3,9 @@
 import json
 from pathlib import Path
 
+from president_env.core.presets import resolve_rules
 from president_env.evaluation.report import write_outputs
 from president_env.evaluation.tournament import evaluate
-from president_env.presets import resolve_rules
 
 out = Path("docs/results/probe/ppo-standard-4p-long")
 rules = resolve_rules(out / "rules.yaml").replace(manches=1)

@@ -2,7 +2,7 @@
 
 The AEC env, the Gymnasium single env and the vector env stand side by side on the core; what they share about
 spaces lives here, once: the observation ``Box`` with the bound of the observation spec
-(:attr:`~president_env.observation.ObservationSpec.high`), the action spaces whose ``sample()`` draws legal
+(:attr:`~president_env.core.observation.ObservationSpec.high`), the action spaces whose ``sample()`` draws legal
 actions (one game's, and the vector env's batch), and the illegal-action modes of the Gymnasium envs.
 """
 
@@ -13,9 +13,9 @@ from collections.abc import Callable
 import numpy as np
 from gymnasium import spaces
 
-from .actions import as_action
-from .observation import layout
-from .rules import Rules
+from president_env.core.actions import as_action
+from president_env.core.observation import layout
+from president_env.core.rules import Rules
 
 ILLEGAL_ACTION_MODES = ("raise", "random")
 """What the Gymnasium envs do with an illegal learner action: raise ``ValueError``, or play a random legal one."""
@@ -59,7 +59,7 @@ class LegalActionSpace(_BoundToGame, spaces.Discrete):
         self.bind(legal_mask)
 
     def contains(self, x) -> bool:
-        """In range and an integer as the env accepts it (:func:`~president_env.actions.as_action`): also NumPy
+        """In range and an integer as the env accepts it (:func:`~president_env.core.actions.as_action`): also NumPy
         integers of any dtype (``uint64`` included) and integer arrays of shape ``(1,)``."""
         try:
             value = as_action(x, int(self.n))

@@ -1,6 +1,6 @@
 """Thread pools sized to the CPUs this process is given.
 
-    from president_env.threads import cap_threads
+    from president_env.core.threads import cap_threads
     cap_threads()    # torch <= the CPUs of this process's affinity mask; NumPy's BLAS: one thread
     cap_threads(4)   # torch: 4 threads, or fewer if the process is given fewer CPUs
 
@@ -72,7 +72,7 @@ _kernel_threads: int | None = None
 
 
 def kernel_threads(threads: int | None = None) -> int:
-    """The threads the engine's kernels split a large batch over (``president_env.compiled.run``).
+    """The threads the engine's kernels split a large batch over (``president_env.core.compiled.run``).
 
     ``threads``, when given, is kept for the calls to come (``cap_threads`` passes its own); else the last kept,
     else ``PRESIDENT_ENV_THREADS``, else every CPU of the process's affinity mask. Never more than that mask, nor

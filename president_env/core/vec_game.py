@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from . import engine
-from .observation import layout, observe
-from .presets import RulesSpec, resolve_rules
-from .state import FIELDS
+from president_env.core import engine
+from president_env.core.observation import layout, observe
+from president_env.core.presets import RulesSpec, resolve_rules
+from president_env.core.state import FIELDS
 
 
 class VecGame:
@@ -159,16 +159,14 @@ class VecGame:
         return events.rewards, events.game_over
 
     def step_events(self, actions: np.ndarray) -> engine.StepResult:
-        """Play ``actions (B,) int``; returns the engine's :class:`~president_env.engine.StepResult`
+        """Play ``actions (B,) int``; returns the engine's :class:`~president_env.core.engine.StepResult`
         ``(rewards (B, P), manche_over (B,), game_over (B,))``, also kept as :attr:`last_events`.
 
         With ``autoreset`` the slots whose game ended are dealt a new game before this returns.
         Stepping a terminal slot (``autoreset=False``) raises ``ValueError``.
         """
         mask = self.legal_mask()
-        events = engine.step(
-            self.rules, self.state, actions, self.rng, mask=mask, reward_mode=self.reward_mode
-        )
+        events = engine.step(self.rules, self.state, actions, self.rng, mask=mask, reward_mode=self.reward_mode)
         self._mask = None
         if self.autoreset and events.game_over.any():
             engine.new_games(self.rules, self.state, np.flatnonzero(events.game_over), self.rng)

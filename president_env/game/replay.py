@@ -1,7 +1,7 @@
 """Replays: one game as a versioned JSON document, recorded while it is played and played back on the engine.
 
-    from president_env.replay import Replay, load_replay, replay_steps
-    from president_env.single import SingleGame
+    from president_env.game.replay import Replay, load_replay, replay_steps
+    from president_env.game.single import SingleGame
     game = SingleGame.table(rules, seed=7, players=["you", "heuristic-3", "mc-4", "random"], source="my-script")
     while not game.done:
         game.step(choose(game.observe_player(game.current_player)))   # illegal: ValueError, nothing changes
@@ -13,7 +13,7 @@ A replay holds the rules (every field), the seed (``None`` where none dealt the 
 dealer, the roles the first manche starts from (``initial_roles: draw``) with the finishing positions they come
 from (which order the Neutres), the name of the agent of
 every player, the deal of every manche (before its exchange, by player, card strings with suits) and
-the actions in order: the :class:`~president_env.single.GameRecord` the one-game holder keeps, with
+the actions in order: the :class:`~president_env.game.single.GameRecord` the one-game holder keeps, with
 the rules. Playing it back deals exactly the recorded cards at every manche (``VecGame.redeal``), so
 it depends neither on the seed nor on how the engine draws its random numbers, and checks every action
 against the legal moves of the moment. The format is documented in ``docs/replay.md``.
@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .actions import action_name
-from .deals import ROLE_NAMES, parse_roles, role_by_position
-from .rules import Rules
-from .single import MAX_NAME, MAX_SEED, Event, GameRecord, SingleGame, check_label, check_note
-from .user_input import short_repr
+from president_env.core.actions import action_name
+from president_env.core.deals import ROLE_NAMES, parse_roles, role_by_position
+from president_env.core.rules import Rules
+from president_env.core.user_input import short_repr
+from president_env.game.single import MAX_NAME, MAX_SEED, Event, GameRecord, SingleGame, check_label, check_note
 
 FORMAT = "president-replay"
 VERSION = 1
@@ -48,7 +48,7 @@ MAX_ACTIONS = 100_000
 @dataclass
 class Replay(GameRecord):
     """One game: everything needed to play it again, move by move (see ``docs/replay.md``): the rules and the
-    game's :class:`~president_env.single.GameRecord`."""
+    game's :class:`~president_env.game.single.GameRecord`."""
 
     rules: Rules = field(kw_only=True)
     extra: dict[str, Any] = field(default_factory=dict, kw_only=True)

@@ -12,12 +12,12 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
   (``Box(0, high, (obs_dim,), float32)``, ``Discrete(num_actions)``); ``observation_space`` and
   ``action_space`` are their batched forms ``(N, obs_dim)`` and ``MultiDiscrete([A] * N)``.
   ``action_space.sample()`` without a mask draws each learner's legal actions, as the single env's
-  does (:class:`~president_env.spaces.LegalMultiDiscrete`; an explicit ``mask`` is used as given).
+  does (:class:`~president_env.envs.spaces.LegalMultiDiscrete`; an explicit ``mask`` is used as given).
 - **Learner**: one player per game, ``seat=int`` (that player in every game) or ``seat=None``
   (drawn for every new game from the env's ``np_random``); ``info["player"]`` ``(N,)`` says which.
 - **Opponents**: as for the single env (a name, a checkpoint path, an agent, a callable
   ``f(obs, mask)``, or a list with one per other player in player order; see
-  :func:`president_env.registry.resolve`; an object with only ``act_batch`` is
+  :func:`president_env.core.registry.resolve`; an object with only ``act_batch`` is
   accepted too). After the learners' actions the opponents act
   until every game is back at its learner's turn or over: at each engine step, each distinct
   opponent object gets one ``act_batch(observations, masks)`` call for all the games where it is to
@@ -45,7 +45,7 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
   (final scores, the phase one-hot all 0), as the single env's (the AEC env's is the table before
   that play: ``docs/environment.md``).
 - **Speed**: the opponents' masks and steps run in the engine's compiled kernels; opponents with ``act_views`` (the
-  heuristics) read the state's named views (:class:`~president_env.observation.StateViews`).
+  heuristics) read the state's named views (:class:`~president_env.core.observation.StateViews`).
 - **Seeding**: ``reset(seed=int)`` seeds the env's ``np_random``, which draws the seats, the
   game generator's seed and the opponents' seeds (``opponent.reset(seed=...)`` where they have
   one); a list of ``N`` seeds (Gymnasium's per-sub-env form) is folded into one ``SeedSequence``.
@@ -73,14 +73,14 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from . import engine, registry
-from .observation import StateViews, layout, observe
-from .presets import RulesSpec, resolve_rules
-from .render import render_for_mode, render_table
-from .rules import Rules
-from .spaces import ILLEGAL_ACTION_MODES, LegalMultiDiscrete, observation_box
-from .user_input import short_repr
-from .vec_game import VecGame
+from president_env.core import engine, registry
+from president_env.core.observation import StateViews, layout, observe
+from president_env.core.presets import RulesSpec, resolve_rules
+from president_env.core.rules import Rules
+from president_env.core.user_input import short_repr
+from president_env.core.vec_game import VecGame
+from president_env.envs.spaces import ILLEGAL_ACTION_MODES, LegalMultiDiscrete, observation_box
+from president_env.game.render import render_for_mode, render_table
 
 AUTORESET_MODES = {
     "next_step": AutoresetMode.NEXT_STEP,

@@ -1,8 +1,8 @@
 """The batched engine: Président as a state machine over a state of arrays, batch axis first.
 
-Everything a game is lives in :class:`~president_env.state.GameState` (``B`` slots, ``P`` seats, ``R`` ranks; one
-comment per field in :mod:`president_env.state`). The functions of this module take the
-:class:`~president_env.rules.Rules` first and work on all slots at once — there is no Python loop over games:
+Everything a game is lives in :class:`~president_env.core.state.GameState` (``B`` slots, ``P`` seats, ``R`` ranks; one
+comment per field in :mod:`president_env.core.state`). The functions of this module take the
+:class:`~president_env.core.rules.Rules` first and work on all slots at once — there is no Python loop over games:
 
 - :func:`new_games` deals fresh games into some slots (random or supplied deals,
   optional starting roles), including the exchange set-up;
@@ -15,10 +15,10 @@ comment per field in :mod:`president_env.state`). The functions of this module t
   terminal until the layer above calls :func:`new_games` (``VecGame`` does, by default).
 
 The rules themselves are applied, slot by slot, by the compiled kernels of two modules:
-:mod:`president_env.trick` (the legal mask and every decision of a manche) and :mod:`president_env.manche` (the
-deal, the exchange's automatic half, scoring and the game's end). This module checks the input, keeps the state and
-calls them. The observation lives in :mod:`president_env.observation`; the human notation (card and role strings)
-in :mod:`president_env.deals`.
+:mod:`president_env.core.trick` (the legal mask and every decision of a manche) and :mod:`president_env.core.manche`
+(the deal, the exchange's automatic half, scoring and the game's end). This module checks the input, keeps the state and
+calls them. The observation lives in :mod:`president_env.core.observation`; the human notation (card and role strings)
+in :mod:`president_env.core.deals`.
 
 For speed the state is updated in place (NumPy has no cheap functional update);
 ``GameState.copy()`` gives an independent snapshot. An illegal action raises
@@ -39,15 +39,17 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import manche, trick
-from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables, decode
-from .cards import RANK_NAMES, TWO, deck_card_ranks
-from .deals import parse_deals, parse_roles, role_by_position
-from .rules import Rules
-from .state import PHASE_EXCHANGE, PHASE_OVER, GameState, StepResult
-from .state import PHASE_PLAY as PHASE_PLAY  # the state's names, re-exported: the engine works on them
-from .state import allocate as allocate
-from .trick import index_range
+from president_env.core import manche, trick
+from president_env.core.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables, decode
+from president_env.core.cards import RANK_NAMES, TWO, deck_card_ranks
+from president_env.core.deals import parse_deals, parse_roles, role_by_position
+from president_env.core.rules import Rules
+from president_env.core.state import PHASE_EXCHANGE, PHASE_OVER, GameState, StepResult
+from president_env.core.state import (
+    PHASE_PLAY as PHASE_PLAY,  # the state's names, re-exported: the engine works on them
+)
+from president_env.core.state import allocate as allocate
+from president_env.core.trick import index_range
 
 REWARD_MODES = ("zero_sum", "normalized", "points")
 
@@ -394,7 +396,7 @@ def end_manches(
 ) -> StepResult:
     """The end of the manches that a play in ``slots (n,) int64`` just ended (every player but one out), as
     :func:`step` plays it: scoring, then the next deal or the game's end. For a caller that played the step
-    by :class:`president_env.trick.Slot`; returns the step's :class:`StepResult` for those slots."""
+    by :class:`president_env.core.trick.Slot`; returns the step's :class:`StepResult` for those slots."""
     n = slots.size
     result = StepResult(np.zeros((n, rules.n_players), np.float32), np.zeros(n, bool), np.zeros(n, bool))
     _end_manche(rules, state, slots, index_range(n), rng, result, reward_mode)

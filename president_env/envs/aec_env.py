@@ -18,20 +18,20 @@ Vice-Trou, Trou du cul) and a forced card exchange. Every rule variant of
 `docs/RULES.md` is a field of `president_env.Rules`; `docs/semantics.md`
 says how open points are read.
 
-This environment runs one game on `president_env.single.SingleGame`, the
+This environment runs one game on `president_env.game.single.SingleGame`, the
 one-game holder (`env.unwrapped.game`) over the one-slot fast path of the
 batched engine: the same rules, masks, observations (bit for bit) and rewards
 as `VecGame(rules, batch_size=1)`, and for a given seed the same games. The
 holder also follows the cards with their suits (`game.cards`), says what each
 step did (`env.unwrapped.last_event`, an `Event` with `.text()`) and records
-the game (`president_env.replay.Replay.of(game)`; once the game ended,
+the game (`president_env.game.replay.Replay.of(game)`; once the game ended,
 `game.ended`), with or without a render mode; `president-play` reads them.
 
 ### Arguments
 
 - `rules`: a `president_env.Rules` (default: the standard 4-player game), a
   preset name (`"quebec"`, `"party"`, …), the path of a rules YAML file, a
-  mapping of `Rules` fields or YAML text (`president_env.presets.resolve_rules`).
+  mapping of `Rules` fields or YAML text (`president_env.core.presets.resolve_rules`).
 - `reward_mode`: `"zero_sum"` (default): a manche's points minus the table's
   mean, so each manche's rewards sum to 0; `"normalized"`: the same scaled
   into [-1, 1] (divided by its largest magnitude); `"points"`: the raw points
@@ -46,7 +46,7 @@ the game (`president_env.replay.Replay.of(game)`; once the game ended,
 
 `observation` is the engine's flat vector from the observing agent's seat;
 seats appear in relative order (0 = the observer). Its segments come from
-the observation spec `president_env.observation.layout(rules)`: `.table()` is
+the observation spec `president_env.core.observation.layout(rules)`: `.table()` is
 the index table (docs/environment.md shows it for the standard rules) and
 `.view(obs)["hand"]` decodes a segment. Nothing in it
 depends on another player's hidden cards. Values are counts, one-hots and
@@ -164,11 +164,11 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
-from .actions import as_action
-from .presets import RulesSpec, resolve_rules
-from .render import pretty_cards, render_for_mode, render_result, render_table
-from .single import INFO_SCHEMAS, Event, SingleGame, Standing, check_reset_options
-from .spaces import LegalActionSpace, observation_box
+from president_env.core.actions import as_action
+from president_env.core.presets import RulesSpec, resolve_rules
+from president_env.envs.spaces import LegalActionSpace, observation_box
+from president_env.game.render import pretty_cards, render_for_mode, render_result, render_table
+from president_env.game.single import INFO_SCHEMAS, Event, SingleGame, Standing, check_reset_options
 
 _AFTER_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"})
 
@@ -280,7 +280,7 @@ class raw_env(AECEnv, EzPickle):
 
     # ---- reset ----------------------------------------------------------------
     def check_options(self, options: dict | None) -> dict[str, list]:
-        """Validate reset ``options`` without touching the env (:func:`~president_env.single.check_reset_options`;
+        """Validate reset ``options`` without touching the env (:func:`~president_env.game.single.check_reset_options`;
         unknown keys warn: PettingZoo's ``api_test`` resets with ``options={"options": 1}``)."""
         return check_reset_options(self.rules, options, unknown_keys="warn")
 

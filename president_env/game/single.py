@@ -6,12 +6,12 @@
     obs = game.observe(seat)                  # (obs_dim,) float32, bit-identical to observation.observe
     event = game.step(action)                 # an Event: who did what, with which cards; rewards where a manche ended
     print(event.text(), game.cards[0])        # "player_1 played 7C 7D", the hand with its suits
-    Replay.of(game).save("game.json")         # president_env.replay: the record as JSON
+    Replay.of(game).save("game.json")         # president_env.game.replay: the record as JSON
 
 The game is a ``VecGame(batch_size=1)`` this object owns: its masks and steps are the engine's kernels, bound
 to its one slot (``trick.Slot``), so the random draws, and the games for a seed, are those of
 ``VecGame(rules, batch_size=1, seed=seed)``. No rule is written here. After every step the slot is copied
-into this object's attributes (the fields of :class:`~president_env.engine.GameState`, same names and
+into this object's attributes (the fields of :class:`~president_env.core.engine.GameState`, same names and
 meanings) as Python ints, lists and per-seat ``bytearray`` rows, which the views read and from which the
 observation is joined as bytes.
 
@@ -49,16 +49,16 @@ from typing import Any
 
 import numpy as np
 
-from . import deals, engine, observation, trick
-from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_name, action_tables
-from .cards import TWO, card_name, card_rank, deck, parse_card, sort_cards, validate_deal
-from .engine import GameState
-from .observation import ONE_HOT, OWN, SEATS, TABLE, Segment, layout
-from .presets import RulesSpec, resolve_rules
-from .rules import Rules
-from .state import FIELDS
-from .user_input import short_repr
-from .vec_game import VecGame
+from president_env.core import deals, engine, observation, trick
+from president_env.core.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_name, action_tables
+from president_env.core.cards import TWO, card_name, card_rank, deck, parse_card, sort_cards, validate_deal
+from president_env.core.engine import GameState
+from president_env.core.observation import ONE_HOT, OWN, SEATS, TABLE, Segment, layout
+from president_env.core.presets import RulesSpec, resolve_rules
+from president_env.core.rules import Rules
+from president_env.core.state import FIELDS
+from president_env.core.user_input import short_repr
+from president_env.core.vec_game import VecGame
 
 BYTE_ROWS = ("hands", "played", "gave", "received")  # (P, R) counts kept as one bytearray per seat
 _SLOT = np.zeros(1, np.int64)  # the engine game's one slot
@@ -82,8 +82,8 @@ def _writer(rules: Rules) -> Callable[[SingleGame, int], bytes]:
 def _observation_writer(rules: Rules) -> Callable[[SingleGame, int], bytes]:
     """``write(game, seat)``: the bytes of ``game.observe(seat)``, read from the observation spec.
 
-    Each segment of :func:`~president_env.observation.layout` falls in one of a few kinds (its encoding, whose value
-    it shows, its shape); ``write`` fills every segment of a kind in one loop over the game's fields (the
+    Each segment of :func:`~president_env.core.observation.layout` falls in one of a few kinds (its encoding, whose
+    value it shows, its shape); ``write`` fills every segment of a kind in one loop over the game's fields (the
     ``GameState`` names the spec gives) and joins the parts in the spec's order. A loop per kind, not a function
     per segment, keeps the cost near that of one expression per segment. ``ValueError`` where a count is above 255.
     """
@@ -298,7 +298,7 @@ def _name(names: Sequence[str] | None, player: int) -> str:
 
 @dataclass
 class GameRecord:
-    """Everything needed to play one game again (the fields of a :class:`~president_env.replay.Replay` but its
+    """Everything needed to play one game again (the fields of a :class:`~president_env.game.replay.Replay` but its
     rules): kept by :class:`SingleGame` as it is played, saved as JSON by ``replay.Replay``."""
 
     players: list[str]
@@ -447,9 +447,7 @@ class SingleGame:
         self.players, self.source, self.autoreset = players, _source_label(source), autoreset
         # The engine game is not autoreset: the finished game's table is kept (``final``) before the next game
         # is dealt here, with the same draws as VecGame's autoreset.
-        self.engine_game = VecGame(
-            self.rules, batch_size=1, seed=seed, reward_mode=reward_mode, autoreset=False
-        )
+        self.engine_game = VecGame(self.rules, batch_size=1, seed=seed, reward_mode=reward_mode, autoreset=False)
         self.reward_mode = reward_mode
         self._bind()
         self.obs_dim = layout(self.rules).size

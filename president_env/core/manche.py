@@ -4,8 +4,8 @@ Everything between two manches lives here: a game's first manche (roles drawn or
 deal (who receives the first card, one card at a time clockwise), seating by role, the automatic half of the
 exchange and who acts first (:func:`deal`, ``_deal_kernel``); and at a manche's end the finishing positions, the
 points, the game's end (a decisive manche on a tie: :func:`score`, ``_score_kernel``). The decisions inside a
-manche live in :mod:`president_env.trick`; :mod:`president_env.engine` is the state machine that calls both, and
-draws the shuffled decks (the one random draw of a deal, ``engine._shuffled_decks``).
+manche live in :mod:`president_env.core.trick`; :mod:`president_env.core.engine` is the state machine that calls both,
+and draws the shuffled decks (the one random draw of a deal, ``engine._shuffled_decks``).
 
 The deal in the human notation, for tournaments' duplicate deals: :func:`deal_hands`, :func:`deal_sizes`,
 :func:`table_for_roles`. Each rule is written once, here; a change of one changes this file and the oracle,
@@ -21,11 +21,11 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from .cards import deck, deck_card_ranks
-from .compiled import Kernel, jit, run
-from .deals import NO_ROLE, ROLE_NAMES, parse_roles, role_by_position
-from .rules import Rules
-from .state import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, GameState, StepResult
+from president_env.core.cards import deck, deck_card_ranks
+from president_env.core.compiled import Kernel, jit, run
+from president_env.core.deals import NO_ROLE, ROLE_NAMES, parse_roles, role_by_position
+from president_env.core.rules import Rules
+from president_env.core.state import PHASE_EXCHANGE, PHASE_OVER, PHASE_PLAY, GameState, StepResult
 
 
 # --------------------------------------------------------------------------------------

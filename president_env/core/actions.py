@@ -21,8 +21,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .cards import RANK_NAMES, TWO, rank_index
-from .rules import Rules
+from president_env.core.cards import RANK_NAMES, TWO, rank_index
+from president_env.core.rules import Rules
 
 PASS = 0
 """The pass action: index 0 of every action space."""
@@ -43,7 +43,7 @@ def _rank_of_name(rules: Rules, rank: str) -> int:
     if not isinstance(rank, str):
         raise ValueError(
             f"rank must be a rank name ({', '.join(RANK_NAMES)}; T for 10), got {rank!r} of type "
-            f"{type(rank).__name__}; for a rank index i pass president_env.cards.RANK_NAMES[i]"
+            f"{type(rank).__name__}; for a rank index i pass president_env.core.cards.RANK_NAMES[i]"
         )
     r = rank_index(rank)
     if r >= rules.n_ranks:

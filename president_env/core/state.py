@@ -1,7 +1,7 @@
 """The batched state of games: :class:`GameState`, the arrays every rule kernel reads and writes by name.
 
-Below the rule modules (:mod:`president_env.trick`, :mod:`president_env.manche`) and the engine, which all import
-it: the state, how to allocate one, what a step reports (:class:`StepResult`) and the phases of a slot. A
+Below the rule modules (:mod:`president_env.core.trick`, :mod:`president_env.core.manche`) and the engine, which all
+import it: the state, how to allocate one, what a step reports (:class:`StepResult`) and the phases of a slot. A
 ``GameState`` is a named tuple of NumPy arrays, so a Numba kernel takes it whole and reads its fields by name
 (``state.hands[s, seat, rank]``); the arrays are changed in place, never replaced.
 
@@ -16,8 +16,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .deals import NO_ROLE
-from .rules import Rules
+from president_env.core.deals import NO_ROLE
+from president_env.core.rules import Rules
 
 PHASE_EXCHANGE, PHASE_PLAY, PHASE_OVER = 0, 1, 2
 """A slot's ``phase``: giving back cards in the exchange, playing tricks, or the game over (nothing is legal)."""

@@ -1,6 +1,6 @@
 """The agent interface and the one agent registry, in the environment core.
 
-    from president_env import registry
+    from president_env.core import registry
     agent = registry.make("heuristic-3", rules, seed=0)          # a name, or the path of a checkpoint file
     action = agent.act({"observation": obs, "action_mask": mask}, info)
     registry.register("mine", lambda rules, seed=None: MyAgent(rules, seed))
@@ -40,11 +40,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .engine import sample_legal
-from .observation import layout
-from .presets import RulesSpec, resolve_rules
-from .rules import Rules
-from .user_input import is_file, short_repr
+from president_env.core.engine import sample_legal
+from president_env.core.observation import layout
+from president_env.core.presets import RulesSpec, resolve_rules
+from president_env.core.rules import Rules
+from president_env.core.user_input import is_file, short_repr
 
 PLUGIN_GROUP = "president_env.opponents"
 """The entry-point group whose functions fill the registry (called once, without arguments)."""
@@ -228,7 +228,7 @@ def register(
     Args:
         name: the agent's name; registering another factory under a taken name needs ``overwrite=True``
             (registering the same factory again does nothing).
-        factory: ``factory(rules, seed) -> agent``; ``rules`` is a :class:`~president_env.rules.Rules`.
+        factory: ``factory(rules, seed) -> agent``; ``rules`` is a :class:`~president_env.core.rules.Rules`.
         own_rules: the agent plays the rules it was trained for: ``make(name)`` without rules passes ``None``
             (other factories get the standard game).
         installed: for agents made from files that may be absent: :func:`names` lists ``name`` only while

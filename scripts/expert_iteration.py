@@ -1,6 +1,7 @@
-"""Expert iteration: a learned policy fine-tuned towards the choices of the search over it.
+"""Expert iteration: a learned policy fine-tuned towards the choices of the search over it (an experiment, not
+part of the installed package).
 
-    python -m president_env.training.expert_iteration --policy ppo-standard-4p --positions 11000 \\
+    python scripts/expert_iteration.py --policy ppo-standard-4p --positions 11000 \\
         --workers 2 --seed 1 --out runs/exit
 
 One step of expert iteration (Anthony, Tian & Barber, 2017): the search is the expert, the network the
@@ -43,10 +44,10 @@ from president_env import agents
 from president_env.agents.checkpoint import checkpoint_rules, load_checkpoint, save_checkpoint
 from president_env.agents.policy_search import PolicySearchAgent, PolicySearchConfig, searched_choice
 from president_env.agents.torch_policy import TorchPolicyAgent, build_policy
-from president_env.registry import check_name
-from president_env.rules import Rules
-from president_env.user_input import ArgumentParser, check_writable_dir
-from president_env.vec_game import VecGame
+from president_env.core.registry import check_name
+from president_env.core.rules import Rules
+from president_env.core.user_input import ArgumentParser, check_writable_dir
+from president_env.core.vec_game import VecGame
 
 _ARRAYS = ("obs", "mask", "values", "probs", "anchor_obs", "anchor_mask", "anchor_probs")
 
@@ -303,9 +304,7 @@ def expert_iteration(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = ArgumentParser(
-        prog="python -m president_env.training.expert_iteration", description=__doc__.split("\n\n")[0]
-    )
+    parser = ArgumentParser(prog="python scripts/expert_iteration.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--policy", required=True, help="the learned policy: a shipped agent name or a checkpoint path")
     parser.add_argument("--positions", type=int, required=True, help="labelled positions, all workers together")
     parser.add_argument("--out", required=True, help="output folder")

@@ -26,9 +26,9 @@ from collections.abc import Callable, Sequence
 import gymnasium
 import numpy as np
 
-from .cards import JOKER, RANK_NAMES, SUIT_SYMBOLS, SUITS, card_name, parse_card, sort_cards
-from .engine import PHASE_EXCHANGE, GameState
-from .rules import Rules
+from president_env.core.cards import JOKER, RANK_NAMES, SUIT_SYMBOLS, SUITS, card_name, parse_card, sort_cards
+from president_env.core.engine import PHASE_EXCHANGE, GameState
+from president_env.core.rules import Rules
 
 ROLE_LABELS: tuple[str, ...] = ("Président", "Vice-Président", "Neutre", "Vice-Trou", "Trou du cul")
 """Display names of the role codes 0..4 (``deals.ROLE_NAMES`` order)."""

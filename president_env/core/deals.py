@@ -3,7 +3,7 @@
 The core module between the human notation (``"3C"``, ``"trou_du_cul"``, one list of card strings per player)
 and the engine's arrays: :func:`parse_roles` and :func:`parse_deals` validate and convert, :func:`role_by_position`
 names the roles of a table. The engine (``engine.new_games``, ``engine.redeal``) calls them; nothing here touches a
-game state nor applies a rule (the deal itself, in the notation too, is :mod:`president_env.manche`'s).
+game state nor applies a rule (the deal itself, in the notation too, is :mod:`president_env.core.manche`'s).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .cards import deck, validate_deal
-from .rules import Rules
+from president_env.core.cards import deck, validate_deal
+from president_env.core.rules import Rules
 
 ROLE_NAMES: tuple[str, ...] = ("president", "vice_president", "neutre", "vice_trou", "trou_du_cul")
 PRESIDENT, VICE_PRESIDENT, NEUTRE, VICE_TROU, TROU_DU_CUL = range(5)

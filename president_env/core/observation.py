@@ -11,7 +11,7 @@ One spec says what the vector holds, OpenSpiel-style: :func:`layout` gives the
 read from it: the encoder :func:`observe` (a kernel writing into the caller's buffer), the decoder
 ``layout(rules).view(obs)["hand"]`` (named arrays, batched or not), the same named
 arrays read straight from a state (``view_state``, the Monte-Carlo rollouts), the
-scalar encoder of :class:`~president_env.single.SingleGame` and the index table of
+scalar encoder of :class:`~president_env.game.single.SingleGame` and the index table of
 ``docs/environment.md`` (``layout(rules).table()``). The segments, in order, are
 ``_SEGMENTS`` below.
 """
@@ -27,10 +27,10 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from .compiled import jit, run
-from .engine import GameState, tables
-from .rules import Rules
-from .trick import index_range
+from president_env.core.compiled import jit, run
+from president_env.core.engine import GameState, tables
+from president_env.core.rules import Rules
+from president_env.core.trick import index_range
 
 COUNT, FLAG, ONE_HOT = "count", "flag", "one_hot"
 """Encodings: the value itself; 0 or 1; a 1 at ``value - first`` (all 0 when the value is out of range)."""

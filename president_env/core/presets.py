@@ -13,13 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .rules import Rules, looks_like_path
-from .user_input import is_file, short_repr
+from president_env.core.rules import Rules, looks_like_path
+from president_env.core.user_input import is_file, short_repr
 
 PRESETS: tuple[str, ...] = ("standard", "quebec", "big_table", "family", "party", "or_nothing")
 """Names accepted by :func:`load_preset`."""
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # president_env/
 # Installed (wheel or sdist): the configs travel as package data inside the package.
 # Checkout (editable install or plain sys.path): they sit in the repository's top-level configs/.
 _SEARCH_DIRS: tuple[Path, ...] = (
@@ -41,7 +41,8 @@ def preset_path(name: str) -> Path:
 
 
 def load_preset(name: str) -> Rules:
-    """The ``Rules`` of a named preset (one of ``president_env.presets.PRESETS``), e.g. ``load_preset("quebec")``."""
+    """The ``Rules`` of a named preset (one of ``president_env.core.presets.PRESETS``), e.g.
+    ``load_preset("quebec")``."""
     return Rules.from_yaml(preset_path(name))
 
 

@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 import yaml
 
-from .cards import JOKER, N_NATURAL_RANKS
-from .user_input import load_yaml, read_text, short_repr
+from president_env.core.cards import JOKER, N_NATURAL_RANKS
+from president_env.core.user_input import load_yaml, read_text, short_repr
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "deal_start": ("dealer_left", "dealer"),

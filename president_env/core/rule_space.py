@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from .presets import PRESETS, load_preset
-from .rules import RULE_CHOICES, Rules
-from .user_input import short_repr
+from president_env.core.presets import PRESETS, load_preset
+from president_env.core.rules import RULE_CHOICES, Rules
+from president_env.core.user_input import short_repr
 
 MAX_MANCHES = 9
 """The longest match the space draws (``Rules`` accepts any ``manches >= 1``; longer matches change little but cost)."""

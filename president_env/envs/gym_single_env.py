@@ -6,11 +6,11 @@
     obs, reward, terminated, truncated, info = env.step(action)
 
 Also registered as ``gymnasium.make("president_env/President-v0", rules=..., opponents=...)``. The module is
-``president_env.gym_single_env``; ``president_env.gym_env`` is its function :func:`gym_env`. The env stands on
-the core's one-game :class:`~president_env.single.SingleGame`, beside the AEC env, not on it.
+``president_env.envs.gym_single_env``; ``president_env.gym_env`` is its function :func:`gym_env`. The env stands on
+the core's one-game :class:`~president_env.game.single.SingleGame`, beside the AEC env, not on it.
 
 - **Observation**: ``Box(0, high, (obs_dim,), float32)``, the engine's vector from
-  the learner's seat (layout: ``president_env.observation``); the legal actions
+  the learner's seat (layout: ``president_env.core.observation``); the legal actions
   are ``info["action_mask"]`` (int8) and ``action_masks()`` (bool).
 - **Action**: ``Discrete(num_actions)``, as in the AEC env; ``action_space.sample()``
   draws among the legal actions (:class:`LegalActionSpace`). An illegal action
@@ -28,7 +28,7 @@ the core's one-game :class:`~president_env.single.SingleGame`, beside the AEC en
   env's final observation is the table before that last play: ``docs/environment.md``.)
 - **Info**: the AEC env's infos of the learner (``role``, ``seat``, ``manche``, ``decisive``, ``scores``,
   ``finish_position``, and at the end ``winner`` and ``match_position``, the learner's place in the game:
-  :class:`president_env.single.Standing`), plus ``action_mask`` and ``player``.
+  :class:`president_env.game.single.Standing`), plus ``action_mask`` and ``player``.
 - **Render**: ``"ansi"`` / ``"human"``: the table from the learner's seat, its hand with canonical suits (as the
   vector env's; the AEC env follows the real suits).
 - **Reward**: the learner's manche rewards (``reward_mode``, see the AEC env)
@@ -37,7 +37,7 @@ the core's one-game :class:`~president_env.single.SingleGame`, beside the AEC en
 - **Seat**: ``seat`` is the learner's player index (``player_<seat>``); ``None``
   draws it at every reset from the env's ``np_random``.
 - **Opponents**: a name, a checkpoint path, a callable or an agent object, or a list of
-  them (one per other player, in player order). :func:`president_env.registry.resolve`
+  them (one per other player, in player order). :func:`president_env.core.registry.resolve`
   turns each into an object with ``act(observation_dict, info) -> int``: names and
   checkpoint formats come from the one agent registry (``"random"`` built in; the
   baselines ``heuristic-1`` … ``mc-5`` and the learned agents plug in through its
@@ -52,14 +52,14 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from . import registry
-from .actions import as_action
-from .engine import sample_legal
-from .observation import observe
-from .presets import RulesSpec, resolve_rules
-from .render import render_for_mode, render_result, render_table
-from .single import SingleGame, Standing, check_reset_options
-from .spaces import ILLEGAL_ACTION_MODES, LegalActionSpace, observation_box
+from president_env.core import registry
+from president_env.core.actions import as_action
+from president_env.core.engine import sample_legal
+from president_env.core.observation import observe
+from president_env.core.presets import RulesSpec, resolve_rules
+from president_env.envs.spaces import ILLEGAL_ACTION_MODES, LegalActionSpace, observation_box
+from president_env.game.render import render_for_mode, render_result, render_table
+from president_env.game.single import SingleGame, Standing, check_reset_options
 
 
 class PresidentGymEnv(gymnasium.Env):

@@ -1,8 +1,8 @@
 """How every kernel compiles and on how many threads it runs.
 
-The rules are written once, as per-slot loops that Numba compiles (:mod:`president_env.trick`: the legal mask and
-the decisions; :mod:`president_env.manche`: the deal, the exchange's automatic half, scoring; the observation in
-:mod:`president_env.observation`; the heuristics' scorer in ``agents/heuristic.py``). Numba is a core dependency
+The rules are written once, as per-slot loops that Numba compiles (:mod:`president_env.core.trick`: the legal mask and
+the decisions; :mod:`president_env.core.manche`: the deal, the exchange's automatic half, scoring; the observation in
+:mod:`president_env.core.observation`; the heuristics' scorer in ``agents/heuristic.py``). Numba is a core dependency
 (wheels for Python 3.10 to 3.13); each kernel compiles at its first call in a process and is cached on disk
 (docs/speed.md: where the cache lives, ``NUMBA_CACHE_DIR``).
 
@@ -16,13 +16,14 @@ the results are the same whatever the number of threads (``tests/test_kernel_thr
 from __future__ import annotations
 
 import os
+import pickle
 import threading
 import types
 from typing import Any, NamedTuple
 
 import numba
 
-from .threads import kernel_threads
+from president_env.core.threads import kernel_threads
 
 PARALLEL_FROM = 256
 """The fewest slots a kernel call splits over threads; below, starting the threads costs more than they save."""
@@ -47,9 +48,46 @@ def jit(function: Any) -> Kernel:
     )
     threaded.__qualname__ = f"{function.__qualname__}_threaded"
     return Kernel(
-        numba.njit(cache=True, nogil=True)(function),
-        numba.njit(cache=True, nogil=True, parallel=True)(threaded),
+        _rebuild_stale_cache(numba.njit(cache=True, nogil=True)(function)),
+        _rebuild_stale_cache(numba.njit(cache=True, nogil=True, parallel=True)(threaded)),
     )
+
+
+_STALE_INDEX = (ImportError, AttributeError, EOFError, pickle.UnpicklingError)
+"""What reading a cache index written by another layout of the package raises: Numba unpickles the whole index,
+argument types included (the state's named tuples name their module), before it checks the source stamp."""
+
+
+def _rebuild_stale_cache(dispatcher: Any) -> Any:
+    """``dispatcher`` with its disk cache made tolerant of a stale index (one that names a module or class no
+    longer there, e.g. from before an upgrade moved a module): the index is emptied and the kernel compiles anew
+    instead of failing with ``ModuleNotFoundError`` (``tests/test_kernel_threads.py``)."""
+    cache = dispatcher._cache  # Numba's FunctionCache: no public hook exists for this
+    load, save = cache.load_overload, cache.save_overload
+
+    def emptied() -> bool:
+        try:
+            cache.flush()  # writes an empty index over the stale one
+        except OSError:
+            return False
+        return True
+
+    def load_overload(signature: Any, target_context: Any) -> Any:
+        try:
+            return load(signature, target_context)
+        except _STALE_INDEX:
+            emptied()
+            return None
+
+    def save_overload(signature: Any, compiled: Any) -> None:
+        try:
+            save(signature, compiled)
+        except _STALE_INDEX:
+            if emptied():
+                save(signature, compiled)
+
+    cache.load_overload, cache.save_overload = load_overload, save_overload
+    return dispatcher
 
 
 _lock = threading.Lock()  # one threaded launch at a time: some threading layers (workqueue) allow no more

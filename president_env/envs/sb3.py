@@ -1,7 +1,8 @@
-"""Stable-Baselines3 on the batched env: a ``VecEnv`` over :class:`~president_env.gym_vector_env.PresidentVectorEnv`.
+"""Stable-Baselines3 on the batched env: a ``VecEnv`` over
+:class:`~president_env.envs.gym_vector_env.PresidentVectorEnv`.
 
     from sb3_contrib import MaskablePPO
-    from president_env.sb3 import PresidentSB3VecEnv
+    from president_env.envs.sb3 import PresidentSB3VecEnv
 
     env = PresidentSB3VecEnv(num_envs=64, rules="standard", opponents="heuristic-2")
     model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=512)
@@ -37,8 +38,8 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
-from .gym_vector_env import OPTION_KEYS, PresidentVectorEnv
-from .user_input import short_repr
+from president_env.core.user_input import short_repr
+from president_env.envs.gym_vector_env import OPTION_KEYS, PresidentVectorEnv
 
 
 class PresidentSB3VecEnv(VecEnv):

@@ -3,8 +3,9 @@
 What the player to act may do (the legal mask, ``_mask_kernel``), and what a give, a pass or a play does (cards
 leave the hand, wild 2s complete a play, a revolution turns the order, a player goes out and takes his place in the
 finishing order, the turn passes clockwise, a trick ends and its winner leads: ``_play_kernel``). The manche's start
-and end (the deal, the exchange's automatic half, scoring, the game's end) live in :mod:`president_env.manche`;
-:mod:`president_env.engine` is the state machine that calls both, on a :class:`~president_env.engine.GameState`.
+and end (the deal, the exchange's automatic half, scoring, the game's end) live in :mod:`president_env.core.manche`;
+:mod:`president_env.core.engine` is the state machine that calls both, on a
+:class:`~president_env.core.engine.GameState`.
 
 :func:`legal_mask` and :func:`play` run the kernels over chosen slots; :class:`Slot` binds them to one slot for a
 caller that steps one game. Each rule is written once, here; a change of a trick rule changes this file and the
@@ -20,11 +21,11 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from .actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
-from .cards import JOKER, N_NATURAL_RANKS, TWO
-from .compiled import Kernel, jit, run
-from .rules import Rules
-from .state import PHASE_EXCHANGE, PHASE_PLAY, GameState
+from president_env.core.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
+from president_env.core.cards import JOKER, N_NATURAL_RANKS, TWO
+from president_env.core.compiled import Kernel, jit, run
+from president_env.core.rules import Rules
+from president_env.core.state import PHASE_EXCHANGE, PHASE_PLAY, GameState
 
 
 # --------------------------------------------------------------------------------------
@@ -170,7 +171,7 @@ def play(rules: Rules, state: GameState, slots: np.ndarray, actions: np.ndarray)
     """Apply the legal ``actions (n,) int64`` in the distinct slots ``slots (n,) int64``, in place: gives, passes
     and plays, a player going out, the turn order and the trick's end. Returns the rows (indices into ``slots``)
     whose manche ended: every player but one is out (``engine`` scores them and deals the next manche,
-    :mod:`president_env.manche`)."""
+    :mod:`president_env.core.manche`)."""
     ended = np.zeros(slots.size, bool)
     run(_kernels()[1], slots.size, kernel_rules(rules), state, slots, actions, ended)
     return ended.nonzero()[0]
