@@ -54,3 +54,50 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+# ---- CI runs each test once: the core install's step logs what passed there, the full install's step skips it ----
+RUN_IN_BOTH = ("test_aec_env.py", "test_gym_env.py", "test_gym_vector_env.py", "test_env_conventions.py")
+"""Test files run in both of CI's environments whatever passed: the envs against both Gymnasium releases (the core
+install's newest, and the one RLlib pins in the full install)."""
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("president-env CI")
+    group.addoption("--passed-log", metavar="FILE", help="append the node id of each test that passed to FILE")
+    group.addoption(
+        "--skip-passed",
+        metavar="FILE",
+        help="deselect the tests that FILE lists as passed (a --passed-log of another environment), except the envs'",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    path = config.getoption("--skip-passed")
+    if not path:
+        return
+    with open(path, encoding="utf-8") as log:
+        passed = {line.strip() for line in log if line.strip()}
+    keep, deselected = [], []
+    for item in items:
+        again = item.nodeid not in passed or item.nodeid.split("::")[0].endswith(RUN_IN_BOTH)
+        (keep if again else deselected).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = keep
+
+
+def pytest_runtest_logreport(report):
+    path = _PASSED_LOG
+    if path and report.passed and report.when == "call":
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(report.nodeid + "\n")
+
+
+_PASSED_LOG: str | None = None
+
+
+def pytest_configure(config):
+    global _PASSED_LOG
+    if not hasattr(config, "workerinput"):  # xdist: the controller receives every worker's reports
+        _PASSED_LOG = config.getoption("--passed-log")
