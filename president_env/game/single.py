@@ -56,7 +56,7 @@ from president_env.core.engine import GameState
 from president_env.core.observation import ONE_HOT, OWN, SEATS, TABLE, Segment, layout
 from president_env.core.presets import RulesSpec, resolve_rules
 from president_env.core.rules import Rules
-from president_env.core.state import FIELDS
+from president_env.core.state import FIELDS, PHASE_PLAY
 from president_env.core.user_input import short_repr
 from president_env.core.vec_game import VecGame
 
@@ -233,12 +233,20 @@ class MoveError(ValueError):
 @dataclass(slots=True)
 class Event:
     """What one action did: every field is public once the action is made, except ``cards`` of a give (known to
-    the giver and its ``receiver`` only: :meth:`text` hides it from the others)."""
+    the giver and its ``receiver`` only: :meth:`text` hides it from the others).
+
+    Besides the action, it says what the action did to the table, as the engine decided it in this step (read from
+    the engine's state right after its kernel, before a manche's end deals the next one), so a front end tells
+    "went out", "won the trick" and "exchange over" from the event, never by comparing states: ``went_out`` (with
+    ``out_order``, ``penalized`` and ``finish_position``), ``trick_won_by`` (with ``next_leader``),
+    ``exchange_over``, ``manche_over`` (with ``rewards`` and ``positions``) and ``game_over``."""
 
     index: int
     """0-based number of the action in the game."""
     player: int
+    """The player (``player_i``) who acted."""
     action: int
+    """The action's index (``actions.action_name`` names it)."""
     move: str
     """``"pass"``, ``"play 7 7"``, ``"give 3"`` (``actions.action_name``)."""
     kind: str
@@ -255,12 +263,36 @@ class Event:
     decisive: bool
     """The manche is the decisive one (its points are not added)."""
     manche_over: bool
+    """The manche ended with this action (a play left one player holding cards): ``rewards`` and ``positions``
+    are set, and the next manche is dealt unless ``game_over``."""
     game_over: bool
+    """The game ended with this action (its last manche ended)."""
     rewards: list[float] | None
     """The manche's rewards by player when it ended with this action, in the game's ``reward_mode`` (its points
     under ``"points"``)."""
     positions: list[int] | None
     """Finishing positions by player (0 = first) when the manche ended."""
+    went_out: bool = False
+    """A play that emptied the player's hand: the player is out of the manche (the play that ends a manche
+    too)."""
+    out_order: int | None = None
+    """Where ``went_out``: the players out of the manche before this one (0 = the first out); else ``None``."""
+    penalized: bool = False
+    """Where ``went_out`` under ``finish_on_two: penalty``: the going-out play held a 2 or a joker, so the player
+    is ranked last (below the player left holding cards, and below earlier offenders)."""
+    finish_position: int | None = None
+    """Where ``went_out``: the player's finishing position in the manche (0 = first), final from now on: the
+    place among the players out normally, or where ``penalized``, the place the manche's end gives
+    (``positions``; ``None`` until it ends). ``None`` for any other action."""
+    trick_won_by: int | None = None
+    """A play or pass that closed its trick, the manche going on: the player who won it, the last to have played
+    in it (the trick's owner). ``None`` while the trick goes on, for a give, and where the manche ended."""
+    exchange_over: bool = False
+    """The last give of the manche's exchange: the play of its first trick starts."""
+    next_leader: int | None = None
+    """Where ``trick_won_by`` is set or ``exchange_over``: the player who leads the next trick (the next action
+    is their lead): after a trick, its winner or, where the winner has gone out, the next player clockwise who
+    still holds cards. ``None`` otherwise."""
 
     def text(
         self,
@@ -289,6 +321,7 @@ class Event:
         return "gave back a card"
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field by name (plain lists, ints and texts: JSON as it is)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
@@ -684,7 +717,10 @@ class SingleGame:
             check_note(self.rules, note)
         manche, decisive = self.manche, self.decisive
         leads = kind == KIND_PLAY and self.trick_rank < 0
-        if self._slot.play(action):  # the manche ended: scored, and the next one dealt, by the engine
+        owner = self.trick_owner  # the seat that played last in the trick before this action
+        ended = self._slot.play(action)
+        outcome = self._outcome(seat, player, kind, owner, ended)  # before a manche's end deals the next one
+        if ended:  # the manche ended: scored, and the next one dealt, by the engine
             events = engine.end_manches(self.rules, game.state, _SLOT, game.rng, self.reward_mode)
         else:
             events = None
@@ -706,7 +742,7 @@ class SingleGame:
         record.notes.append(note)
         event = Event(
             len(self.events), player, action, self._moves[action], _KINDS[kind], leads, taken, receiver, manche,
-            decisive, manche_over, done, events.rewards[0].tolist() if manche_over else None, None,
+            decisive, manche_over, done, events.rewards[0].tolist() if manche_over else None, None, **outcome,
         )  # fmt: skip
         self.events.append(event)
         if not manche_over:
@@ -719,6 +755,8 @@ class SingleGame:
             return event
         state = game.state
         event.positions = state.last_positions[0].tolist()
+        if event.went_out and event.finish_position is None:  # penalized: placed by the manche's end
+            event.finish_position = event.positions[player]
         if done:
             record.result = {
                 "scores": state.last_scores[0].tolist(),
@@ -744,6 +782,28 @@ class SingleGame:
         self.record.deals.append(dealt_cards(self.rules, state))
         self._start_manche()
         return event
+
+    def _outcome(self, seat: int, player: int, kind: int, owner: int, ended: bool) -> dict[str, Any]:
+        """What the action of ``player`` at ``seat`` just did to the table, read from the engine's state as its
+        kernel left it (a manche that ``ended`` not yet scored): the :class:`Event` fields from ``went_out`` on.
+        ``owner``: the trick's owner (``trick_owner``) before the action."""
+        state = self.engine_game.state
+        outcome: dict[str, Any] = {}
+        if kind == KIND_GIVE:
+            if state.phase[0] == PHASE_PLAY:  # no give left: the engine turned to the play
+                outcome.update(exchange_over=True, next_leader=int(state.player_at_seat[0, state.current[0]]))
+            return outcome
+        out_order = int(state.out_order[0, seat])
+        if out_order >= 0:  # -1 while the seat holds cards: the engine placed it in this step
+            penalized = bool(state.penalized[0, seat])
+            position = None if penalized else int(state.out_rank[0, seat])
+            outcome.update(went_out=True, out_order=out_order, penalized=penalized, finish_position=position)
+        if not ended and state.trick_rank[0] < 0:  # the engine closed the trick: its owner won it
+            winner = seat if kind == KIND_PLAY else owner
+            outcome.update(
+                trick_won_by=self.player_at_seat[winner], next_leader=int(state.player_at_seat[0, state.current[0]])
+            )
+        return outcome
 
     def _taken(self, hand: list[str], kind: int, rank: int, count: int, seat: int) -> list[str]:
         """The cards (lowest suits) that ``kind`` of ``rank`` and ``count`` takes from ``hand`` (``seat``'s)."""
@@ -839,7 +899,8 @@ class Standing:
 
     A place appears as soon as it is final and is never revised: on going out (not on a 2 or a joker under
     ``finish_on_two: penalty``), else when the manche ends; until then it is the player's place in the previous
-    manche. Call :meth:`reset` with a new game and :meth:`record` after every step.
+    manche. Call :meth:`reset` with a new game and :meth:`record` with the :class:`Event` of every step, which
+    says what it did.
     """
 
     def __init__(self, n_players: int) -> None:
@@ -851,21 +912,18 @@ class Standing:
         self.positions: list[int] | None = None  # the last finished manche's, by player
         self.result: dict | None = None  # scores, winner, manches, places once the game is over
 
-    def record(self, game: SingleGame, player: int, seat: int, manche: int, manche_over: bool, done: bool) -> bool:
-        """Note what the step of ``player`` (at ``seat``, in manche ``manche``) just did to ``game``; whether the
-        infos changed."""
-        if manche_over:
-            self.positions = list(game.last_positions)
-            self.finish = [(position, manche) for position in self.positions]
-        if done:
-            scores, winner = list(game.last_scores), game.last_winner
-            places = match_positions(scores, winner)
-            self.result = {"scores": scores, "winner": winner, "manches": manche + 1, "places": places}
+    def record(self, game: SingleGame, event: Event) -> bool:
+        """Note what ``event``, the step just made on ``game``, did; whether the infos changed."""
+        if event.manche_over:
+            self.positions = list(event.positions)
+            self.finish = [(position, event.manche) for position in self.positions]
+            if event.game_over:
+                scores, winner = list(game.last_scores), game.last_winner
+                places = match_positions(scores, winner)
+                self.result = {"scores": scores, "winner": winner, "manches": event.manche + 1, "places": places}
             return True
-        if manche_over:
-            return True
-        if game.n_held[seat] == 0 and not game.penalized[seat]:  # out, and not on a 2 under "penalty": final now
-            self.finish[player] = (game.out_rank[seat], manche)
+        if event.went_out and event.finish_position is not None:  # out, and not on a 2 under "penalty": final now
+            self.finish[event.player] = (event.finish_position, event.manche)
             return True
         return False
 
