@@ -18,11 +18,9 @@ from helpers import act, legal, make_deal, rule_sets, run
 from president_env import Rules
 from president_env.core.state import PHASE_EXCHANGE
 from president_env.game.replay import Replay, load_replay, replay_steps
-from president_env.game.single import Event, SingleGame
+from president_env.game.single import OUTCOME_FIELDS, Event, SingleGame
 
 REPLAYS = Path(__file__).parent / "data" / "replays"
-OUTCOME = ("went_out", "out_order", "penalized", "finish_position", "trick_won_by", "next_leader", "exchange_over")
-"""The fields that say what an action did to the table (besides ``manche_over``, ``game_over``)."""
 
 
 def dealt(rules: Rules, deal: list[list[str]]) -> SingleGame:
@@ -34,7 +32,7 @@ def dealt(rules: Rules, deal: list[list[str]]) -> SingleGame:
 def outcome(event: Event) -> dict:
     """The fields of ``event`` that say what it did, those not at their default only."""
     defaults = {"went_out": False, "penalized": False, "exchange_over": False}
-    return {name: getattr(event, name) for name in OUTCOME if getattr(event, name) != defaults.get(name)}
+    return {name: getattr(event, name) for name in OUTCOME_FIELDS if getattr(event, name) != defaults.get(name)}
 
 
 def test_a_manche_of_fixed_deal_says_who_went_out_and_who_won_each_trick_and_the_exchange_ends():
@@ -162,8 +160,8 @@ def test_event_fields_are_json_values():
     game = dealt(rules, make_deal(rules, rest=0, p1="3C 9H", p2="4C KS", p3="8D 8H"))
     run(game, rules, "1:3 2:4 3:8 0:pass 1:9 2:K 3:pass")
     data = game.events[-1].to_dict()
-    assert {k: data[k] for k in OUTCOME} == {
+    assert {k: data[k] for k in OUTCOME_FIELDS} == {
         "went_out": False, "out_order": None, "penalized": False, "finish_position": None, "trick_won_by": 2,
         "next_leader": 3, "exchange_over": False,
     }  # fmt: skip
-    assert all(type(data[k]) in (bool, int, type(None)) for k in OUTCOME)
+    assert all(type(data[k]) in (bool, int, type(None)) for k in OUTCOME_FIELDS)

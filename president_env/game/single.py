@@ -325,6 +325,13 @@ class Event:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
+OUTCOME_FIELDS = (
+    "went_out", "out_order", "penalized", "finish_position", "trick_won_by", "next_leader", "exchange_over",
+)  # fmt: skip
+"""The fields of an :class:`Event` that say what the action did to the table (besides ``manche_over`` and
+``game_over``): public, whoever acted."""
+
+
 def _name(names: Sequence[str] | None, player: int) -> str:
     return names[player] if names is not None else f"player_{player}"
 
@@ -966,6 +973,7 @@ __all__ = [
     "Event",
     "GameRecord",
     "MoveError",
+    "OUTCOME_FIELDS",
     "SingleGame",
     "Standing",
     "check_note",
