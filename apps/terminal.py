@@ -434,7 +434,7 @@ class TerminalGame:
             self.end_manche(event)
             return
         if event.went_out:
-            penalty = f" (on {_offence(event.cards)}: ranked last)" if event.penalized else ""
+            penalty = f" (on {offence(event.cards)}: ranked last)" if event.penalized else ""
             self.say(f"  -- out {ordinal(event.out_order + 1)}: {self.label(player)}{penalty}")
         if event.trick_won_by is not None:
             self.say(f"  -- {self.trick_won(event)}")
@@ -654,7 +654,7 @@ def illegal_text(why: IllegalMove) -> str:
     raise ValueError(f"unknown reason {reason!r}")
 
 
-def _offence(cards: list[str]) -> str:
+def offence(cards: list[str]) -> str:
     """What a penalized going-out play held (``finish_on_two: penalty``): ``a 2``, ``a joker`` or ``a 2 and a
     joker``."""
     held = [name for name, rank in (("a 2", TWO), ("a joker", JOKER)) if any(card_rank(c) == rank for c in cards)]

@@ -38,6 +38,7 @@ from president_env.apps.terminal import (  # noqa: E402
     build_game,
     illegal_text,
     main,
+    offence,
     parse_command,
 )
 from president_env.core import engine  # noqa: E402
@@ -786,3 +787,9 @@ def test_the_terminal_tells_going_out_tricks_won_and_the_exchange_over_from_the_
     code, silent, _ = play(EXCHANGE_GAME, lambda *_: next(moves))
     assert code == 0 and "=== Final standings ===" in silent
     assert " -- " not in silent and "Exchange over" not in silent
+
+
+def test_a_penalized_going_out_names_what_it_went_out_on() -> None:
+    """Under ``finish_on_two: penalty`` a going out on a joker was told "on a 2"; it names what the play held."""
+    assert offence(["2H"]) == "a 2" and offence(["7C", "7D", "2S"]) == "a 2"  # a wild 2 counts
+    assert offence(["JK"]) == "a joker" and offence(["JK", "JK"]) == "a joker"

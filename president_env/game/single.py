@@ -725,10 +725,10 @@ class SingleGame:
         manche, decisive = self.manche, self.decisive
         leads = kind == KIND_PLAY and self.trick_rank < 0
         owner = self.trick_owner  # the seat that played last in the trick before this action
-        ended = self._slot.play(action)
-        outcome = self._outcome(seat, player, kind, owner, ended)  # before a manche's end deals the next one
-        if ended:  # the manche ended: scored, and the next one dealt, by the engine
-            events = engine.end_manches(self.rules, game.state, _SLOT, game.rng, self.reward_mode)
+        if self._slot.play(action):  # the manche ended: scored, and the next one dealt, by the engine
+            state = game.state
+            out = int(state.out_order[0, seat]), bool(state.penalized[0, seat])  # as the play left them
+            events = engine.end_manches(self.rules, state, _SLOT, game.rng, self.reward_mode)
         else:
             events = None
         manche_over = events is not None and bool(events.manche_over[0])
@@ -749,20 +749,24 @@ class SingleGame:
         record.notes.append(note)
         event = Event(
             len(self.events), player, action, self._moves[action], _KINDS[kind], leads, taken, receiver, manche,
-            decisive, manche_over, done, events.rewards[0].tolist() if manche_over else None, None, **outcome,
+            decisive, manche_over, done, events.rewards[0].tolist() if manche_over else None, None,
         )  # fmt: skip
         self.events.append(event)
-        if not manche_over:
+        if not manche_over:  # what the action did, from the fields as the engine's kernel left them
             if kind == KIND_GIVE:
                 self._load(trick.PLAY_STATE)
+                if self.phase == PHASE_PLAY:  # no give left: the engine turned to the play
+                    event.exchange_over, event.next_leader = True, self.player_at_seat[self.current]
             else:
                 self._load_play(seat)
+                self._tell_play(event, seat, owner)
             if self.trick_rank < 0:
                 self.trick_cards, self.trick_player = [], None
             return event
         state = game.state
         event.positions = state.last_positions[0].tolist()
-        if event.went_out and event.finish_position is None:  # penalized: placed by the manche's end
+        if out[0] >= 0:  # the play that ends a manche is a going out: its place is final
+            event.went_out, (event.out_order, event.penalized) = True, out
             event.finish_position = event.positions[player]
         if done:
             record.result = {
@@ -790,27 +794,15 @@ class SingleGame:
         self._start_manche()
         return event
 
-    def _outcome(self, seat: int, player: int, kind: int, owner: int, ended: bool) -> dict[str, Any]:
-        """What the action of ``player`` at ``seat`` just did to the table, read from the engine's state as its
-        kernel left it (a manche that ``ended`` not yet scored): the :class:`Event` fields from ``went_out`` on.
-        ``owner``: the trick's owner (``trick_owner``) before the action."""
-        state = self.engine_game.state
-        outcome: dict[str, Any] = {}
-        if kind == KIND_GIVE:
-            if state.phase[0] == PHASE_PLAY:  # no give left: the engine turned to the play
-                outcome.update(exchange_over=True, next_leader=int(state.player_at_seat[0, state.current[0]]))
-            return outcome
-        out_order = int(state.out_order[0, seat])
-        if out_order >= 0:  # -1 while the seat holds cards: the engine placed it in this step
-            penalized = bool(state.penalized[0, seat])
-            position = None if penalized else int(state.out_rank[0, seat])
-            outcome.update(went_out=True, out_order=out_order, penalized=penalized, finish_position=position)
-        if not ended and state.trick_rank[0] < 0:  # the engine closed the trick: its owner won it
-            winner = seat if kind == KIND_PLAY else owner
-            outcome.update(
-                trick_won_by=self.player_at_seat[winner], next_leader=int(state.player_at_seat[0, state.current[0]])
-            )
-        return outcome
+    def _tell_play(self, event: Event, seat: int, owner: int) -> None:
+        """Set what the play or pass ``event`` of ``seat`` did, read from this object's fields as the engine's kernel
+        left them (a manche going on): a going out, the trick closed (``owner``: the trick's owner before it)."""
+        if self.out_order[seat] >= 0:  # -1 while the seat holds cards: the engine placed it in this step
+            event.went_out, event.out_order, event.penalized = True, self.out_order[seat], self.penalized[seat]
+            event.finish_position = None if event.penalized else self.out_rank[seat]
+        if self.trick_rank < 0:  # the engine closed the trick: the last to have played in it, its owner, won it
+            event.trick_won_by = event.player if event.kind == "play" else self.player_at_seat[owner]
+            event.next_leader = self.player_at_seat[self.current]
 
     def _taken(self, hand: list[str], kind: int, rank: int, count: int, seat: int) -> list[str]:
         """The cards (lowest suits) that ``kind`` of ``rank`` and ``count`` takes from ``hand`` (``seat``'s)."""
