@@ -9,6 +9,7 @@ exactly before a lead, one exchange over per exchange).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,8 @@ import pytest
 from helpers import act, legal, make_deal, rule_sets, run
 
 from president_env import Rules
+from president_env.core.actions import KIND_PLAY, action_tables
+from president_env.core.cards import JOKER, TWO
 from president_env.core.state import PHASE_EXCHANGE
 from president_env.game.replay import Replay, load_replay, replay_steps
 from president_env.game.single import OUTCOME_FIELDS, Event, SingleGame
@@ -131,19 +134,51 @@ def check_events(events: list[Event], n_players: int) -> None:
         assert event.went_out or (event.out_order, event.finish_position, event.penalized) == (None, None, False)
 
 
+def random_player(rules: Rules, rng: np.random.Generator, twos_last: bool) -> Callable[[np.ndarray], int]:
+    """A uniformly random legal move, or with ``twos_last`` a 2 or a joker only when nothing else is legal (many
+    then go out on one)."""
+    kind, rank, _ = action_tables(rules)
+    top = (kind == KIND_PLAY) & ((rank == TWO) | (rank == JOKER)) if twos_last else np.zeros(kind.size, bool)
+
+    def choose(mask: np.ndarray) -> int:
+        legal = np.flatnonzero(mask)
+        return int(rng.choice(legal[~top[legal]] if not top[legal].all() else legal))
+
+    return choose
+
+
+def play_randomly(rules: Rules, seed: int, twos_last: bool) -> SingleGame:
+    """A game of random players (:func:`random_player`), each step's event checked against the hand it left."""
+    game = SingleGame.table(rules, seed=seed)
+    choose = random_player(rules, np.random.default_rng(seed), twos_last)
+    while not game.done:
+        event = game.step(choose(game.legal_mask()))
+        if not event.manche_over:  # the hand the event says is empty, and no other
+            assert (not game.cards[event.player]) == event.went_out, event
+    check_events(game.events, rules.n_players)
+    return game
+
+
 @pytest.mark.parametrize("rules", rule_sets(n_random=6, seed=34), ids=lambda r: f"{r.n_players}p-{r.equal_rank}")
 def test_random_games_hold_the_event_invariants_and_replays_rebuild_the_same_events(rules):
+    """Uniform random players (seeds 0-2) and players who keep their 2s and jokers to the end (seeds 3-5)."""
     rules = rules.replace(manches=2)
-    for seed in range(3):
-        game = SingleGame.table(rules, seed=seed)
-        rng = np.random.default_rng(seed)
-        while not game.done:
-            event = game.step(int(rng.choice(np.flatnonzero(game.legal_mask()))))
-            if not event.manche_over:  # the hand the event says is empty, and no other
-                assert (not game.cards[event.player]) == event.went_out, event
-        check_events(game.events, rules.n_players)
+    for seed in range(6):
+        game = play_randomly(rules, seed, twos_last=seed >= 3)
         replayed = [dataclasses.asdict(e) for _, e in replay_steps(Replay.of(game))]
         assert replayed == [dataclasses.asdict(e) for e in game.events]  # derived on playing back, not stored
+
+
+@pytest.mark.parametrize("n_players", [3, 4, 6])
+def test_players_going_out_on_a_2_under_the_penalty_hold_the_invariants(n_players):
+    """Under ``finish_on_two: penalty``, players who keep their 2s and jokers to the end go out on one: their
+    events are penalized, placed only at the manche's end (``check_events``), one of them by the manche's last
+    play."""
+    rules = Rules(n_players=n_players, jokers=2, finish_on_two="penalty", manches=3)
+    events = [e for seed in range(4) for e in play_randomly(rules, seed, twos_last=True).events]
+    penalized = [e for e in events if e.penalized]
+    assert len(penalized) >= 3 and all(any(c[:-1] == "2" or c == "JK" for c in e.cards) for e in penalized)
+    assert any(not e.manche_over for e in penalized)
 
 
 @pytest.mark.parametrize("path", sorted(REPLAYS.glob("*.json")), ids=lambda p: p.stem)

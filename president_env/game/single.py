@@ -20,7 +20,8 @@ Beside the engine's counts it keeps, once for every front end:
 - ``cards``: each player's cards with their suits, followed from the deal: a play takes the lowest suits of
   its rank (or the ``cards`` named), wild 2s after the naturals; the exchange moves the very cards given;
 - ``events``: one :class:`Event` per action, read from the engine's events (a manche ends where the engine
-  says so), with :meth:`Event.text` to show it; :meth:`SingleGame.last_trick`: the trick played now (or the
+  says so) and state (who went out, who won a trick and leads next, the exchange over), with :meth:`Event.text`
+  to show it; :meth:`SingleGame.last_trick`: the trick played now (or the
   last one of a manche just ended), from the play that led it;
 - ``record``: a :class:`GameRecord` (the deals, actions, cards and notes; ``replay.Replay.of`` saves it).
 
@@ -282,8 +283,8 @@ class Event:
     is ranked last (below the player left holding cards, and below earlier offenders)."""
     finish_position: int | None = None
     """Where ``went_out``: the player's finishing position in the manche (0 = first), final from now on: the
-    place among the players out normally, or where ``penalized``, the place the manche's end gives
-    (``positions``; ``None`` until it ends). ``None`` for any other action."""
+    place among the players out normally. ``None`` for a ``penalized`` going out (its place is known when the
+    manche ends: ``positions``), unless this play ended the manche, and for any other action."""
     trick_won_by: int | None = None
     """A play or pass that closed its trick, the manche going on: the player who won it, the last to have played
     in it (the trick's owner). ``None`` while the trick goes on, for a give, and where the manche ended."""
