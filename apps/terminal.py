@@ -84,7 +84,7 @@ import president_env as pe
 from president_env import agents as agent_registry
 from president_env.core import engine
 from president_env.core.actions import typed_action
-from president_env.core.cards import RANK_NAMES, TWO, format_cards, parse_card, rank_index
+from president_env.core.cards import JOKER, RANK_NAMES, TWO, card_rank, format_cards, parse_card, rank_index
 from president_env.core.deals import ROLE_NAMES
 from president_env.core.engine import IllegalMove, tables
 from president_env.core.presets import resolve_rules
@@ -93,7 +93,7 @@ from president_env.core.rules import Rules
 from president_env.core.user_input import ArgumentParser, short_repr
 from president_env.game.render import ROLE_LABELS, ordinal, pretty_cards, render_table
 from president_env.game.replay import Replay, check_new_file
-from president_env.game.single import SingleGame
+from president_env.game.single import Event, SingleGame
 
 try:
     from . import terminal_ui as ui
@@ -299,13 +299,15 @@ class TerminalGame:
         """``third`` (``leads``) after a player's name, ``second`` (``lead``) after the human's name ``You``."""
         return second if player == self.human and self.name.lower() == "you" else third
 
-    def trick_won(self, taker: int, out: bool) -> str:
-        """Who won the trick just closed and who leads the next: ``player_1 won the trick and is out; You lead``."""
-        leader = self.agent_names.index(self.raw.agent_selection)
+    def trick_won(self, event: Event) -> str:
+        """Who won the trick ``event`` closed and who leads the next (``trick_won_by``, ``next_leader``):
+        ``player_1 won the trick and is out; You lead``."""
+        taker, leader = event.trick_won_by, event.next_leader
         if leader == taker:
             return f"{self.label(taker)} won the trick and {self.verb(taker, 'leads', 'lead')}"
-        out_text = f" and {self.verb(taker, 'is', 'are')} out" if out else ""
-        return f"{self.label(taker)} won the trick{out_text}; {self.label(leader)} {self.verb(leader, 'leads', 'lead')}"
+        # The winner does not lead: out (a player going out leaves the lead to the next one holding cards).
+        out = f" and {self.verb(taker, 'is', 'are')} out"
+        return f"{self.label(taker)} won the trick{out}; {self.label(leader)} {self.verb(leader, 'leads', 'lead')}"
 
     # ---- what the human sees ------------------------------------------------------
     def view(self) -> Any:
@@ -419,10 +421,8 @@ class TerminalGame:
                 )
 
     def step(self, player: int, action: int) -> None:
-        """Play ``action`` for ``player`` and tell the table what happened: the step's :class:`Event` says what the
-        action was, and the holder (``SingleGame``) what it did to the table (who went out, who took the trick)."""
-        info = self.raw.infos[self.agent_names[player]]
-        manche, decisive = info["manche"], info["decisive"]
+        """Play ``action`` for ``player`` and tell the table what happened, as the step's :class:`Event` says: the
+        action, and what it did to the table (who went out, who won the trick, the exchange over, the manche over)."""
         actor = self.who(player)
         self.env.step(action)
         event = self.raw.last_event  # the holder's record of the step
@@ -431,29 +431,27 @@ class TerminalGame:
             what = f"gave back a {pe.decode(self.rules, action)[1]}"
         self.say(f"  {actor} {what}")
         if event.manche_over:
-            self.end_manche(manche, decisive)
+            self.end_manche(event)
             return
-        game = self.game
-        seat = game.seat_of_player[player]
-        if event.kind == "play" and not game.cards[player]:  # the play emptied the hand: out
-            penalty = " (on a 2: ranked last)" if game.penalized[seat] else ""
-            self.say(f"  -- out {ordinal(int(game.out_order[seat]) + 1)}: {self.label(player)}{penalty}")
-        if event.kind != "give" and game.trick_rank < 0:  # this step closed its trick: the last to play took it
-            taker = [e.player for e in game.last_trick() if e.kind == "play"][-1]
-            self.say(f"  -- {self.trick_won(taker, not game.cards[taker])}")
-        if event.kind == "give" and not any(game.gives_left):  # the last give: the exchange is over
+        if event.went_out:
+            penalty = f" (on {offence(event.cards)}: ranked last)" if event.penalized else ""
+            self.say(f"  -- out {ordinal(event.out_order + 1)}: {self.label(player)}{penalty}")
+        if event.trick_won_by is not None:
+            self.say(f"  -- {self.trick_won(event)}")
+        if event.exchange_over:
             view = self.view()
             if view.gave[0].any() or view.received[0].any():
                 gave, received = _rank_list(view.gave[0]), _rank_list(view.received[0])
                 self.say(f"  Exchange over: you gave {gave} and received {received}.")
 
-    def end_manche(self, manche: int, decisive: bool) -> None:
+    def end_manche(self, event: Event) -> None:
+        """The manche ``event`` ended: its result, the standings so far, its last trick, and the next manche."""
         infos = [self.raw.infos[a] for a in self.agent_names]
         result = MancheResult(
-            number=manche + 1,
-            decisive=decisive,
-            positions=tuple(int(i["finish_position"]) for i in infos),
-            points=tuple(float(self.raw.rewards[a]) for a in self.agent_names),
+            number=event.manche + 1,
+            decisive=event.decisive,
+            positions=tuple(event.positions),
+            points=tuple(float(points) for points in event.rewards),
         )
         self.results.append(result)
         self.totals = [int(infos[0]["scores"][a]) for a in self.agent_names]
@@ -654,6 +652,13 @@ def illegal_text(why: IllegalMove) -> str:
         order = " (revolution: lower ranks are stronger now)" if why.revolution else ""
         return f"{' '.join([rank] * why.count)} does not beat the {on_pile} on the pile{order}"
     raise ValueError(f"unknown reason {reason!r}")
+
+
+def offence(cards: list[str]) -> str:
+    """What a penalized going-out play held (``finish_on_two: penalty``): ``a 2``, ``a joker`` or ``a 2 and a
+    joker``."""
+    held = [name for name, rank in (("a 2", TWO), ("a joker", JOKER)) if any(card_rank(c) == rank for c in cards)]
+    return " and ".join(held)
 
 
 def _count(n: int, noun: str) -> str:

@@ -6,6 +6,7 @@ so a test plays like a person at the terminal: it sees the listed legal moves an
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import itertools
 import os
@@ -37,6 +38,7 @@ from president_env.apps.terminal import (  # noqa: E402
     build_game,
     illegal_text,
     main,
+    offence,
     parse_command,
 )
 from president_env.core import engine  # noqa: E402
@@ -53,6 +55,8 @@ from president_env.core.engine import (  # noqa: E402
     tables,
 )
 from president_env.core.vec_game import VecGame  # noqa: E402
+from president_env.game.render import ordinal  # noqa: E402
+from president_env.game.single import SingleGame  # noqa: E402
 
 CHEAP = ["--opponents", "random,heuristic-1,random"]
 # Standard rules, 2 manches, seed 0, seat 0, playing the lowest listed play: you are Président in manche 2.
@@ -738,3 +742,54 @@ def test_help_lists_every_agent_of_the_registry(monkeypatch):
     assert "ppo-universal" in agents.names()
     for name in agents.names():
         assert re.search(rf"[ (]{re.escape(name)},", text), name
+
+
+def told(event, label) -> list[str]:
+    """The lines the terminal owes the table for ``event`` beyond the move (``label``: the name of a player)."""
+    if event.manche_over:  # the manche's result says it all
+        return []
+    lines = []
+    if event.went_out:
+        lines.append(f"  -- out {ordinal(event.out_order + 1)}: {label(event.player)}")
+    if event.trick_won_by is not None:
+        taker, leader = label(event.trick_won_by), label(event.next_leader)
+        leads = "lead" if leader == "You" else "leads"
+        if taker == leader:
+            lines.append(f"  -- {taker} won the trick and {leads}")
+        else:
+            lines.append(f"  -- {taker} won the trick and {'are' if taker == 'You' else 'is'} out; {leader} {leads}")
+    return lines
+
+
+def test_the_terminal_tells_going_out_tricks_won_and_the_exchange_over_from_the_events(monkeypatch) -> None:
+    """Every ``--`` line and ``Exchange over`` is what a step's ``Event`` says, in order; with those fields of the
+    events blanked, the same game (same seed, same moves) tells none of it: nothing is read by comparing states."""
+    step = SingleGame.step
+    events: list = []
+
+    def recorded(game, *args, **kwargs):
+        event = step(game, *args, **kwargs)
+        events.append(event)
+        return event
+
+    monkeypatch.setattr(SingleGame, "step", recorded)
+    code, text, typist = play(EXCHANGE_GAME)
+    assert code == 0
+    label = lambda player: "You" if player == 0 else f"player_{player}"  # noqa: E731  (--seat 0)
+    expected = [line for event in events for line in told(event, label)]
+    assert [line for line in text.splitlines() if line.startswith("  -- ")] == expected
+    assert sum(e.exchange_over for e in events) == 1 and text.count("Exchange over: you gave") == 1
+    assert any(e.went_out for e in events) and any(e.trick_won_by is not None for e in events)
+
+    blank = dict(went_out=False, out_order=None, trick_won_by=None, next_leader=None, exchange_over=False)
+    monkeypatch.setattr(SingleGame, "step", lambda *a, **k: dataclasses.replace(step(*a, **k), **blank))
+    moves = iter(typist.typed)
+    code, silent, _ = play(EXCHANGE_GAME, lambda *_: next(moves))
+    assert code == 0 and "=== Final standings ===" in silent
+    assert " -- " not in silent and "Exchange over" not in silent
+
+
+def test_a_penalized_going_out_names_what_it_went_out_on() -> None:
+    """Under ``finish_on_two: penalty`` a going out on a joker was told "on a 2"; it names what the play held."""
+    assert offence(["2H"]) == "a 2" and offence(["7C", "7D", "2S"]) == "a 2"  # a wild 2 counts
+    assert offence(["JK"]) == "a joker" and offence(["JK", "JK"]) == "a joker"

@@ -24,7 +24,7 @@ from president_env.apps.web.server import create_app, main  # noqa: E402
 from president_env.core.actions import typed_action  # noqa: E402
 from president_env.core.cards import parse_card  # noqa: E402
 from president_env.game.replay import Replay, loads, replay_steps  # noqa: E402
-from president_env.game.single import MoveError, SingleGame  # noqa: E402
+from president_env.game.single import OUTCOME_FIELDS, MoveError, SingleGame  # noqa: E402
 
 
 @pytest.fixture
@@ -448,6 +448,21 @@ def test_each_manche_result_holds_its_whole_last_trick(client):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert [r["last_trick"] for r in view["results"]] == expected
+
+
+def test_the_log_tells_what_each_move_did_from_the_game_s_events(client):
+    """Each move of a player's log carries what its ``Event`` says it did (going out, the trick won and who leads,
+    the exchange over), the same as the game's replay played back; public even where a give's card is hidden."""
+    setup = {**SETUP, "manches": 2, "seed": 11, "seats": ["human"] + ["heuristic-1"] * 3}
+    game_id, final = play_game(client, setup)
+    assert final["log_start"] == 0 and len(final["log"]) == final["log_count"]  # one page holds the game
+    events = [event for _, event in replay_steps(loads(client.get(f"/api/games/{game_id}/replay").text))]
+    assert [{k: e[k] for k in OUTCOME_FIELDS} for e in final["log"]] == [
+        {k: getattr(e, k) for k in OUTCOME_FIELDS} for e in events
+    ]
+    assert any(e["trick_won_by"] is not None for e in final["log"]) and any(e["went_out"] for e in final["log"])
+    hidden = [e for e in final["log"] if e["kind"] == "give" and not e["cards"]]  # the others' gives
+    assert hidden and sum(e["exchange_over"] for e in final["log"]) == 1
 
 
 def test_the_replay_loader_frames_the_one_game_it_plays_back():

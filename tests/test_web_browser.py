@@ -322,6 +322,15 @@ def test_play_two_manches_with_exchange_then_replay(browser, tmp_path):
         assert animated["plays"] > 0 and animated["arrivals"] >= 1 and animated["gives"] >= 1, animated
         assert "exchange" in shots and len(summaries) >= 2
         assert len(state["results"]) >= 2
+        # The log tells what each move did, as the game's events say: going out, the trick won, the exchange over.
+        log = driver.execute_script("return ui.log.map(describe)")
+        events = driver.execute_script("return ui.log")
+        for line, event in zip(log, events):
+            assert (" — out " in line) == event["went_out"], (line, event)
+            assert (" won the trick" in line) == (event["trick_won_by"] is not None), (line, event)
+            assert line.endswith(" — exchange over") == event["exchange_over"], (line, event)
+        assert any(event["went_out"] for event in events) and sum(event["exchange_over"] for event in events) == 1
+        assert any(re.fullmatch(r".+: (played|pass) .*— .+ won the trick", line) for line in log), log
         wait(driver, lambda d: "win" in d.find_element(By.ID, "results").text)
         # The final table: every player with the role they earned, not a fresh deal.
         roles = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#opponents .seat .role")]

@@ -50,7 +50,7 @@ from president_env.game.render import ROLE_LABELS, sort_cards
 from president_env.game.replay import MAX_BYTES as MAX_REPLAY_BYTES
 from president_env.game.replay import Replay, replay_steps
 from president_env.game.replay import start_replay as replay_start
-from president_env.game.single import Event, MoveError, SingleGame
+from president_env.game.single import OUTCOME_FIELDS, Event, MoveError, SingleGame
 
 HUMAN = "human"
 MODES = ("play", "watch", "replay")
@@ -467,6 +467,7 @@ def _event_dict(session: Session, event: Event, viewer: int | None = None) -> di
         "decisive": event.decisive,
         "manche_over": event.manche_over,
         "game_over": event.game_over,
+        **{name: getattr(event, name) for name in OUTCOME_FIELDS},  # public: the client's log tells them
     }
     if event.kind == "give" and viewer is not None and viewer not in (event.player, event.receiver):
         data["cards"] = []
@@ -1063,7 +1064,8 @@ class Store:
             session.results.append(_manche_result(session, event))
         if session.mode == "play":
             session.log.append(event)  # shown to each person as they may see it (player_view)
-            note_exchange(session)
+            if event.exchange_over or event.manche_over:  # a manche's exchange is over, or the next has none
+                note_exchange(session)
         else:
             session.frames.append(spectator_frame(session, event, note, len(session.frames)))
         return event

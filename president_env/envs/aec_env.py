@@ -343,8 +343,6 @@ class raw_env(AECEnv, EzPickle):
         if type(action) is not int:
             action = as_action(action, self.rules.num_actions)
         game = self.game
-        player, seat, manche_before = self.agent_name_mapping[agent], game.current, game.manche
-
         event = self.last_event = game.step(action)  # raises before any change
 
         self._cumulative_rewards[agent] = 0.0
@@ -357,7 +355,7 @@ class raw_env(AECEnv, EzPickle):
                 self.rewards[name] = reward
             self._rewarded = True
         done = event.game_over
-        changed = self.standing.record(game, player, seat, manche_before, manche_over, done)
+        changed = self.standing.record(game, event)
         if done:
             self._final = game.ended
             self.terminations = {name: True for name in self.agents}

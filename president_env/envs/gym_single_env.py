@@ -118,9 +118,8 @@ class PresidentGymEnv(gymnasium.Env):
     def _play(self, action: int) -> float:
         """Play ``action`` for the player to act; the learner's reward from it (0 unless a manche ended)."""
         game = self.game
-        player, seat, manche = game.current_player, game.current, game.manche
         event = game.step(action)  # raises before any change
-        self.standing.record(game, player, seat, manche, event.manche_over, event.game_over)
+        self.standing.record(game, event)
         self._over = event.game_over
         return 0.0 if event.rewards is None else event.rewards[self.learner]
 

@@ -20,7 +20,8 @@ Beside the engine's counts it keeps, once for every front end:
 - ``cards``: each player's cards with their suits, followed from the deal: a play takes the lowest suits of
   its rank (or the ``cards`` named), wild 2s after the naturals; the exchange moves the very cards given;
 - ``events``: one :class:`Event` per action, read from the engine's events (a manche ends where the engine
-  says so), with :meth:`Event.text` to show it; :meth:`SingleGame.last_trick`: the trick played now (or the
+  says so) and state (who went out, who won a trick and leads next, the exchange over), with :meth:`Event.text`
+  to show it; :meth:`SingleGame.last_trick`: the trick played now (or the
   last one of a manche just ended), from the play that led it;
 - ``record``: a :class:`GameRecord` (the deals, actions, cards and notes; ``replay.Replay.of`` saves it).
 
@@ -56,7 +57,7 @@ from president_env.core.engine import GameState
 from president_env.core.observation import ONE_HOT, OWN, SEATS, TABLE, Segment, layout
 from president_env.core.presets import RulesSpec, resolve_rules
 from president_env.core.rules import Rules
-from president_env.core.state import FIELDS
+from president_env.core.state import FIELDS, PHASE_PLAY
 from president_env.core.user_input import short_repr
 from president_env.core.vec_game import VecGame
 
@@ -233,12 +234,20 @@ class MoveError(ValueError):
 @dataclass(slots=True)
 class Event:
     """What one action did: every field is public once the action is made, except ``cards`` of a give (known to
-    the giver and its ``receiver`` only: :meth:`text` hides it from the others)."""
+    the giver and its ``receiver`` only: :meth:`text` hides it from the others).
+
+    Besides the action, it says what the action did to the table, as the engine decided it in this step (read from
+    the engine's state right after its kernel, before a manche's end deals the next one), so a front end tells
+    "went out", "won the trick" and "exchange over" from the event, never by comparing states: ``went_out`` (with
+    ``out_order``, ``penalized`` and ``finish_position``), ``trick_won_by`` (with ``next_leader``),
+    ``exchange_over``, ``manche_over`` (with ``rewards`` and ``positions``) and ``game_over``."""
 
     index: int
     """0-based number of the action in the game."""
     player: int
+    """The player (``player_i``) who acted."""
     action: int
+    """The action's index (``actions.action_name`` names it)."""
     move: str
     """``"pass"``, ``"play 7 7"``, ``"give 3"`` (``actions.action_name``)."""
     kind: str
@@ -255,12 +264,36 @@ class Event:
     decisive: bool
     """The manche is the decisive one (its points are not added)."""
     manche_over: bool
+    """The manche ended with this action (a play left one player holding cards): ``rewards`` and ``positions``
+    are set, and the next manche is dealt unless ``game_over``."""
     game_over: bool
+    """The game ended with this action (its last manche ended)."""
     rewards: list[float] | None
     """The manche's rewards by player when it ended with this action, in the game's ``reward_mode`` (its points
     under ``"points"``)."""
     positions: list[int] | None
     """Finishing positions by player (0 = first) when the manche ended."""
+    went_out: bool = False
+    """A play that emptied the player's hand: the player is out of the manche (the play that ends a manche
+    too)."""
+    out_order: int | None = None
+    """Where ``went_out``: the players out of the manche before this one (0 = the first out); else ``None``."""
+    penalized: bool = False
+    """Where ``went_out`` under ``finish_on_two: penalty``: the going-out play held a 2 or a joker, so the player
+    is ranked last (below the player left holding cards, and below earlier offenders)."""
+    finish_position: int | None = None
+    """Where ``went_out``: the player's finishing position in the manche (0 = first), final from now on: the
+    place among the players out normally. ``None`` for a ``penalized`` going out (its place is known when the
+    manche ends: ``positions``), unless this play ended the manche, and for any other action."""
+    trick_won_by: int | None = None
+    """A play or pass that closed its trick, the manche going on: the player who won it, the last to have played
+    in it (the trick's owner). ``None`` while the trick goes on, for a give, and where the manche ended."""
+    exchange_over: bool = False
+    """The last give of the manche's exchange: the play of its first trick starts."""
+    next_leader: int | None = None
+    """Where ``trick_won_by`` is set or ``exchange_over``: the player who leads the next trick (the next action
+    is their lead): after a trick, its winner or, where the winner has gone out, the next player clockwise who
+    still holds cards. ``None`` otherwise."""
 
     def text(
         self,
@@ -289,7 +322,15 @@ class Event:
         return "gave back a card"
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field by name (plain lists, ints and texts: JSON as it is)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+OUTCOME_FIELDS = (
+    "went_out", "out_order", "penalized", "finish_position", "trick_won_by", "next_leader", "exchange_over",
+)  # fmt: skip
+"""The fields of an :class:`Event` that say what the action did to the table (besides ``manche_over`` and
+``game_over``): public, whoever acted."""
 
 
 def _name(names: Sequence[str] | None, player: int) -> str:
@@ -684,8 +725,11 @@ class SingleGame:
             check_note(self.rules, note)
         manche, decisive = self.manche, self.decisive
         leads = kind == KIND_PLAY and self.trick_rank < 0
+        owner = self.trick_owner  # the seat that played last in the trick before this action
         if self._slot.play(action):  # the manche ended: scored, and the next one dealt, by the engine
-            events = engine.end_manches(self.rules, game.state, _SLOT, game.rng, self.reward_mode)
+            state = game.state
+            out = int(state.out_order[0, seat]), bool(state.penalized[0, seat])  # as the play left them
+            events = engine.end_manches(self.rules, state, _SLOT, game.rng, self.reward_mode)
         else:
             events = None
         manche_over = events is not None and bool(events.manche_over[0])
@@ -709,16 +753,22 @@ class SingleGame:
             decisive, manche_over, done, events.rewards[0].tolist() if manche_over else None, None,
         )  # fmt: skip
         self.events.append(event)
-        if not manche_over:
+        if not manche_over:  # what the action did, from the fields as the engine's kernel left them
             if kind == KIND_GIVE:
                 self._load(trick.PLAY_STATE)
+                if self.phase == PHASE_PLAY:  # no give left: the engine turned to the play
+                    event.exchange_over, event.next_leader = True, self.player_at_seat[self.current]
             else:
                 self._load_play(seat)
+                self._tell_play(event, seat, owner)
             if self.trick_rank < 0:
                 self.trick_cards, self.trick_player = [], None
             return event
         state = game.state
         event.positions = state.last_positions[0].tolist()
+        if out[0] >= 0:  # the play that ends a manche is a going out: its place is final
+            event.went_out, (event.out_order, event.penalized) = True, out
+            event.finish_position = event.positions[player]
         if done:
             record.result = {
                 "scores": state.last_scores[0].tolist(),
@@ -744,6 +794,16 @@ class SingleGame:
         self.record.deals.append(dealt_cards(self.rules, state))
         self._start_manche()
         return event
+
+    def _tell_play(self, event: Event, seat: int, owner: int) -> None:
+        """Set what the play or pass ``event`` of ``seat`` did, read from this object's fields as the engine's kernel
+        left them (a manche going on): a going out, the trick closed (``owner``: the trick's owner before it)."""
+        if self.out_order[seat] >= 0:  # -1 while the seat holds cards: the engine placed it in this step
+            event.went_out, event.out_order, event.penalized = True, self.out_order[seat], self.penalized[seat]
+            event.finish_position = None if event.penalized else self.out_rank[seat]
+        if self.trick_rank < 0:  # the engine closed the trick: the last to have played in it, its owner, won it
+            event.trick_won_by = event.player if event.kind == "play" else self.player_at_seat[owner]
+            event.next_leader = self.player_at_seat[self.current]
 
     def _taken(self, hand: list[str], kind: int, rank: int, count: int, seat: int) -> list[str]:
         """The cards (lowest suits) that ``kind`` of ``rank`` and ``count`` takes from ``hand`` (``seat``'s)."""
@@ -839,7 +899,8 @@ class Standing:
 
     A place appears as soon as it is final and is never revised: on going out (not on a 2 or a joker under
     ``finish_on_two: penalty``), else when the manche ends; until then it is the player's place in the previous
-    manche. Call :meth:`reset` with a new game and :meth:`record` after every step.
+    manche. Call :meth:`reset` with a new game and :meth:`record` with the :class:`Event` of every step, which
+    says what it did.
     """
 
     def __init__(self, n_players: int) -> None:
@@ -851,21 +912,18 @@ class Standing:
         self.positions: list[int] | None = None  # the last finished manche's, by player
         self.result: dict | None = None  # scores, winner, manches, places once the game is over
 
-    def record(self, game: SingleGame, player: int, seat: int, manche: int, manche_over: bool, done: bool) -> bool:
-        """Note what the step of ``player`` (at ``seat``, in manche ``manche``) just did to ``game``; whether the
-        infos changed."""
-        if manche_over:
-            self.positions = list(game.last_positions)
-            self.finish = [(position, manche) for position in self.positions]
-        if done:
-            scores, winner = list(game.last_scores), game.last_winner
-            places = match_positions(scores, winner)
-            self.result = {"scores": scores, "winner": winner, "manches": manche + 1, "places": places}
+    def record(self, game: SingleGame, event: Event) -> bool:
+        """Note what ``event``, the step just made on ``game``, did; whether the infos changed."""
+        if event.manche_over:
+            self.positions = list(event.positions)
+            self.finish = [(position, event.manche) for position in self.positions]
+            if event.game_over:
+                scores, winner = list(game.last_scores), game.last_winner
+                places = match_positions(scores, winner)
+                self.result = {"scores": scores, "winner": winner, "manches": event.manche + 1, "places": places}
             return True
-        if manche_over:
-            return True
-        if game.n_held[seat] == 0 and not game.penalized[seat]:  # out, and not on a 2 under "penalty": final now
-            self.finish[player] = (game.out_rank[seat], manche)
+        if event.went_out and event.finish_position is not None:  # out, and not on a 2 under "penalty": final now
+            self.finish[event.player] = (event.finish_position, event.manche)
             return True
         return False
 
@@ -908,6 +966,7 @@ __all__ = [
     "Event",
     "GameRecord",
     "MoveError",
+    "OUTCOME_FIELDS",
     "SingleGame",
     "Standing",
     "check_note",

@@ -722,6 +722,10 @@ function describe(e) {
   if (e.kind === "pass") text += "pass";
   else if (e.kind === "give") text += e.cards.length ? `gave back ${pretty(e.cards)}` : "gave back a card";
   else text += `played ${pretty(e.cards)}`;
+  // What the move did, as the server's event says it.
+  if (e.went_out) text += ` — out ${ordinal(e.out_order + 1)}${e.penalized ? " (penalty)" : ""}`;
+  if (e.trick_won_by != null) text += ` — ${playerName(e.trick_won_by)} won the trick`;
+  if (e.exchange_over) text += " — exchange over";
   if (e.manche_over) text += " — manche over";
   return text;
 }
