@@ -22,7 +22,7 @@ from president_env import agents as agent_registry
 from president_env.core.presets import resolve_rules
 from president_env.core.registry import check_name
 from president_env.core.rules import Rules
-from president_env.core.user_input import ArgumentParser, check_writable_dir
+from president_env.core.user_input import ArgumentParser, check_writable_dir, one_line_warnings
 
 from .play import seat_lineup, versus_lineup
 from .report import versus_markdown, write_outputs, write_versus
@@ -117,6 +117,7 @@ def _tournaments(resume: str, lineup: list[str], against: list[str], n_players: 
     return [(against_folder(resume, name), versus_lineup(lineup[0], name, n_players)) for name in against]
 
 
+@one_line_warnings("president-eval")
 def main(argv: Sequence[str] | None = None) -> int:
     """``president-eval``: run a tournament from the command line and print its Markdown table."""
     parser = _parser()

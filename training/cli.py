@@ -23,7 +23,7 @@ import os
 import sys
 from pathlib import Path
 
-from president_env.core.user_input import ArgumentParser, check_writable_dir, short_repr
+from president_env.core.user_input import ArgumentParser, check_writable_dir, one_line_warnings, short_repr
 
 
 def parser() -> ArgumentParser:
@@ -81,6 +81,7 @@ def check_resume_dir(checkpoint: str, out_dir: str | None) -> Path:
     return folder
 
 
+@one_line_warnings("president-train")
 def main(argv: list[str] | None = None) -> int:
     """``president-train``: read the arguments, then import torch and the trainer, train; returns the exit code."""
     parse = parser()
