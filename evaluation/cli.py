@@ -1,7 +1,7 @@
 """``president-eval``: a duplicate-deal tournament from the command line (:func:`main`).
 
     president-eval --agents heuristic-3,heuristic-2 --deals 200 --workers 2 --out runs/eval
-    president-eval --agents ppo-standard-4p --against heuristic-3,mc-4 --deals 200 --out runs/vs
+    president-eval --agents ppo-universal --against heuristic-3,mc-4 --deals 200 --out runs/vs
     president-eval --agents ppo-universal --against mc-5 --rules big_table --resume runs/vs/chunks ...
     president-eval --agents ppo-universal --against heuristic-3,mc-4 --rule-suite 7:20 --deals 100 --out runs/suite
 

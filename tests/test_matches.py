@@ -196,9 +196,7 @@ def test_the_monte_carlo_agents_give_back_low_single_cards(name):
 
 
 # ---- learned agents in matches ------------------------------------------------------------------------------------
-@pytest.mark.skipif(
-    importlib.util.find_spec("torch") is None, reason="needs torch"
-)
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 def test_a_checkpoint_plays_a_match_of_any_length_without_a_warning():
     import warnings
 

@@ -134,7 +134,7 @@ def test_the_packaged_agent_name_says_its_checkpoint_is_missing_or_of_another_ne
     with pytest.raises(ValueError, match="'ppo-universal' is the packaged checkpoint .* missing"):
         agents.make("ppo-universal")
     os.replace(path, tmp_path / "ppo-universal.pt")  # a one-table network where the universal one belongs
-    with pytest.raises(CheckpointError, match="agent 'ppo-universal' needs a universal network; the file holds another"):
+    with pytest.raises(CheckpointError, match="'ppo-universal' needs a universal network; the file holds another"):
         agents.make("ppo-universal", seed=0)
 
 

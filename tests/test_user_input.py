@@ -296,7 +296,7 @@ _NUMBERS = (
 _TYPED = st.sampled_from(
     ["true", "no", "null", "~", "", " ", "[]", "{}", "[64, 64]", "[1, 0]", "{heuristic-3: 1.0}", "{random: 1}"]
     + ["3e-4", "1e999", "-1e-3", ".inf", "-.inf", ".nan", "0x10", "1_000", "0o17", "017", "1:30", "2001-01-01"]
-    + ["relu", "tanh", "standard", "party", "heuristic-3", "ppo-party", "local", "'3'", '"1.5"', "!!binary aGk="]
+    + ["relu", "tanh", "standard", "party", "heuristic-3", "ppo-universal", "local", "'3'", '"1.5"', "!!binary aGk="]
 )
 
 
