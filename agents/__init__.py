@@ -78,7 +78,11 @@ def shipped_checkpoint(name: str) -> Path:
 
 def weights_file(name: str) -> Path | None:
     """The checkpoint file that holds the weights of the learned agent ``name`` (a shipped agent's packaged file, or
-    ``name`` itself when it is a file); ``None`` for an agent without weights (a baseline, a style)."""
+    ``name`` itself when it is a file); ``None`` for an agent without weights (a baseline, a style). A retired name
+    gives its replacement's file, with a :class:`RetiredAgentWarning`, as :func:`make` does."""
+    if name in RETIRED_AGENTS:
+        warnings.warn(retired_message(name), RetiredAgentWarning, stacklevel=2)
+        name = REPLACEMENT_AGENT
     if name in SHIPPED_AGENTS:
         return shipped_checkpoint(name)
     return Path(name) if Path(name).is_file() else None

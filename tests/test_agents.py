@@ -264,6 +264,8 @@ def test_the_retired_names_are_the_per_table_agents_api_md_named():
     assert agents.REPLACEMENT_AGENT in agents.SHIPPED_AGENTS
     for name in agents.RETIRED_AGENTS:
         assert registry.check_name(name) == name  # the one name check still accepts it (envs, CLIs, configs)
+    with pytest.warns(agents.RetiredAgentWarning, match="'ppo-party' was retired"):
+        assert agents.weights_file("ppo-party") == agents.shipped_checkpoint("ppo-universal")  # init.weights, probes
 
 
 @NEEDS_UNIVERSAL
