@@ -147,8 +147,6 @@ def _retired(name: str) -> AgentFactory:
 def _load_shipped(name: str, rules: Rules | None, seed: Any, asked_for: str | None = None) -> Any:
     """The shipped universal agent ``name`` for ``rules`` (default: the standard game); errors name ``asked_for``,
     the agent the caller asked for."""
-    from .checkpoint import CheckpointError
-
     asked_for = asked_for or name
     path = shipped_checkpoint(name)
     if not path.is_file():
@@ -160,6 +158,7 @@ def _load_shipped(name: str, rules: Rules | None, seed: Any, asked_for: str | No
         )
     if importlib.util.find_spec("torch") is None:
         raise ValueError(f'agent {asked_for!r} needs torch: pip install "president-env[train]"')
+    from .checkpoint import CheckpointError
     from .universal import coverage_error, load_universal
 
     rules = Rules() if rules is None else rules
