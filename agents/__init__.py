@@ -8,15 +8,13 @@
 Names: ``random``, ``heuristic-1`` … ``heuristic-3`` (batched rules of conduct,
 :mod:`.heuristic`), ``mc-4``, ``mc-5`` (Monte-Carlo determinization over the batched
 engine, :mod:`.monte_carlo`), the rule-based styles ``style-hoarder``, ``style-dumper``, ``style-patient``
-(:mod:`.styles`), the learned policies shipped in ``checkpoints/``
-(``ppo-standard-4p``, the longer run's ``ppo-standard-4p-long``, one per table, and ``ppo-universal``, one network
-for every table, :data:`SHIPPED_AGENTS`),
-``search-ppo-standard-4p`` (the first with Monte-Carlo search on top, :mod:`.policy_search`), or the path of a
-learned checkpoint
+(:mod:`.styles`), the learned policy shipped in ``checkpoints/`` (``ppo-universal``, one network for every
+table, :data:`SHIPPED_AGENTS`), or the path of a learned checkpoint
 (torch checkpoints, ``.pt``, load as :class:`~.torch_policy.TorchPolicyAgent`, or for any table as
 :class:`~.universal.UniversalAgent` when trained by ``training/universal.py``; format in :mod:`.checkpoint`;
 other formats plug in with :func:`register_checkpoint_loader`). Agents see the observation and the mask,
-never the engine's hidden state.
+never the engine's hidden state. The retired per-table agents' names (:data:`RETIRED_AGENTS`) still make
+``ppo-universal``, with a :class:`RetiredAgentWarning`, for one deprecation period.
 
 The registry behind :func:`make`, :func:`names`, :func:`register` and :func:`register_checkpoint_loader` is
 :mod:`president_env.core.registry`, in the environment core, where the Gym envs resolve their opponents' names.
@@ -31,20 +29,21 @@ a learned agent is made (``pip install "president-env[train]"``).
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.resources
 import importlib.util
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
 
 from president_env.core import registry
-from president_env.core.presets import resolve_rules
+from president_env.core.presets import RulesSpec, resolve_rules
 from president_env.core.registry import (
     AgentFactory,
     Policy,
     RandomAgent,
+    RetiredAgentWarning,
     as_agent,
     make,
     register,
@@ -79,32 +78,54 @@ def shipped_checkpoint(name: str) -> Path:
 
 def weights_file(name: str) -> Path | None:
     """The checkpoint file that holds the weights of the learned agent ``name`` (a shipped agent's packaged file, or
-    ``name`` itself when it is a file); ``None`` for an agent without weights (a baseline, a style)."""
+    ``name`` itself when it is a file); ``None`` for an agent without weights (a baseline, a style). A retired name
+    gives its replacement's file, with a :class:`RetiredAgentWarning`, as :func:`make` does."""
+    if name in RETIRED_AGENTS:
+        warnings.warn(retired_message(name), RetiredAgentWarning, stacklevel=2)
+        name = REPLACEMENT_AGENT
     if name in SHIPPED_AGENTS:
         return shipped_checkpoint(name)
     return Path(name) if Path(name).is_file() else None
 
 
 SHIPPED_AGENTS: dict[str, str] = {
-    "ppo-standard-4p": "the standard preset (4 players)",
-    "ppo-standard-4p-long": "the standard preset (4 players)",
-    "ppo-standard-3p": "the standard rules at 3 players",
-    "ppo-standard-5p": "the standard rules at 5 players",
-    "ppo-quebec": "the quebec preset",
-    "ppo-big_table": "the big_table preset (8 players, two decks, four jokers)",
-    "ppo-family": "the family preset",
-    "ppo-party": "the party preset",
-    "ppo-or_nothing": "the or_nothing preset",
     "ppo-universal": "any table: every preset, any combination of the rule fields, 3 to 8 players",
 }
-"""The learned agents shipped in ``checkpoints/<name>.pt`` (the recipe of each is ``configs/train/<name without ppo-
-and with _ for ->.yaml``). Each but those of :data:`UNIVERSAL_AGENTS` was trained for one table and plays only the
-rules it was trained on, in matches of any length (:func:`~.torch_policy.rule_differences` leaves ``manches``
-out)."""
+"""The learned agents shipped in ``checkpoints/<name>.pt``, each with the tables it plays (its recipe and figures:
+``docs/models.md``)."""
 
-UNIVERSAL_AGENTS: tuple[str, ...] = ("ppo-universal",)
-"""The shipped agents with one network for every table (:mod:`.universal`): they play any rules the universal
-layout holds (:func:`~.universal.coverage_error`), any match length, and default to the standard game."""
+UNIVERSAL_AGENTS: tuple[str, ...] = tuple(SHIPPED_AGENTS)
+"""The shipped agents with one network for every table (:mod:`.universal`; every shipped agent is one now): they
+play any rules the universal layout holds (:func:`~.universal.coverage_error`), any match length, and default to
+the standard game."""
+
+REPLACEMENT_AGENT = "ppo-universal"
+"""The agent a retired name makes (:data:`RETIRED_AGENTS`)."""
+
+RETIRED_AGENTS: dict[str, RulesSpec] = {
+    "ppo-standard-4p": "standard",
+    "ppo-standard-4p-long": "standard",
+    "search-ppo-standard-4p": "standard",
+    "ppo-standard-3p": {"n_players": 3},
+    "ppo-standard-5p": {"n_players": 5},
+    "ppo-quebec": "quebec",
+    "ppo-big_table": "big_table",
+    "ppo-family": "family",
+    "ppo-party": "party",
+    "ppo-or_nothing": "or_nothing",
+}
+"""The per-table agents, retired: ``ppo-universal`` beats each on its own table (held-out deals, +0.45 to +0.96:
+``docs/results/experiments/universal/``), and each name maps to the table it was trained for. For one deprecation
+period a retired name still makes :data:`REPLACEMENT_AGENT` (at the rules given, by default at that table) with a
+:class:`RetiredAgentWarning`; :func:`names` no longer lists it, so the apps do not offer it."""
+
+
+def retired_message(name: str) -> str:
+    """The one-line warning a retired agent name gives."""
+    return (
+        f"agent {name!r} was retired: {REPLACEMENT_AGENT} replaces it and plays in its place; name "
+        f"{REPLACEMENT_AGENT} instead (retired names stop working in a later release)"
+    )
 
 
 def _shipped(name: str) -> AgentFactory:
@@ -114,41 +135,29 @@ def _shipped(name: str) -> AgentFactory:
     return factory
 
 
+def _retired(name: str) -> AgentFactory:
+    def factory(rules: Rules | None, seed: Any = None) -> Any:
+        warnings.warn(retired_message(name), RetiredAgentWarning, stacklevel=3)  # at the caller of make
+        table = resolve_rules(RETIRED_AGENTS[name]) if rules is None else rules
+        return _load_shipped(REPLACEMENT_AGENT, table, seed, asked_for=name)
+
+    return factory
+
+
 def _load_shipped(name: str, rules: Rules | None, seed: Any, asked_for: str | None = None) -> Any:
-    """The shipped learned agent ``name`` (errors name ``asked_for``, the agent the caller asked for)."""
+    """The shipped universal agent ``name`` for ``rules`` (default: the standard game); errors name ``asked_for``,
+    the agent the caller asked for."""
     asked_for = asked_for or name
     path = shipped_checkpoint(name)
     if not path.is_file():
-        recipe = name.removeprefix("ppo-").replace("-", "_")
         needs = "is" if asked_for == name else "plays with"
         raise ValueError(
             f"agent {asked_for!r} {needs} the packaged checkpoint {path}, which is missing from this installation: "
-            "the package was installed without its data, or this table's training has not yet produced an "
-            f"agent that beats heuristic-3 (agents.names() lists the shipped ones); train one with "
-            f"president-train --config configs/train/{recipe}.yaml and pass its policy.pt path"
+            "the package was installed without its data (agents.names() lists the shipped agents); train one with "
+            f"president-train --config configs/train/universal.yaml and pass its policy.pt path"
         )
     if importlib.util.find_spec("torch") is None:
         raise ValueError(f'agent {asked_for!r} needs torch: pip install "president-env[train]"')
-    if name in UNIVERSAL_AGENTS:
-        return _load_universal(name, rules, seed, asked_for)
-    from .checkpoint import checkpoint_rules, load_checkpoint
-    from .torch_policy import TorchPolicyAgent, rule_differences
-
-    checkpoint = load_checkpoint(path)
-    trained = checkpoint_rules(checkpoint)
-    differences = "" if rules is None else rule_differences(trained, rules, label="trained")
-    if differences:
-        raise ValueError(
-            f"agent {asked_for!r} was trained for {SHIPPED_AGENTS[name]} and plays only those rules "
-            f"(any number of manches); the requested rules differ in {differences}"
-        )
-    agent = TorchPolicyAgent.from_checkpoint(checkpoint, trained if rules is None else rules, seed)
-    agent.name = name
-    return agent
-
-
-def _load_universal(name: str, rules: Rules | None, seed: Any, asked_for: str) -> Any:
-    """The shipped universal agent ``name`` for ``rules`` (default: the standard game)."""
     from .checkpoint import CheckpointError
     from .universal import coverage_error, load_universal
 
@@ -156,7 +165,6 @@ def _load_universal(name: str, rules: Rules | None, seed: Any, asked_for: str) -
     error = coverage_error(rules)
     if error is not None:
         raise ValueError(f"agent {asked_for!r} plays every table of the universal layout, not these rules: {error}")
-    path = shipped_checkpoint(name)
     agent = load_universal(path, rules, seed)
     if agent is None:
         raise CheckpointError(
@@ -166,60 +174,30 @@ def _load_universal(name: str, rules: Rules | None, seed: Any, asked_for: str) -
     return agent
 
 
-@functools.cache
-def _trained_rules(path: Path) -> Rules | None:
-    """The rules of the checkpoint at ``path``, read once; ``None`` where it is absent or torch is not installed."""
-    if not path.is_file() or importlib.util.find_spec("torch") is None:
-        return None
-    from .checkpoint import checkpoint_rules, load_checkpoint
-
-    return checkpoint_rules(load_checkpoint(path))
-
-
 def _plays(name: str, rules: Rules) -> bool:
-    """Whether the agent ``name`` can play ``rules``: any agent but a shipped learned one (or its search), which
-    plays the rules it was trained on, any number of manches, or for a universal one any rules its layout holds."""
-    shipped = name.removeprefix(SEARCHING_PREFIX) if name in _SEARCHING else name
-    if shipped not in SHIPPED_AGENTS:
+    """Whether the agent ``name`` can play ``rules``: any agent but a shipped learned one, which plays any rules its
+    universal layout holds, where its checkpoint and torch are installed."""
+    if name not in SHIPPED_AGENTS:
         return True
-    if shipped in UNIVERSAL_AGENTS:
-        if not shipped_checkpoint(shipped).is_file() or importlib.util.find_spec("torch") is None:
-            return False
-        from .universal import coverage_error
-
-        return coverage_error(rules) is None
-    trained = _trained_rules(shipped_checkpoint(shipped))
-    if trained is None:
+    if not shipped_checkpoint(name).is_file() or importlib.util.find_spec("torch") is None:
         return False
-    from .torch_policy import rule_differences
+    from .universal import coverage_error
 
-    return not rule_differences(trained, rules)
+    return coverage_error(rules) is None
 
 
 def names(rules: Rules | str | None = None) -> tuple[str, ...]:
     """The registered agent names, in registration order (:func:`president_env.core.registry.names`).
 
     Given ``rules`` (a ``Rules`` or a preset name), only the agents that can play them: the baselines and
-    agents registered by others play any rules; a shipped learned agent, and the search on top of it, only the
-    rules it was trained on, in matches of any length, and only where torch is installed; ``ppo-universal`` any
-    rules (:data:`UNIVERSAL_AGENTS`). Each checkpoint's
-    rules are read once per process.
+    agents registered by others play any rules; ``ppo-universal`` any rules its layout holds, where torch is
+    installed (:data:`UNIVERSAL_AGENTS`). The retired names (:data:`RETIRED_AGENTS`) are not listed.
     """
     listed = registry.names()
     if rules is None:
         return listed
     rules = resolve_rules(rules)
     return tuple(name for name in listed if _plays(name, rules))
-
-
-def _searching(name: str) -> AgentFactory:
-    def factory(rules: Rules | None, seed: Any = None) -> Any:
-        from .policy_search import PolicySearchAgent
-
-        policy = _load_shipped(name, rules, seed, asked_for=SEARCHING_PREFIX + name)
-        return PolicySearchAgent(policy.rules, policy, seed=seed)
-
-    return factory
 
 
 # A checkpoint is ours when its suffix says so or when its first bytes are those of torch.save's zip archive
@@ -281,20 +259,21 @@ _BASELINES: dict[str, AgentFactory] = {
 }
 _STYLES: dict[str, AgentFactory] = {name: style_factory(name) for name in STYLES}
 _SHIPPED: dict[str, AgentFactory] = {name: _shipped(name) for name in SHIPPED_AGENTS}
-SEARCHING_PREFIX = "search-"
-"""``search-<shipped agent>``: that agent with Monte-Carlo search on top (:mod:`.policy_search`). Named only
-where the search was measured (the standard table); ``PolicySearchAgent`` wraps any other learned policy."""
-_SEARCHING: dict[str, AgentFactory] = {SEARCHING_PREFIX + name: _searching(name) for name in ("ppo-standard-4p",)}
+_RETIRED: dict[str, AgentFactory] = {name: _retired(name) for name in RETIRED_AGENTS}
 
 
 def _installed(name: str) -> Any:
     return lambda: shipped_checkpoint(name).is_file()
 
 
+def _never() -> bool:
+    return False
+
+
 def register_opponents() -> None:
-    """Fill the agent registry (:mod:`president_env.core.registry`): the baselines, the shipped learned agents (which
-    play the rules they were trained for, and are listed where their checkpoint is installed) and the loader of
-    torch checkpoint files.
+    """Fill the agent registry (:mod:`president_env.core.registry`): the baselines, the styles, the shipped learned
+    agent (listed where its checkpoint is installed), the retired names (never listed) and the loaders of torch
+    checkpoint files.
 
     The entry point of this package in the group ``president_env.opponents``; calling it again changes nothing.
     """
@@ -303,9 +282,9 @@ def register_opponents() -> None:
     for name, factory in _STYLES.items():
         registry.register(name, factory)
     for name, factory in _SHIPPED.items():  # a universal agent has no rules of its own: the standard game by default
-        registry.register(name, factory, own_rules=name not in UNIVERSAL_AGENTS, installed=_installed(name))
-    for name, factory in _SEARCHING.items():
-        registry.register(name, factory, own_rules=True, installed=_installed(name.removeprefix(SEARCHING_PREFIX)))
+        registry.register(name, factory, installed=_installed(name))
+    for name, factory in _RETIRED.items():  # made without rules at the table it was trained for; never listed
+        registry.register(name, factory, own_rules=True, installed=_never)
     registry.register_checkpoint_loader(_universal_checkpoint_loader)  # before the torch loader, which it defers to
     registry.register_checkpoint_loader(_torch_checkpoint_loader)
 
@@ -336,9 +315,12 @@ __all__ = [
     "register",
     "register_checkpoint_loader",
     "register_opponents",
-    "SEARCHING_PREFIX",
+    "REPLACEMENT_AGENT",
+    "RETIRED_AGENTS",
+    "RetiredAgentWarning",
     "SHIPPED_AGENTS",
     "UNIVERSAL_AGENTS",
+    "retired_message",
     "shipped_checkpoint",
     "weights_file",
 ]

@@ -16,8 +16,8 @@ model the table well, the agent plays at least as well as its policy. Heuristic-
 serves at least as well as the policy there: against three mc-5 over 200 deal groups, +0.18 ± 0.07
 where ``others=None`` gets +0.15 ± 0.08 (the policy alone: +0.12 ± 0.08). The policy must be an agent
 with a ``policy_logits(observations)`` method (:class:`~.torch_policy.TorchPolicyAgent`).
-Name: ``search-ppo-standard-4p`` in :func:`president_env.agents.make` (the search over the standard table's agent,
-where it was measured); other policies are wrapped with ``PolicySearchAgent(rules, policy)``.
+No name makes one: the search over the standard table's first agent, where it was measured, was retired with that
+agent (``agents.RETIRED_AGENTS``); any learned policy is wrapped with ``PolicySearchAgent(rules, policy)``.
 Like every agent, it reads only the observation and the mask.
 """
 

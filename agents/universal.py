@@ -43,6 +43,7 @@ from president_env.core.engine import GameState, tables
 from president_env.core.observation import layout
 from president_env.core.presets import resolve_rules
 from president_env.core.rules import RULE_CHOICES, Rules
+from president_env.core.threads import cap_threads
 
 from .base import Agent, check_batch
 from .checkpoint import CheckpointError, checkpoint_rules, load_checkpoint
@@ -335,6 +336,7 @@ class UniversalAgent(Agent):
     ) -> None:
         _check_coverage(rules)
         super().__init__(rules, seed)
+        cap_threads()  # acting runs NumPy's BLAS on small matrices: one thread (president_env.core.threads)
         self.greedy, self.name = bool(greedy), name
         linear = [m for m in net.actor if isinstance(m, nn.Linear)]
         self._layers = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in linear]

@@ -4,14 +4,14 @@ Needs the ``play`` extra (``pip install "president-env[play]"``: rich and prompt
 ``president_env.apps.terminal_ui``); without it the command says so and exits with code 2.
 
     president-play                                        # you against three heuristic-3, standard rules
-    president-play --opponents mc-5,heuristic-3,ppo-standard-4p --manches 3 --seed 7
+    president-play --opponents mc-5,heuristic-3,ppo-universal --manches 3 --seed 7
     president-play --rules quebec --opponents random --seat 0 --name Alice --ascii
     python -m president_env.apps.terminal --rules configs/rules/party.yaml --manches 2
 
 **Options.**
 
 - ``--opponents NAMES``: comma-separated agent names as accepted by ``president_env.agents.make``
-  (``random``, ``heuristic-1|2|3``, ``mc-4``, ``mc-5``, ``ppo-standard-4p`` or a checkpoint path);
+  (``random``, ``heuristic-1|2|3``, ``mc-4``, ``mc-5``, ``ppo-universal`` or a checkpoint path);
   only agents that can play the chosen rules (``president_env.agents.names(rules)``) are accepted.
   Either one name, which then plays every other seat, or exactly ``n_players - 1`` names, which
   sit clockwise from your left: the first name is the player after you. Any other count is an
@@ -90,7 +90,7 @@ from president_env.core.engine import IllegalMove, tables
 from president_env.core.presets import resolve_rules
 from president_env.core.registry import check_name
 from president_env.core.rules import Rules
-from president_env.core.user_input import ArgumentParser, short_repr
+from president_env.core.user_input import ArgumentParser, RetiredAgentWarning, one_line_warnings, short_repr
 from president_env.game.render import ROLE_LABELS, ordinal, pretty_cards, render_table
 from president_env.game.replay import Replay, check_new_file
 from president_env.game.single import Event, SingleGame
@@ -255,12 +255,16 @@ class TerminalGame:
         seeds = agent_seeds.spawn(rules.n_players)
         self.agents: dict[int, Any] = {}
         # A learned agent warns when it plays other rules than it was trained for: tell the player on our stream.
+        # A retired name is the command line's business: its warning goes on (one line on stderr in main).
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for player, agent in enumerate(opponents):
                 if agent is not None:
                     self.agents[player] = agent_registry.make(agent, rules, seed=seeds[player])
-        self.notes = sorted({str(w.message) for w in caught})
+        retired = {str(w.message): w for w in caught if issubclass(w.category, RetiredAgentWarning)}
+        for note in retired.values():
+            warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
+        self.notes = sorted({str(w.message) for w in caught} - set(retired))
         self.env = pe.env(rules=rules, render_mode="ansi", reward_mode="points")
         self.raw = self.env.unwrapped
         self.agent_names = list(self.raw.possible_agents)
@@ -750,6 +754,7 @@ def build_game(argv: list[str] | None, stdin: TextIO, stdout: TextIO) -> Termina
     return game
 
 
+@one_line_warnings("president-play")
 def main(
     argv: list[str] | None = None,
     stdin: TextIO | None = None,

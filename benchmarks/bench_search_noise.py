@@ -1,7 +1,7 @@
 """How much of the search's gain is noise: ``python benchmarks/bench_search_noise.py``.
 
-Positions are those ``search-ppo-standard-4p`` searches, from games of the policy and heuristic-3
-(``label_positions`` of ``scripts/expert_iteration.py``, which stores the search's values of the
+Positions are those the search over a one-table policy (``PolicySearchAgent``) searches, from games of the
+policy and heuristic-3 (``label_positions`` of ``scripts/expert_iteration.py``, which stores the search's values of the
 policy's best moves at the agent's ``worlds``). The same moves are then valued again in ``--truth-worlds``
 fresh worlds: the rollout model's "true" values, up to a small noise that does not depend on the choice. The
 script prints how often two independent searches choose the same move, and, for the policy's choice, the
@@ -57,7 +57,11 @@ def fidelity(policy, opponent: str, games: int, seed: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--policy", default="ppo-standard-4p", help="a shipped learned agent")
+    parser.add_argument(
+        "--policy",
+        default="results/matches/ppo-standard-4p/policy.pt",
+        help="a one-table checkpoint (default: %(default)s)",
+    )
     parser.add_argument("--positions", type=int, default=400, help="searched positions")
     parser.add_argument("--truth-worlds", type=int, default=1024, help="worlds of the second valuation")
     parser.add_argument("--seed", type=int, default=2)

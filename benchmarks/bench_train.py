@@ -1,6 +1,7 @@
 """Training throughput: ``python benchmarks/bench_train.py [--config F] [--updates N]``.
 
-Measured in one run, on the config's table (default ``configs/train/standard_4p.yaml``):
+Measured in one run, on the config's table (default ``docs/results/ppo/recipe.yaml``, the first standard-table
+recipe, which ``docs/results/ppo/bench_train.md`` measured):
 
 - **engine**: ``VecGame`` mask + observation + step with random legal actions, at the config's
   ``num_envs`` (the ceiling: what the game alone costs; ``bench_vec`` of ``benchmarks/bench.py``);
@@ -32,7 +33,7 @@ from president_env.evaluation.report import markdown_table
 from president_env.training.config import load_config
 from president_env.training.ppo_selfplay import Trainer
 
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "train" / "standard_4p.yaml"
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "docs" / "results" / "ppo" / "recipe.yaml"
 
 
 def steps_per_s(trainer: Trainer, update: Callable[[], Any], updates: int) -> float:

@@ -1,7 +1,7 @@
 """``president-eval``: a duplicate-deal tournament from the command line (:func:`main`).
 
     president-eval --agents heuristic-3,heuristic-2 --deals 200 --workers 2 --out runs/eval
-    president-eval --agents ppo-standard-4p --against heuristic-3,mc-4 --deals 200 --out runs/vs
+    president-eval --agents ppo-universal --against heuristic-3,mc-4 --deals 200 --out runs/vs
     president-eval --agents ppo-universal --against mc-5 --rules big_table --resume runs/vs/chunks ...
     president-eval --agents ppo-universal --against heuristic-3,mc-4 --rule-suite 7:20 --deals 100 --out runs/suite
 
@@ -22,7 +22,7 @@ from president_env import agents as agent_registry
 from president_env.core.presets import resolve_rules
 from president_env.core.registry import check_name
 from president_env.core.rules import Rules
-from president_env.core.user_input import ArgumentParser, check_writable_dir
+from president_env.core.user_input import ArgumentParser, check_writable_dir, one_line_warnings
 
 from .play import seat_lineup, versus_lineup
 from .report import versus_markdown, write_outputs, write_versus
@@ -117,6 +117,7 @@ def _tournaments(resume: str, lineup: list[str], against: list[str], n_players: 
     return [(against_folder(resume, name), versus_lineup(lineup[0], name, n_players)) for name in against]
 
 
+@one_line_warnings("president-eval")
 def main(argv: Sequence[str] | None = None) -> int:
     """``president-eval``: run a tournament from the command line and print its Markdown table."""
     parser = _parser()

@@ -1,7 +1,7 @@
 """Ray, to spread work over a cluster: the chunks of a tournament and the trainer's rollout shards.
 
     president-eval --agents heuristic-3,heuristic-2 --deals 2000 --ray auto
-    president-train --config configs/train/standard_4p.yaml --set rollout.shards=8 --ray auto
+    president-train --config configs/train/quick.yaml --set rollout.shards=8 --ray auto
 
 Nothing here changes a result. A tournament is cut into chunks and a training rollout into shards,
 each with seeds of its own (:func:`president_env.evaluation.tournament.evaluate`,

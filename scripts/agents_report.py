@@ -1,4 +1,5 @@
-"""Gather the shipped learned agents' match measurements into one table and one plot.
+"""Gather the learned agents' match measurements into one table and one plot: the retired per-table agents (the
+folder names of their committed results, ``docs/results/matches/<agent>/``) beside ``ppo-universal``.
 
     python scripts/agents_report.py                               # reads docs/results/, writes agents.md and
                                                                   # agents.png into runs/agents_report/
@@ -31,7 +32,7 @@ AGENTS_PAGE = DOCS_RESULTS.parent / "agents.md"
 PAGE_MARKERS = ("<!-- agents-table -->\n", "<!-- /agents-table -->")
 OPPONENTS = ("heuristic-3", "mc-4")
 
-# table: (its per-table agents, where each one's training metrics are)
+# table: (its retired per-table agents, as their results folders name them, where each one's training metrics are)
 TABLES: dict[str, tuple[tuple[str, Path], ...]] = {
     "standard": (
         ("ppo-standard-4p", DOCS_RESULTS / "ppo" / "metrics.jsonl"),

@@ -1,7 +1,7 @@
 """Expert iteration: a learned policy fine-tuned towards the choices of the search over it (an experiment, not
 part of the installed package).
 
-    python scripts/expert_iteration.py --policy ppo-standard-4p --positions 11000 \\
+    python scripts/expert_iteration.py --policy results/matches/ppo-standard-4p/policy.pt --positions 11000 \\
         --workers 2 --seed 1 --out runs/exit
 
 One step of expert iteration (Anthony, Tian & Barber, 2017): the search is the expert, the network the
@@ -305,7 +305,9 @@ def expert_iteration(
 
 def main(argv: list[str] | None = None) -> int:
     parser = ArgumentParser(prog="python scripts/expert_iteration.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--policy", required=True, help="the learned policy: a shipped agent name or a checkpoint path")
+    parser.add_argument(
+        "--policy", required=True, help="the learned policy: a one-table checkpoint path (results/matches/*/policy.pt)"
+    )
     parser.add_argument("--positions", type=int, required=True, help="labelled positions, all workers together")
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--seed", type=int, default=1, help="seed of the first worker (worker k: seed + k)")

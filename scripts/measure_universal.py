@@ -7,8 +7,9 @@
 Plays ``president-eval --against`` (:func:`~president_env.evaluation.tournament.evaluate_against`) of the agent
 (``--agent``: ``ppo-universal``, or a universal checkpoint path) at each table of :data:`TABLES` (every preset, and
 the standard rules at 3 and 5 players), each in its own match (5 manches, a decisive one on a tie), on the same
-deals for every opponent. ``specialist`` stands for the table's shipped per-table agent (``ppo-standard-4p-long``
-on the standard table, ``ppo-quebec`` on quebec, ...). Writes ``OUT/<table>/`` (``versus.*`` and one folder per
+deals for every opponent. ``specialist`` stands for the table's retired per-table agent, the checkpoint its
+figures measured (``results/matches/<agent>/policy.pt``, run from the repository's root: ``results/README.md``;
+the retired names themselves now make ``ppo-universal``). Writes ``OUT/<table>/`` (``versus.*`` and one folder per
 opponent, as ``president-eval --against``) and ``OUT/summary.md`` and ``OUT/summary.json``: one row per table,
 the agent's advantage over each opponent (points per manche above the table's mean) ± the 95 % interval over
 deal groups, and the number of deal groups. A repository maintenance script: it is not part of the installed
@@ -31,14 +32,23 @@ from president_env.evaluation.report import dump_json, format_estimate, markdown
 from president_env.evaluation.statistics import Estimate
 from president_env.evaluation.tournament import against_folder, check_counts, check_seeds, evaluate_against, open_store
 
+
+def _retired(agent: str) -> str:
+    return f"results/matches/{agent}/policy.pt"
+
+
 TABLES: dict[str, tuple[Rules, str]] = {
-    "standard": (load_preset("standard"), "ppo-standard-4p-long"),
-    "standard_3p": (load_preset("standard").replace(n_players=3), "ppo-standard-3p"),
-    "standard_5p": (load_preset("standard").replace(n_players=5), "ppo-standard-5p"),
-    **{preset: (load_preset(preset), f"ppo-{preset}") for preset in ("quebec", "big_table", "family", "party")},
-    "or_nothing": (load_preset("or_nothing"), "ppo-or_nothing"),
+    "standard": (load_preset("standard"), _retired("ppo-standard-4p-long")),
+    "standard_3p": (load_preset("standard").replace(n_players=3), _retired("ppo-standard-3p")),
+    "standard_5p": (load_preset("standard").replace(n_players=5), _retired("ppo-standard-5p")),
+    **{
+        preset: (load_preset(preset), _retired(f"ppo-{preset}"))
+        for preset in ("quebec", "big_table", "family", "party")
+    },
+    "or_nothing": (load_preset("or_nothing"), _retired("ppo-or_nothing")),
 }
-"""``{table: (rules, its specialist)}``: every preset in its own match, and the standard rules at 3 and 5 players."""
+"""``{table: (rules, its specialist's checkpoint)}``: every preset in its own match, and the standard rules at 3 and
+5 players."""
 SPECIALIST = "specialist"
 CHUNKS = "chunks"
 """``OUT/<table>/chunks/``: with ``--resume``, each finished chunk of the table's tournaments (a stopped run

@@ -1,4 +1,4 @@
-"""Write ``docs/models.md``: one model card per shipped learned agent, read from its checkpoint.
+"""Write ``docs/models.md``: one model card per shipped learned agent (a universal network), read from its checkpoint.
 
     python scripts/model_cards.py             # writes docs/models.md
     python scripts/model_cards.py --check     # exit 1 if docs/models.md differs from what the checkpoints say
@@ -22,35 +22,29 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "models.md"
 CHECKPOINTS = ROOT / "agents" / "checkpoints"
 
-INTRO = """# Model cards: the shipped agents
+INTRO = """# Model cards: the shipped agent
 
-The learned agents in `agents/checkpoints/` (package data, installed with the package), each made by name:
-`agents.make("ppo-quebec")`, `president-play --rules quebec --opponents ppo-quebec`,
-`president-eval --rules quebec --agents ppo-quebec --against heuristic-3`. Every one is a masked-PPO policy
-trained by self-play, against past versions of itself and against baselines ([Training](training.md); each card
-gives the mix of its tables), acting greedily (the most probable legal action). A per-table agent plays only the
-rules it was trained for (`agents.make` refuses others); `ppo-universal` plays any table. How strong each is,
-against heuristic-3 and mc-4 on its table's match: [the agents table](results/matches/agents.md); how the figures
-are measured: [Agents and baselines](baselines.md). The per-table agents trained on single manches, so the exchange
-and the role play of a match are new to them (what that cost `ppo-standard-4p-long`:
-[the exploitability probe](results/probe/README.md)); `ppo-universal` trained on each table's own match.
+The learned agent in `agents/checkpoints/` (package data, installed with the package), made by name for any table:
+`agents.make("ppo-universal", "quebec")`, `president-play --rules quebec --opponents ppo-universal`,
+`president-eval --rules quebec --agents ppo-universal --against heuristic-3`. A masked-PPO policy trained by
+self-play, against past versions of itself and against baselines ([Training](training.md); the card gives the mix
+of its tables), acting greedily (the most probable legal action), one network for every table, in each table's own
+match. How strong it is: [the universal run's measurements](results/experiments/universal/README.md); how the
+figures are measured: [Agents and baselines](baselines.md).
+
+**Retired.** The per-table agents it replaced (`agents.RETIRED_AGENTS`: it beats each on that agent's own table,
+held-out deals, +0.45 to +0.96) left the package: their names still make `ppo-universal`, with a deprecation
+warning ([Learned agents](agents.md#retired-agents)); their checkpoints are under `results/matches/`, their recipes
+and figures under `docs/results/` ([the agents table](results/matches/agents.md)).
 
 This page is written from the checkpoints by `python scripts/model_cards.py`; `tests/test_docs_site.py` checks
 that it matches them.
 """
 
-# agent: (its training run's folder, its match measurements' folder), under docs/results/
+# agent: (its training run's folder, its measurements' folder), under docs/results/
 FOLDERS = {
-    "ppo-standard-4p": ("ppo/", "matches/ppo-standard-4p/"),
-    "ppo-standard-4p-long": ("experiments/standard_4p_long/", "matches/ppo-standard-4p-long/"),
     "ppo-universal": ("experiments/universal/", "experiments/universal/"),
 }
-
-
-def folders(name: str) -> tuple[str, str]:
-    """The agent's training run folder and match measurements folder, relative to ``docs/results/``."""
-    table = name.removeprefix("ppo-").replace("standard-", "standard_")
-    return FOLDERS.get(name, (f"agents/{table}/", f"matches/{name}/"))
 
 
 def recipe(name: str) -> str | None:
@@ -68,15 +62,10 @@ def results_link(folder: str) -> str:
 
 def network_text(network: dict[str, Any]) -> str:
     hidden = " × ".join(str(h) for h in network["hidden"])
-    if network.get("kind") == "universal":
-        critic = "it also reads every hand, in training only" if network["critic"] == "perfect" else "the same input"
-        return (
-            f"an MLP actor ({hidden}, {network['activation']}) over one {network['obs_size']}-wide encoding for every "
-            f"table and {network['num_actions']} actions; a separate critic ({critic})"
-        )
+    critic = "it also reads every hand, in training only" if network["critic"] == "perfect" else "the same input"
     return (
-        f"MLP trunk {hidden} ({network['activation']}), {network['obs_dim']} inputs, policy head over "
-        f"{network['num_actions']} actions and a value head"
+        f"an MLP actor ({hidden}, {network['activation']}) over one {network['obs_size']}-wide encoding for every "
+        f"table and {network['num_actions']} actions; a separate critic ({critic})"
     )
 
 
@@ -89,14 +78,10 @@ def opponents_text(opponents: dict[str, Any]) -> str:
 
 def trained_on(checkpoint: dict[str, Any]) -> str:
     config = checkpoint["config"]
-    if checkpoint["network"].get("kind") == "universal":
-        tables = ", ".join(
-            t["rules"] + (f" ({t['n_players']} players)" if t.get("n_players") else "") for t in config["tables"]
-        )
-        return f"{len(config['tables'])} tables, each its preset's match: {tables}"
-    rules = checkpoint["rules"]
-    match = "single manches" if rules["manches"] == 1 else f"{rules['manches']}-manche matches"
-    return f"{rules['n_players']} players, {match} (rules `{config['rules']}`)"
+    tables = ", ".join(
+        t["rules"] + (f" ({t['n_players']} players)" if t.get("n_players") else "") for t in config["tables"]
+    )
+    return f"{len(config['tables'])} tables, each its preset's match: {tables}"
 
 
 def card(path: Path, descriptions: dict[str, str]) -> str:
@@ -105,7 +90,7 @@ def card(path: Path, descriptions: dict[str, str]) -> str:
     name = path.stem
     checkpoint = load_checkpoint(path)
     progress, config = checkpoint["progress"], checkpoint["config"]
-    run, measured = folders(name)
+    run, measured = FOLDERS[name]
     source = recipe(name)
     rows = [
         ("plays", descriptions[name]),

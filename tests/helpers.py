@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 from hypothesis import strategies as st
@@ -19,6 +20,10 @@ from president_env.core.observation import layout, observe
 from president_env.core.presets import PRESETS, load_preset
 from president_env.core.rules import RULE_CHOICES
 from president_env.core.vec_game import VecGame
+
+PER_TABLE_CHECKPOINT = Path(__file__).resolve().parents[1] / "results" / "matches" / "ppo-standard-4p" / "policy.pt"
+"""A one-table network's checkpoint (a ``PolicyNet`` of the standard table, once shipped as ``ppo-standard-4p``, now
+retired; ``results/README.md``): the tests of the checkpoint format and of what runs on any learned policy load it."""
 
 
 # ---------------------------------------------------------------- building deals

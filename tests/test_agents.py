@@ -24,21 +24,19 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 
 BASELINES = ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5") + tuple(agents.styles.STYLES)
-SHIPPED = tuple(name for name in agents.SHIPPED_AGENTS if agents.shipped_checkpoint(name).is_file())
-# The shipped learned agents, then the search over the first standard one.
-INSTALLED = SHIPPED + tuple(f"search-{name}" for name in SHIPPED if name == "ppo-standard-4p")
+INSTALLED = tuple(name for name in agents.SHIPPED_AGENTS if agents.shipped_checkpoint(name).is_file())
 
 
 @pytest.mark.parametrize(
     "name, preset",
     [(name, "party") for name in BASELINES]
-    + [pytest.param("ppo-standard-4p", "standard", marks=pytest.mark.skipif(not HAS_TORCH, reason="needs torch"))],
+    + [pytest.param("ppo-universal", "standard", marks=pytest.mark.skipif(not HAS_TORCH, reason="needs torch"))],
 )
 def test_every_agent_name_makes_an_agent_with_both_methods(name, preset):
     rules = pe.load_preset(preset)
     game = pe.VecGame(rules, 8, seed=0)
     obs, mask = game.observe(), game.legal_mask()
-    assert agents.names() == BASELINES + INSTALLED and "ppo-standard-4p" in INSTALLED
+    assert agents.names() == BASELINES + INSTALLED and "ppo-universal" in INSTALLED
     agent = agents.make(name, rules, seed=0)
     assert agent.name == name and isinstance(agent, agents.Policy)
     actions = agent.act_batch(obs, mask)
@@ -220,29 +218,19 @@ def test_the_environment_resolves_agent_names_without_importing_the_agents_until
     assert run.stdout.split() == ["heuristic-3"] * 3 + ["mc-5"]
 
 
-def test_unlisted_shipped_agents_and_agents_that_play_their_own_rules(monkeypatch, tmp_path):
+def test_an_unlisted_shipped_agent_says_what_is_missing(monkeypatch, tmp_path):
     monkeypatch.setattr(agents, "shipped_checkpoint", lambda name: tmp_path / f"{name}.pt")
     assert agents.names() == BASELINES  # no checkpoint installed: no learned agent listed, but the name explains
-    with pytest.raises(ValueError, match="'ppo-standard-4p' is the packaged checkpoint .* missing"):
-        pe.gym_env(opponents="ppo-standard-4p")
+    with pytest.raises(ValueError, match="'ppo-universal' is the packaged checkpoint .* missing"):
+        pe.gym_env(opponents="ppo-universal")
+    with pytest.raises(ValueError, match="'ppo-quebec' plays with the packaged checkpoint .* missing"):
+        with pytest.warns(agents.RetiredAgentWarning):
+            agents.make("ppo-quebec")
     for name in agents.SHIPPED_AGENTS:  # the message names the recipe that trains the agent, and it exists
         with pytest.raises(ValueError, match=r"president-train --config configs/train/") as caught:
             agents.make(name)
         recipe = re.search(r"configs/train/\S+\.yaml", str(caught.value)).group()
         assert (Path(__file__).parent.parent / recipe).is_file(), recipe
-
-
-@pytest.mark.skipif(not HAS_TORCH or "ppo-standard-4p" not in INSTALLED, reason="needs torch and the checkpoint")
-def test_a_shipped_learned_agent_plays_its_own_rules_and_refuses_others():
-    assert agents.make("ppo-standard-4p").rules == pe.Rules(manches=1)  # no rules: the ones it was trained on
-    message = (
-        r"'ppo-standard-4p' was trained for the standard preset \(4 players\) and plays only those rules "
-        r"\(any number of manches\); "
-    )
-    with pytest.raises(ValueError, match=message + r"the requested rules differ in n_players \(trained 4, requested 5"):
-        agents.make("ppo-standard-4p", pe.Rules(n_players=5))
-    with pytest.raises(ValueError, match=message + r".*revolution \(trained False, requested True\)"):
-        pe.gym_env(rules=pe.Rules(revolution=True), opponents="ppo-standard-4p")
 
 
 def test_random_agent_without_rules_checks_the_masks_only():
@@ -256,49 +244,67 @@ def test_random_agent_without_rules_checks_the_masks_only():
         RandomAgent(seed=0).act_batch(None, np.array([[True], [False]]))
 
 
-TABLE_RULES = {
-    "ppo-standard-3p": pe.Rules(n_players=3),
-    "ppo-standard-5p": pe.Rules(n_players=5),
-    **{f"ppo-{preset}": pe.load_preset(preset) for preset in PRESETS},
+RETIRED_TABLES = {
     "ppo-standard-4p": pe.Rules(),
     "ppo-standard-4p-long": pe.Rules(),
+    "search-ppo-standard-4p": pe.Rules(),
+    "ppo-standard-3p": pe.Rules(n_players=3),
+    "ppo-standard-5p": pe.Rules(n_players=5),
+    **{f"ppo-{preset}": pe.load_preset(preset) for preset in PRESETS if preset != "standard"},
 }
+NEEDS_UNIVERSAL = pytest.mark.skipif(
+    not HAS_TORCH or "ppo-universal" not in INSTALLED, reason="needs torch and ppo-universal"
+)
 
 
-@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
-@pytest.mark.parametrize("name", [name for name in SHIPPED if name not in agents.UNIVERSAL_AGENTS])
-def test_every_shipped_agent_plays_its_table_and_is_small(name):
-    """Each per-table agent (the universal one: tests/test_ppo_universal.py)."""
-    rules = TABLE_RULES[name]
-    assert agents.shipped_checkpoint(name).stat().st_size < 5_000_000
-    # Without rules, those it was trained on (one manche); given its table's match, that match.
-    assert agents.make(name).rules == rules.replace(manches=1) and agents.make(name, rules).rules == rules
-    other = pe.Rules(n_players=rules.n_players, revolution=not rules.revolution)
-    with pytest.raises(ValueError, match=f"'{name}' was trained for .* plays only those rules"):
-        agents.make(name, other)
-    env = pe.gym_env(rules=rules, opponents=name, seat=0)
-    _, info = env.reset(seed=1)
-    terminated = False
-    while not terminated:
-        _, _, terminated, _, info = env.step(env.action_space.sample())
-    assert 0 <= info["finish_position"] < rules.n_players and info["manche"] >= rules.manches - 1
+def test_the_retired_names_are_the_per_table_agents_api_md_named():
+    assert agents.RETIRED_AGENTS.keys() == RETIRED_TABLES.keys()
+    assert not set(agents.RETIRED_AGENTS) & set(agents.names())  # accepted, never offered
+    assert not set(agents.RETIRED_AGENTS) & set(agents.SHIPPED_AGENTS)
+    assert agents.REPLACEMENT_AGENT in agents.SHIPPED_AGENTS
+    for name in agents.RETIRED_AGENTS:
+        assert registry.check_name(name) == name  # the one name check still accepts it (envs, CLIs, configs)
+    with pytest.warns(agents.RetiredAgentWarning, match="'ppo-party' was retired"):
+        assert agents.weights_file("ppo-party") == agents.shipped_checkpoint("ppo-universal")  # init.weights, probes
 
 
-@pytest.mark.skipif(not HAS_TORCH or "ppo-standard-4p" not in INSTALLED, reason="needs torch and the checkpoints")
-def test_names_of_the_agents_that_can_play_given_rules(monkeypatch, fresh_registry):
-    universal = tuple(name for name in INSTALLED if name in agents.UNIVERSAL_AGENTS)  # plays any table
-    standard = BASELINES + ("ppo-standard-4p", "ppo-standard-4p-long") + universal + ("search-ppo-standard-4p",)
-    assert agents.names(pe.Rules(manches=1)) == standard
-    assert agents.names(pe.Rules(manches=4)) == standard  # a learned agent plays a match of any length
-    assert agents.names(pe.load_preset("standard").replace(n_players=3)) == BASELINES + ("ppo-standard-3p",) + universal
-    assert agents.names("quebec") == BASELINES + ("ppo-quebec",) + universal
-    assert agents.names(pe.Rules(revolution=True)) == BASELINES + universal  # no per-table agent was trained for it
-    assert agents.names() == BASELINES + INSTALLED  # without rules: every installed name, as before
+@NEEDS_UNIVERSAL
+@pytest.mark.parametrize("name", list(RETIRED_TABLES))
+def test_a_retired_name_makes_ppo_universal_at_its_table_with_a_deprecation_warning(name):
+    message = rf"^agent '{name}' was retired: ppo-universal replaces it and plays in its place; name ppo-universal"
+    with pytest.warns(DeprecationWarning, match=message) as caught:
+        agent = agents.make(name, seed=0)  # no rules: the table it was trained for
+    assert len(caught) == 1 and caught[0].category is agents.RetiredAgentWarning
+    assert caught[0].filename == __file__  # the warning points at the caller of make
+    assert agent.name == "ppo-universal" and agent.rules == RETIRED_TABLES[name]
+    with pytest.warns(agents.RetiredAgentWarning):
+        other = agents.make(name, pe.Rules(n_players=6, revolution=True), seed=0)  # rules given: those rules
+    assert other.rules == pe.Rules(n_players=6, revolution=True)
+
+
+@NEEDS_UNIVERSAL
+def test_a_retired_name_plays_the_moves_of_ppo_universal_on_a_fixed_deal():
+    rules = pe.load_preset("quebec")
+    game = pe.VecGame(rules, 16, seed=3)
+    obs, mask = game.observe(), game.legal_mask()
+    with pytest.warns(agents.RetiredAgentWarning):
+        retired = agents.make("ppo-quebec", rules, seed=5)
+    expected = agents.make("ppo-universal", rules, seed=5).act_batch(obs, mask)
+    np.testing.assert_array_equal(retired.act_batch(obs, mask), expected)
+    # The env resolves an opponent by a retired name to the same agent.
+    with pytest.warns(agents.RetiredAgentWarning):
+        env = pe.gym_env(rules=rules, opponents="ppo-quebec", seat=0)
+    assert {opponent.name for opponent in env.unwrapped.opponents} == {"ppo-universal"}
+
+
+@NEEDS_UNIVERSAL
+def test_names_of_the_agents_that_can_play_given_rules(fresh_registry):
+    assert agents.names(pe.Rules(manches=1)) == BASELINES + INSTALLED
+    assert agents.names("quebec") == BASELINES + INSTALLED  # the retired per-table agents are listed nowhere
+    assert agents.names(pe.Rules(revolution=True, n_players=7)) == BASELINES + INSTALLED
+    assert agents.names() == BASELINES + INSTALLED  # without rules: every installed name
     agents.register("mine", lambda rules, seed=None: RandomAgent(rules, seed))
-    assert agents.names(pe.Rules(revolution=True)) == BASELINES + universal + ("mine",)  # others' play any rules
-    # Each checkpoint's rules are read once: later listings load nothing.
-    monkeypatch.setattr(agents.checkpoint, "load_checkpoint", lambda path: pytest.fail(f"loaded {path} again"))
-    assert agents.names(pe.Rules(n_players=5)) == BASELINES + ("ppo-standard-5p",) + universal + ("mine",)
+    assert agents.names(pe.Rules(revolution=True)) == BASELINES + INSTALLED + ("mine",)  # others' play any rules
     with pytest.raises(ValueError, match="'nope' is neither a rules preset"):
         agents.names("nope")
 
@@ -309,16 +315,6 @@ def test_names_given_rules_leave_out_the_learned_agents_that_cannot_load(monkeyp
     monkeypatch.setattr(agents, "shipped_checkpoint", lambda name: Path(agents.__file__).parent / "checkpoints" / name)
     monkeypatch.setattr(agents.importlib.util, "find_spec", lambda name: None)  # no torch
     assert agents.names(pe.Rules()) == BASELINES
-
-
-@pytest.mark.skipif(not HAS_TORCH or "ppo-standard-4p" not in INSTALLED, reason="needs torch and the checkpoint")
-def test_a_shipped_learned_agent_plays_a_match_of_any_length():
-    agent = agents.make("ppo-standard-4p", pe.Rules(manches=3), seed=0)
-    assert agent.rules == pe.Rules(manches=3) and agent.name == "ppo-standard-4p"
-    search = agents.make("search-ppo-standard-4p", pe.Rules(manches=3), seed=0)
-    assert search.rules == pe.Rules(manches=3)
-    env = pe.gym_env(rules=pe.Rules(manches=2), opponents="ppo-standard-4p", seat=0)
-    env.reset(seed=0)
 
 
 @pytest.mark.parametrize("seed", [-1, True, 1.5, "7"])

@@ -11,6 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from helpers import PER_TABLE_CHECKPOINT  # noqa: E402
+
 import president_env as pe  # noqa: E402
 from president_env import agents  # noqa: E402
 from president_env.agents.policy_search import PolicySearchAgent, PolicySearchConfig  # noqa: E402
@@ -124,15 +126,18 @@ def test_the_cli_writes_a_checkpoint_that_plays_and_reuses_its_labels_unless_dam
     assert len(exit_.Positions.load(labels)) >= 10
 
 
+ONE_TABLE = str(PER_TABLE_CHECKPOINT)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["--policy", "nobody", "--positions", "5", "--out", "x"], "unknown agent 'nobody'"),
         (["--policy", "heuristic-3", "--positions", "5", "--out", "x"], "not a learned policy"),
         (["--policy", "ppo-universal", "--positions", "5", "--out", "x"], "not a per-table learned policy"),
-        (["--policy", "ppo-standard-4p", "--positions", "0", "--out", "x"], "--positions must be at least 1"),
-        (["--policy", "ppo-standard-4p", "--positions", "5", "--policy-share", "2", "--out", "x"], "--policy-share"),
-        (["--policy", "ppo-standard-4p", "--positions", "5", "--kl", "nan", "--out", "x"], "--kl must be"),
+        (["--policy", ONE_TABLE, "--positions", "0", "--out", "x"], "--positions must be at least 1"),
+        (["--policy", ONE_TABLE, "--positions", "5", "--policy-share", "2", "--out", "x"], "--policy-share"),
+        (["--policy", ONE_TABLE, "--positions", "5", "--kl", "nan", "--out", "x"], "--kl must be"),
     ],
 )
 def test_bad_command_lines_are_usage_errors(argv, message, capsys, tmp_path, monkeypatch):

@@ -22,18 +22,13 @@ def decisions(n: int = 12):
     return out
 
 
-# The shipped agents of other tables, and the searches over them, refuse these rules (the universal ones play them).
-OTHER_TABLES = set(agents.SHIPPED_AGENTS) - {"ppo-standard-4p", "ppo-standard-4p-long", *agents.UNIVERSAL_AGENTS}
-STANDARD_TABLE_AGENTS = [n for n in agents.names() if n.removeprefix(agents.SEARCHING_PREFIX) not in OTHER_TABLES]
-
-
-@pytest.mark.parametrize("name", STANDARD_TABLE_AGENTS)
+@pytest.mark.parametrize("name", agents.names())
 def test_explain_decides_as_act_and_weighs_the_legal_moves(name):
     rules = pe.Rules()
     if "ppo" in name:
         pytest.importorskip("torch")
     explaining, acting = agents.make(name, rules, seed=5), agents.make(name, rules, seed=5)
-    for observation, info in decisions(3 if name.startswith(("mc", "search")) else 12):
+    for observation, info in decisions(3 if name.startswith("mc") else 12):
         explained = explaining.explain(observation, info)
         assert explained["action"] == acting.act(observation, info)
         legal = set(np.flatnonzero(observation["action_mask"]).tolist())
@@ -41,10 +36,6 @@ def test_explain_decides_as_act_and_weighs_the_legal_moves(name):
         assert explained["action"] in legal
         if name.startswith("mc") and len(legal) == 1:
             assert values == {}  # one move: nothing searched
-            continue
-        if name.startswith("search"):  # the policy's best candidates, or none when it is sure
-            assert explained["action"] in values or values == {}
-            assert set(values) <= legal and len(values) <= explaining.search.candidates
             continue
         assert set(values) == legal
         if explained["measure"] == "probability":

@@ -14,6 +14,7 @@ import importlib.util
 
 import numpy as np
 import pytest
+from helpers import PER_TABLE_CHECKPOINT
 
 import president_env as pe
 from president_env import agents
@@ -195,16 +196,13 @@ def test_the_monte_carlo_agents_give_back_low_single_cards(name):
 
 
 # ---- learned agents in matches ------------------------------------------------------------------------------------
-@pytest.mark.skipif(
-    importlib.util.find_spec("torch") is None or not agents.shipped_checkpoint("ppo-standard-4p").is_file(),
-    reason="needs torch and the checkpoint",
-)
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 def test_a_checkpoint_plays_a_match_of_any_length_without_a_warning():
     import warnings
 
     from president_env.agents.torch_policy import TorchPolicyAgent
 
-    path = agents.shipped_checkpoint("ppo-standard-4p")
+    path = PER_TABLE_CHECKPOINT
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for manches in (1, 5, 9):
@@ -212,7 +210,7 @@ def test_a_checkpoint_plays_a_match_of_any_length_without_a_warning():
     with pytest.warns(UserWarning, match=r"differ in revolution \(checkpoint False, requested True\)\);"):
         TorchPolicyAgent.from_checkpoint(path, pe.Rules(revolution=True, manches=3))
     # A whole match against it, in the Gym env: its rewards and episode as every view's.
-    env = pe.gym_env(rules=SHORT, opponents="ppo-standard-4p", seat=0)
+    env = pe.gym_env(rules=SHORT, opponents=str(path), seat=0)
     obs, info = env.reset(seed=0)
     check = MatchCheck(SHORT, scores_seen(SHORT, obs))
     rng = np.random.default_rng(0)

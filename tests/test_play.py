@@ -30,7 +30,7 @@ from prompt_toolkit.input import create_pipe_input  # noqa: E402
 from prompt_toolkit.output import DummyOutput  # noqa: E402
 
 import president_env as pe  # noqa: E402
-from president_env import Rules
+from president_env import Rules, agents
 from president_env.apps import terminal_ui as ui  # noqa: E402
 from president_env.apps.terminal import (  # noqa: E402
     InputError,
@@ -312,7 +312,6 @@ def test_quit_and_ctrl_c_end_cleanly() -> None:
         (["--opponents", "random,random"], "--opponents lists 2 agents; these rules seat 4 players, so give 3 names"),
         (["--opponents", "random,nobody,random"], "unknown agent 'nobody'; known agents: random"),
         (["--rules", "nowhere"], "'nowhere'"),
-        (["--rules", "quebec", "--opponents", "ppo-standard-4p"], "ppo-standard-4p cannot play these rules"),
         (["--seat", "4"], "--seat must be a seat from 0 to 3"),
         (["--manches", "0"], "--manches must be at least 1"),
         (["--seed", "x"], "argument --seed: invalid int value"),
@@ -348,9 +347,18 @@ def test_opponents_sit_clockwise_from_the_left_and_rules_and_manches_apply(tmp_p
 
 def test_ascii_output_and_ppo_opponent() -> None:
     pytest.importorskip("torch")
-    code, text, _ = play(["--opponents", "ppo-standard-4p", "--seed", "0", "--seat", "3", "--ascii"])
-    assert code == 0 and "[ppo-standard-4p]" in text and "=== Final standings ===" in text
+    code, text, _ = play(["--opponents", "ppo-universal", "--seed", "0", "--seat", "3", "--ascii", "--manches", "1"])
+    assert code == 0 and "[ppo-universal]" in text and "=== Final standings ===" in text
     assert text.isascii() and re.search(r"Hand of You \(\d+\): (\S+[CDHS] )+", text)
+
+
+def test_a_retired_agent_name_plays_as_ppo_universal_with_one_warning_line_on_stderr() -> None:
+    pytest.importorskip("torch")
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["--opponents", "ppo-party", "--rules", "party", "--manches", "1", "--seed", "2", "--ascii"]
+    assert main(argv, Typist(out, lowest_play), out, err) == 0
+    assert err.getvalue() == f"president-play: warning: {agents.retired_message('ppo-party')}\n"  # one line, once
+    assert "retired" not in out.getvalue() and "=== Final standings ===" in out.getvalue()
 
 
 def test_parse_command_grammar() -> None:

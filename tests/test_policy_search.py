@@ -7,7 +7,7 @@ import importlib.util
 
 import numpy as np
 import pytest
-from helpers import hidden_card_twins, mid_manche, position
+from helpers import PER_TABLE_CHECKPOINT, hidden_card_twins, mid_manche, position
 
 import president_env as pe
 from president_env import agents
@@ -172,16 +172,15 @@ def test_bad_configs_and_policies_are_clear_errors():
     assert issubclass(PolicySearchAgent, MonteCarloAgent)
 
 
-@pytest.mark.skipif(not agents.shipped_checkpoint("ppo-standard-4p").is_file(), reason="needs the checkpoint")
-def test_the_search_over_a_shipped_agent_is_made_by_name_and_plays_only_its_rules():
-    agent = agents.make("search-ppo-standard-4p", seed=0)
-    assert isinstance(agent, PolicySearchAgent) and agent.name == "search-ppo-standard-4p"
-    assert agent.rules == pe.Rules(manches=1) and agent.policy.name == "ppo-standard-4p"  # its trained rules
-    assert "search-ppo-standard-4p" in agents.names()
-    message = r"'search-ppo-standard-4p' was trained for the standard preset \(4 players\) and plays only those rules"
-    with pytest.raises(ValueError, match=message):
-        agents.make("search-ppo-standard-4p", pe.Rules(n_players=5))
+def test_the_search_wraps_a_learned_checkpoint_and_explains_its_candidates():
+    policy = agents.make(str(PER_TABLE_CHECKPOINT), pe.Rules(), seed=0)
+    agent = PolicySearchAgent(policy.rules, policy, seed=0, config=SMALL)
+    assert agent.rules == pe.Rules() and agent.policy is policy
+    assert "search-ppo-standard-4p" in agents.RETIRED_AGENTS  # its one named search is retired (test_agents.py)
     game = mid_manche(pe.Rules(), 8, seed=6, steps=9)
     mask = game.legal_mask()
     actions = agent.act_batch(game.observe(), mask)
     assert mask[np.arange(8), actions].all()
+    explained = agent.explain({"observation": game.observe()[0], "action_mask": mask[0].astype(np.int8)})
+    assert explained["action"] in explained["values"] or explained["values"] == {}  # its candidates, or sure
+    assert set(explained["values"]) <= set(np.flatnonzero(mask[0]).tolist())

@@ -51,9 +51,7 @@ def test_it_is_made_and_listed_for_every_preset_at_3_5_and_8_players_and_any_mat
 def test_without_rules_it_plays_the_standard_game_and_any_rules_combination_lists_it():
     assert agents.make(NAME).rules == pe.Rules()
     odd = pe.Rules(n_players=7, decks=2, jokers=3, revolution=True, equal_rank="skip", exchange=(4, 3, 2, 1))
-    assert NAME in agents.names(odd) and "ppo-standard-4p" not in agents.names(odd)
-    assert agents.names(odd)[-1] == NAME  # the specialists come first, where a table has one
-    assert agents.names("quebec")[-2:] == ("ppo-quebec", NAME)
+    assert agents.names(odd)[-1] == NAME and agents.names("quebec")[-1] == NAME  # the one learned agent listed
     env = pe.gym_env(rules=odd.replace(manches=1), opponents=NAME, seat=0)  # an opponent of the Gym envs by name
     _, info = env.reset(seed=2)
     assert all(type(opponent) is UniversalAgent for opponent in env.unwrapped.opponents)
@@ -139,7 +137,7 @@ def test_the_ship_script_exports_a_universal_checkpoint_and_refuses_another_in_o
     shipped, exported = load_checkpoint(agents.shipped_checkpoint(NAME)), load_checkpoint(out)
     assert all(torch.equal(shipped["model"][k], exported["model"][k]) for k in shipped["model"])
     for source, words in (
-        (agents.shipped_checkpoint("ppo-quebec"), "is not a universal checkpoint"),
+        (ROOT / "results" / "matches" / "ppo-quebec" / "policy.pt", "is not a universal checkpoint"),
         (tmp_path / "none.pt", "no such file"),
     ):
         with pytest.raises(SystemExit) as caught:
@@ -178,23 +176,24 @@ def test_the_measuring_script_writes_one_row_per_table_and_refuses_bad_arguments
     measure = _script("measure_universal")
     assert set(measure.TABLES) >= {"standard", "standard_3p", "standard_5p", *PRESETS}
     for table, (rules, specialist) in measure.TABLES.items():
-        assert specialist in agents.names(rules) and rules.manches == pe.load_preset("standard").manches, table
+        assert (ROOT / specialist).is_file() and rules.manches == pe.load_preset("standard").manches, table
     out = tmp_path / "measured"
     argv = ["--seed", "3", "--deals", "1", "--tables", "party", "--opponents", "heuristic-1,specialist"]
     assert measure.main([*argv, "--out", str(out), "--no-progress"]) == 0
     table = (out / "summary.md").read_text()
-    assert "| party " in table and "`ppo-party`" in table and "(1)" in table
-    assert (out / "party" / "ppo-party" / "results.json").is_file() and (out / "party" / "versus.md").is_file()
+    specialist = "results_matches_ppo-party_policy.pt"  # the retired agent's checkpoint, as a folder name
+    assert "| party " in table and "`results/matches/ppo-party/policy.pt`" in table and "(1)" in table
+    assert (out / "party" / specialist / "results.json").is_file() and (out / "party" / "versus.md").is_file()
     resumed = tmp_path / "resumed"  # --resume keeps each table's chunks, and a second run loads them
     for _ in range(2):
         assert measure.main([*argv, "--out", str(resumed), "--no-progress", "--resume"]) == 0
         assert (resumed / "summary.md").read_text() == table
-    assert (resumed / "party" / "chunks" / "ppo-party" / "chunk-00000.npz").is_file()
+    assert (resumed / "party" / "chunks" / specialist / "chunk-00000.npz").is_file()
     assert (resumed / "party" / "chunks" / "heuristic-1" / "tournament.json").is_file()
     capsys.readouterr()
     for bad, words in (
         (["--tables", "nowhere"], "unknown table(s) nowhere"),
-        (["--opponents", "specialist,ppo-party", "--tables", "party"], "names one opponent twice at party"),
+        (["--opponents", "specialist,specialist", "--tables", "party"], "names one opponent twice at party"),
         (["--opponents", "heuristic-9"], "unknown agent 'heuristic-9'"),
         (["--deals", "0"], "deals must be a positive integer"),
     ):

@@ -4,12 +4,15 @@ from-scratch run end to end, and the command line's refusals."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+
+from helpers import PER_TABLE_CHECKPOINT  # noqa: E402
 
 from president_env import agents  # noqa: E402
 from president_env.agents.base import legal_probabilities  # noqa: E402
@@ -28,7 +31,7 @@ from president_env.training.probe import (  # noqa: E402
 )
 
 TINY = ["ppo.num_envs=16", "ppo.num_steps=8", "budget.eval_every=0", "threads=1"]
-TARGET = "ppo-standard-4p"  # the smallest shipped one-table agent
+TARGET = str(PER_TABLE_CHECKPOINT)  # a small one-table network
 
 
 def observations(rules, n=64):
@@ -57,7 +60,7 @@ def test_the_best_response_starts_as_its_target_actor_and_critic(tmp_path):
         obs, mask = observations(trainer.rules)
         expected = legal_probabilities(target.policy_logits(obs), mask)
         np.testing.assert_allclose(learner_probabilities(trainer.net, obs, mask), expected, atol=1e-5)
-        shipped = torch.load(agents.shipped_checkpoint(TARGET), weights_only=True)["model"]
+        shipped = torch.load(PER_TABLE_CHECKPOINT, weights_only=True)["model"]
         for name, weight in trainer.net.state_dict().items():
             assert torch.equal(weight, shipped[name]), name  # the critic (value head) too
         assert trainer.rules == resolve_rules("standard")  # the target's table, the preset's 5-manche match
@@ -104,7 +107,7 @@ def test_a_universal_best_response_starts_as_its_target(tmp_path):
 def test_the_zero_control_plays_the_same_deals_as_the_best_response(tmp_path):
     rules = resolve_rules("standard")
     policy = tmp_path / "copy.pt"
-    shutil.copy(agents.shipped_checkpoint(TARGET), policy)  # a best response that is the target exactly
+    shutil.copy(PER_TABLE_CHECKPOINT, policy)  # a best response that is the target exactly
     best, zero = paired_tournaments(TARGET, policy, rules, deals=2, seed=11)
     assert best.config["seed"] == zero.config["seed"] == 11 and best.config["n_deals"] == zero.config["n_deals"]
     # the same deals and the same play: every manche alike, decision for decision and point for point
@@ -130,7 +133,7 @@ def test_a_from_scratch_probe_of_a_baseline_trains_measures_and_writes_its_figur
 
 def test_init_weights_of_another_network_or_of_a_baseline_are_refused():
     config = load_config(PROBE_CONFIG, [*TINY, f"init.weights={TARGET}", "network.hidden=[16]"])
-    with pytest.raises(ValueError, match=r"init.weights: 'ppo-standard-4p' holds the network .*this run builds"):
+    with pytest.raises(ValueError, match=rf"init.weights: '{re.escape(TARGET)}' holds the network .*this run builds"):
         Trainer(config, progress=False)
     config = load_config(PROBE_CONFIG, [*TINY, "init.weights=heuristic-3"])
     with pytest.raises(ValueError, match="'heuristic-3' has no weights to start from"):
@@ -159,7 +162,7 @@ def test_probe_cli_refuses_bad_input_with_exit_2(tmp_path, capsys, argv, message
 
 def test_a_probe_folder_holding_another_targets_run_is_refused(tmp_path, capsys):
     start_run(TARGET, tmp_path, False, None, 512, None, False, TINY).checkpoint()
-    code = main(["--target", "ppo-standard-4p-long", "--out", str(tmp_path), "--no-progress"])
+    code = main(["--target", "ppo-universal", "--out", str(tmp_path), "--no-progress"])
     assert code == 2 and "holds another probe's run" in capsys.readouterr().err
 
 

@@ -116,7 +116,7 @@ def test_each_readme_command_names_real_flags_agents_rules_and_configs(command):
 def test_the_play_line_plays_as_written_and_quits():
     pytest.importorskip("rich", reason="president-play needs the play extra")
     pytest.importorskip("prompt_toolkit", reason="president-play needs the play extra")
-    pytest.importorskip("torch", reason="ppo-standard-4p needs the train extra")
+    pytest.importorskip("torch", reason="ppo-universal needs the train extra")
     (play,) = [c for c in COMMANDS if c[0] == "president-play"]
     done = run(play[0], play[1:], stdin="quit\n")
     assert "Traceback" not in done.stderr, done.stderr

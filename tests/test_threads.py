@@ -30,7 +30,7 @@ elif what == "agent":
     import president_env as pe
     from president_env import agents
     before = blas()
-    agents.make("ppo-standard-4p", pe.load_preset("standard"))
+    agents.make("ppo-universal", pe.load_preset("standard"))
     print(before, torch.get_num_threads(), blas())
 """
 

@@ -13,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from helpers import tiny_payload  # noqa: E402
+from helpers import PER_TABLE_CHECKPOINT, tiny_payload  # noqa: E402
 
 import president_env as pe  # noqa: E402
 from president_env import agents  # noqa: E402
@@ -129,21 +129,18 @@ def test_a_checkpoint_path_is_an_agent_for_make_the_gym_env_and_tournaments(path
     assert "tiny-ppo" in result.to_markdown()
 
 
-def test_the_packaged_agent_name_loads_its_checkpoint_or_says_it_is_missing(path, tmp_path, monkeypatch):
+def test_the_packaged_agent_name_says_its_checkpoint_is_missing_or_of_another_network(path, tmp_path, monkeypatch):
     monkeypatch.setattr(agents, "shipped_checkpoint", lambda name: tmp_path / f"{name}.pt")
-    with pytest.raises(ValueError, match="'ppo-standard-4p' is the packaged checkpoint .* missing"):
-        agents.make("ppo-standard-4p")
-    os.replace(path, tmp_path / "ppo-standard-4p.pt")
-    agent = agents.make("ppo-standard-4p", seed=0)
-    assert isinstance(agent, TorchPolicyAgent) and agent.name == "ppo-standard-4p"
+    with pytest.raises(ValueError, match="'ppo-universal' is the packaged checkpoint .* missing"):
+        agents.make("ppo-universal")
+    os.replace(path, tmp_path / "ppo-universal.pt")  # a one-table network where the universal one belongs
+    with pytest.raises(CheckpointError, match="'ppo-universal' needs a universal network; the file holds another"):
+        agents.make("ppo-universal", seed=0)
 
 
-SHIPPED = agents.shipped_checkpoint("ppo-standard-4p")
-
-
-@pytest.mark.skipif(not SHIPPED.is_file(), reason=f"{SHIPPED} not produced yet")
-def test_the_shipped_checkpoint_plays_the_standard_game():
-    agent = agents.make("ppo-standard-4p", pe.Rules(), seed=0)
+def test_a_one_table_checkpoint_plays_the_standard_game():
+    agent = agents.make(str(PER_TABLE_CHECKPOINT), pe.Rules(), seed=0)
+    assert isinstance(agent, TorchPolicyAgent)
     game = pe.VecGame(pe.Rules(), batch_size=64, seed=0)
     mask = game.legal_mask()
     assert mask[np.arange(64), agent.act_batch(game.observe(), mask)].all()

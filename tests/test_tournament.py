@@ -421,16 +421,17 @@ def test_cli_rejects_unknown_agents_and_presets(bad, capsys):
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("torch") is None or not agents.shipped_checkpoint("ppo-standard-4p").is_file(),
+    importlib.util.find_spec("torch") is None or not agents.shipped_checkpoint("ppo-universal").is_file(),
     reason="needs torch and the checkpoint",
 )
-@pytest.mark.parametrize("name", ["ppo-standard-4p", "search-ppo-standard-4p"])
-def test_cli_refuses_a_learned_agent_at_other_rules_before_playing(name, tmp_path, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--agents", name, "--rules", "party", "--against", "heuristic-3", "--out", str(tmp_path / "out")])
-    assert exit_info.value.code == 2
-    assert f"agent {name!r} was trained for the standard preset (4 players)" in capsys.readouterr().err
-    assert not (tmp_path / "out").exists()
+def test_cli_plays_a_retired_agent_name_as_ppo_universal_with_a_one_line_warning(tmp_path, capsys):
+    argv = ["--agents", "ppo-quebec", "--against", "heuristic-3", "--rules", "quebec", "--deals", "1"]
+    assert main([*argv, "--no-progress", "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    warned = [line for line in err.splitlines() if "warning" in line]
+    assert warned == [f"president-eval: warning: {agents.retired_message('ppo-quebec')}"]  # once, one line
+    assert "Traceback" not in err and "DeprecationWarning" not in err
+    assert (tmp_path / "out" / "heuristic-3" / "results.json").is_file()
 
 
 # ---------------------------------------------------------------- the ladder

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import math
+import warnings
 
 import pytest
 import yaml
@@ -22,8 +23,10 @@ from president_env.core.user_input import (
     MAX_YAML_CHARS,
     MAX_YAML_DEPTH,
     MAX_YAML_VALUES,
+    RetiredAgentWarning,
     check_writable_dir,
     load_yaml,
+    one_line_warnings,
     read_text,
     short_repr,
 )
@@ -101,6 +104,21 @@ def test_short_repr_is_short_for_any_value():
     for _ in range(10_000):
         nested = [nested, nested]  # 2**10000 leaves, shared
     assert len(short_repr(nested)) <= 80
+
+
+def test_a_command_line_shows_each_warning_once_on_one_line_and_restores_the_settings(capsys):
+    @one_line_warnings("prog")
+    def run() -> None:
+        for _ in range(3):
+            warnings.warn("a retired\nname", RetiredAgentWarning, stacklevel=1)  # hidden outside __main__ otherwise
+        warnings.warn("another", UserWarning, stacklevel=1)
+
+    before = (list(warnings.filters), warnings.showwarning)
+    run()
+    assert capsys.readouterr().err == "prog: warning: a retired name\nprog: warning: another\n"
+    run()  # every run tells its own warnings
+    assert capsys.readouterr().err.count("a retired name") == 1
+    assert (list(warnings.filters), warnings.showwarning) == before
 
 
 def test_check_writable_dir(tmp_path):
@@ -296,7 +314,7 @@ _NUMBERS = (
 _TYPED = st.sampled_from(
     ["true", "no", "null", "~", "", " ", "[]", "{}", "[64, 64]", "[1, 0]", "{heuristic-3: 1.0}", "{random: 1}"]
     + ["3e-4", "1e999", "-1e-3", ".inf", "-.inf", ".nan", "0x10", "1_000", "0o17", "017", "1:30", "2001-01-01"]
-    + ["relu", "tanh", "standard", "party", "heuristic-3", "ppo-party", "local", "'3'", '"1.5"', "!!binary aGk="]
+    + ["relu", "tanh", "standard", "party", "heuristic-3", "ppo-universal", "local", "'3'", '"1.5"', "!!binary aGk="]
 )
 
 

@@ -19,6 +19,7 @@ from starlette.testclient import TestClient  # noqa: E402
 from web_helpers import OPPONENTS, SETUP, STALL, Keyed, Recorder, first_move, live_server, play_game, scan  # noqa: E402
 
 from president_env import Rules  # noqa: E402
+from president_env import agents as agent_registry  # noqa: E402
 from president_env.apps.web.games import ReplayLoader, Store  # noqa: E402
 from president_env.apps.web.server import create_app, main  # noqa: E402
 from president_env.core.actions import typed_action  # noqa: E402
@@ -487,24 +488,24 @@ def test_the_replay_loader_frames_the_one_game_it_plays_back():
 
 def test_a_learned_agent_plays_a_five_manche_match(client):
     """The setup offers the agents that can play the rules whatever the match's length: a learned agent plays
-    every manche, so a 5-manche standard game with ``ppo-standard-4p`` in a seat is created and played out."""
+    every manche, so a 5-manche standard game with ``ppo-universal`` in a seat is created and played out."""
     pytest.importorskip("torch")
     offered = client.post("/api/rules", json={"preset": "standard"}).json()
-    if "ppo-standard-4p" not in offered["agents"]:
+    if "ppo-universal" not in offered["agents"]:
         pytest.skip("the shipped learned agent is not installed")
     assert offered["rules"]["manches"] == 5
-    setup = {**SETUP, "manches": 5, "seats": ["human", "ppo-standard-4p", "heuristic-1", "random"]}
+    setup = {**SETUP, "manches": 5, "seats": ["human", "ppo-universal", "heuristic-1", "random"]}
     game_id, final = play_game(client, setup, timeout=120)
     assert final["error"] is None and final["rules"]["manches"] == 5
     results = final["results"]
     assert [r["manche"] for r in results[:5]] == [0, 1, 2, 3, 4] and all(r["decisive"] for r in results[5:])
     replay = loads(client.get(f"/api/games/{game_id}/replay").text)
-    assert replay.players[1] == "ppo-standard-4p" and len(replay.deals) == len(results)
+    assert replay.players[1] == "ppo-universal" and len(replay.deals) == len(results)
 
 
 def test_hint_rules_page_and_playable_agents(client):
     checked = client.post("/api/rules", json={"preset": "family"}).json()
-    assert "ppo-standard-4p" not in checked["agents"] and "heuristic-3" in checked["agents"]
+    assert "heuristic-3" in checked["agents"] and not set(agent_registry.RETIRED_AGENTS) & set(checked["agents"])
     page = {line["field"]: line["text"] for line in checked["page"]}
     assert set(page) == set(checked["rules"]) and "draws a card" in page["initial_roles"]
     created = client.post("/api/games", json={**SETUP, "seats": OPPONENTS}).json()

@@ -142,8 +142,8 @@ def test_secrets_never_travel_in_a_url():
 
 def test_a_learned_network_is_loaded_once_whatever_the_rules(monkeypatch):
     pytest.importorskip("torch")
-    if "ppo-universal" not in agent_registry.names() or "ppo-standard-4p" not in agent_registry.names():
-        pytest.skip("the shipped learned agents are not installed")
+    if "ppo-universal" not in agent_registry.names():
+        pytest.skip("the shipped learned agent is not installed")
     from president_env.agents import universal
 
     loads = []
@@ -172,42 +172,14 @@ def test_a_learned_network_is_loaded_once_whatever_the_rules(monkeypatch):
         weights = made[0]._layers[0][0]
         assert all(agent._layers[0][0] is weights for agent in made)  # one copy of the weights
         assert len({id(agent) for agent in made}) == len(made) and len({a.rules for a in made}) == len(made)
-        # A per-table network: any match length shares the one copy; other rules are still refused.
-        per_table = []
-        for manches in (1, 2, 5):
-            body = {
-                "preset": "standard",
-                "manches": manches,
-                "mode": "watch",
-                "seats": ["ppo-standard-4p"] + ["random"] * 3,
-            }
-            response = client.post("/api/games", json=body)
-            assert response.status_code == 201, response.text
-            per_table.append(store.sessions[response.json()["id"]].agents[0])
-        assert all(a._head[0] is per_table[0]._head[0] for a in per_table)
-        refused = client.post(
-            "/api/games", json={"preset": "quebec", "mode": "watch", "seats": ["ppo-standard-4p"] + ["random"] * 3}
-        )
-        assert refused.status_code == 400 and "trained for" in refused.json()["error"]
-
-
-def test_a_search_over_a_learned_policy_shares_its_network_too():
-    pytest.importorskip("torch")
-    name = "search-ppo-standard-4p"
-    if name not in agent_registry.names():
-        pytest.skip("the shipped learned agent is not installed")
-    with TestClient(create_app()) as client:
-        store = client.app.state.store
-        made = []
-        for manches in (1, 3):
-            body = {**SETUP, "manches": manches, "pace": 10, "seats": ["human", name, "random", "random"]}
-            response = client.post("/api/games", json=body)
-            assert response.status_code == 201, response.text
-            made.append(store.sessions[response.json()["id"]].agents[1])
-            store.close(response.json()["id"])
-        assert made[0] is not made[1] and made[1].rules.manches == 3
-        assert made[0].policy._head[0] is made[1].policy._head[0]
-        assert store.cache.ready(name, made[1].rules)
+        # A retired per-table name is never offered; a request naming it gets a seat of the same one network.
+        assert not set(agent_registry.RETIRED_AGENTS) & set(client.get("/api/options").json()["agents"])
+        body = {"preset": "quebec", "mode": "watch", "seats": ["ppo-quebec"] + ["random"] * 3}
+        response = client.post("/api/games", json=body)
+        assert response.status_code == 201, response.text
+        session = store.sessions[response.json()["id"]]
+        assert session.agents[0]._layers[0][0] is weights and len(loads) == 1
+        assert session.lineup[0] == "ppo-universal"
 
 
 def test_a_body_that_is_not_json_is_refused_on_every_request_that_changes_something():

@@ -206,7 +206,7 @@ def test_busy_server_refuses_at_once(client):
     store = client.app.state.store
     data = finished_replay(client)
     before = set(store.sessions)
-    learned = [n for n in client.get("/api/options").json()["agents"] if n.startswith("ppo-standard-4p")][:1]
+    learned = [n for n in client.get("/api/options").json()["agents"] if n == "ppo-universal"][:1]
     store.loading = games.MAX_LOADING
     try:
         started = time.perf_counter()
@@ -225,7 +225,7 @@ def test_busy_server_refuses_at_once(client):
 
 
 def test_learned_agents_are_loaded_once_and_each_game_gets_its_own_seed(client):
-    name = "ppo-standard-4p"
+    name = "ppo-universal"
     if name not in client.get("/api/options").json()["agents"]:
         pytest.skip("the shipped learned agent is not installed")
     pytest.importorskip("torch")
@@ -236,7 +236,7 @@ def test_learned_agents_are_loaded_once_and_each_game_gets_its_own_seed(client):
     ]
     assert list(store.cache._networks) == [name]
     a, b = (store.sessions[i].agents[1] for i in ids)
-    assert a is not b and a._trunk is b._trunk  # the weights are shared, the agents are not
+    assert a is not b and a._layers[0][0] is b._layers[0][0]  # the weights are shared, the agents are not
     assert a.rng.bit_generator.state != b.rng.bit_generator.state
 
 
@@ -306,7 +306,7 @@ def test_a_replay_near_the_limits_loads_without_stalling_other_games():
 
 @pytest.mark.slow
 def test_making_a_learned_agent_does_not_stall_other_games():
-    name = "ppo-big_table"
+    name = "ppo-universal"
     with live_server() as (url, app):
         with httpx.Client(base_url=url, timeout=60) as http:
             if name not in http.get("/api/options").json()["agents"] or importlib.util.find_spec("torch") is None:

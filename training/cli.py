@@ -1,10 +1,10 @@
 """``president-train``: the command line of the PPO self-play trainers (:mod:`.ppo_selfplay`, :mod:`.universal`).
 
-    president-train --config configs/train/standard_4p.yaml
+    president-train --config configs/train/quick.yaml
     president-train --config configs/train/quick.yaml --set ppo.learning_rate=3e-4 --set seed=2
-    president-train --resume runs/standard_4p/checkpoint.pt
+    president-train --resume runs/quick/checkpoint.pt
     president-train --config configs/train/quick.yaml --force      # start over in a folder that holds a run
-    president-train --config configs/train/standard_4p.yaml --set rollout.shards=8 --ray auto
+    president-train --config configs/train/quick.yaml --set rollout.shards=8 --ray auto
     president-train --config configs/train/universal.yaml
 
 A config of ``kind: universal`` trains one network on a mixture of tables (:class:`.universal.UniversalTrainer`);
@@ -23,7 +23,7 @@ import os
 import sys
 from pathlib import Path
 
-from president_env.core.user_input import ArgumentParser, check_writable_dir, short_repr
+from president_env.core.user_input import ArgumentParser, check_writable_dir, one_line_warnings, short_repr
 
 
 def parser() -> ArgumentParser:
@@ -81,6 +81,7 @@ def check_resume_dir(checkpoint: str, out_dir: str | None) -> Path:
     return folder
 
 
+@one_line_warnings("president-train")
 def main(argv: list[str] | None = None) -> int:
     """``president-train``: read the arguments, then import torch and the trainer, train; returns the exit code."""
     parse = parser()

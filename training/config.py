@@ -1,6 +1,6 @@
 """The training configuration: pydantic models loaded from YAML, with command-line overrides.
 
-    config = load_config("configs/train/standard_4p.yaml", overrides=["ppo.learning_rate=3e-4"])
+    config = load_config("configs/train/quick.yaml", overrides=["ppo.learning_rate=3e-4"])
     config.ppo.num_envs          # typed fields, defaults below
     config.save("runs/x/config.yaml")
 

@@ -1,6 +1,6 @@
 """The exploitability probe: how much can a best response win against three frozen copies of an agent?
 
-    python -m president_env.training.probe --target ppo-standard-4p-long --out results/probe/ppo-standard-4p-long
+    python -m president_env.training.probe --target ppo-universal --out runs/probe/ppo-universal
 
 **Best response** (a learned target: a shipped agent's name or a checkpoint file, one table or universal). The
 learner starts from the target's own weights, actor and critic (``init.weights``), so it starts at advantage 0:

@@ -659,7 +659,8 @@ def seat_name(name: Any, taken: Sequence[str] = ()) -> str:
 # --------------------------------------------------------------------------------------
 def make_lineup(rules: Rules, seats: Sequence[str], human: int | None) -> list[str]:
     """Validate the agent names (one per player; ``"human"`` only at ``human``) by the registry's one check
-    (``registry.check_name``): registered names only, never the path of a file on the server."""
+    (``registry.check_name``): registered names only, never the path of a file on the server. A retired name
+    (``agents.RETIRED_AGENTS``, never offered) seats the agent that replaces it, under that agent's name."""
     if len(seats) != rules.n_players:
         raise RequestError(f"give one agent per player ({rules.n_players}), got {len(seats)}")
     lineup = []
@@ -668,7 +669,8 @@ def make_lineup(rules: Rules, seats: Sequence[str], human: int | None) -> list[s
             lineup.append(HUMAN)
             continue
         try:
-            lineup.append(registry.check_name(name, checkpoints=False))
+            name = registry.check_name(name, checkpoints=False)
+            lineup.append(agent_registry.REPLACEMENT_AGENT if name in agent_registry.RETIRED_AGENTS else name)
         except ValueError as err:
             raise RequestError(f"player {player}: {err}") from None
     return lineup

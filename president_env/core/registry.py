@@ -44,7 +44,7 @@ from president_env.core.engine import sample_legal
 from president_env.core.observation import layout
 from president_env.core.presets import RulesSpec, resolve_rules
 from president_env.core.rules import Rules
-from president_env.core.user_input import is_file, short_repr
+from president_env.core.user_input import RetiredAgentWarning, is_file, short_repr
 
 PLUGIN_GROUP = "president_env.opponents"
 """The entry-point group whose functions fill the registry (called once, without arguments)."""
@@ -360,6 +360,7 @@ __all__ = [
     "CheckpointLoader",
     "Policy",
     "RandomAgent",
+    "RetiredAgentWarning",
     "as_agent",
     "check_batch",
     "check_name",

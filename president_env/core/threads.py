@@ -6,7 +6,7 @@
 
 By default OpenBLAS and torch start one thread per core of the machine, whatever share of it the process
 is given (``taskset``, a container's CPU set, a Ray actor) and however busy it is. On a loaded 2-core machine
-a learned agent's NumPy forward at B = 256 (``ppo-standard-4p-long``) took 73-190 ms with OpenBLAS's two
+a learned agent's NumPy forward at B = 256 (a 3 × 512 one-table network) took 73-190 ms with OpenBLAS's two
 threads and 10-23 ms with one (docs/training.md). The learned agents, the trainer and the CLIs call
 :func:`cap_threads`. NumPy's BLAS pool is capped through ``threadpoolctl`` where it is installed (the
 ``train`` extra); without it only torch is capped.

@@ -8,15 +8,20 @@ Every YAML the package reads goes through :func:`load_yaml`, which refuses a doc
 before any value is built, refuses a mapping that holds a key twice (PyYAML's ``safe_load`` keeps the last value
 silently: ``manches: 5`` then ``manches: 7`` would play 7), and every error message shows a value through
 :func:`short_repr`.
-Every command line parses its arguments with :class:`ArgumentParser`: a usage error is one line and exit code 2.
+Every command line parses its arguments with :class:`ArgumentParser`: a usage error is one line and exit code 2,
+and runs under :func:`one_line_warnings`: a warning is one line too, and a retired name the user typed is told.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import reprlib
+import sys
 import tempfile
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -174,6 +179,29 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {' '.join(str(message).split())}\n")
 
 
+class RetiredAgentWarning(DeprecationWarning):
+    """A retired agent name was used; the agent that replaces it plays in its place (``agents.RETIRED_AGENTS``)."""
+
+
+@contextlib.contextmanager
+def one_line_warnings(prog: str) -> Iterator[None]:
+    """Within a command line's run: every warning is one line on stderr, ``PROG: warning: MESSAGE`` (no source
+    line), each message once, and :class:`RetiredAgentWarning` shows, which Python hides outside ``__main__`` as a
+    ``DeprecationWarning``. The warning settings are restored on exit."""
+    shown: set[str] = set()
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        text = " ".join(str(message).split())
+        if text not in shown:
+            shown.add(text)
+            print(f"{prog}: warning: {text}", file=sys.stderr if file is None else file)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", RetiredAgentWarning)
+        warnings.showwarning = show
+        yield
+
+
 def check_writable_dir(path: str | Path, what: str) -> Path:
     """Create the folder ``path`` if needed and prove a file can be written in it, before any long work.
 
@@ -196,9 +224,11 @@ __all__ = [
     "MAX_YAML_CHARS",
     "MAX_YAML_DEPTH",
     "MAX_YAML_VALUES",
+    "RetiredAgentWarning",
     "check_writable_dir",
     "is_file",
     "load_yaml",
+    "one_line_warnings",
     "read_text",
     "short_repr",
 ]
