@@ -397,7 +397,7 @@ class SingleGame:
         state, fields = self.engine_game.state, self.__dict__
         for name in names:
             fields[name] = getattr(state, name).tolist()[0]
-        self._mask: bytes | None = None
+        fields["_mask"] = None  # into the dict, as the fields: past __setattr__ (kept for fields set from outside)
 
     def _load_play(self, seat: int) -> None:
         """After a play or pass of ``seat`` that ended no manche: copy only what it may change
@@ -412,7 +412,7 @@ class SingleGame:
         if not self.n_held[seat]:
             for name in trick.OUT_CHANGES:
                 fields[name] = getattr(state, name).tolist()[0]
-        self._mask = None
+        fields["_mask"] = None
 
     def _fields(self) -> dict[str, list | int | bool]:
         """The ``GameState`` fields of this game as plain lists and scalars."""
@@ -453,6 +453,9 @@ class SingleGame:
         self.ended: SingleGame | None = None  # after a game ended: that game's table before its last play
         self.final: GameState | None = None  # after a game ended: that game's table after its last play
         self.done = False
+        if self._own_table:  # a state field was set from outside: the new game's are the engine game's again
+            self.__dict__["_own_table"] = False
+            self._bind()
         self._load()
         # An int seed dealt this game; else (a reset without one, an autoreset: the generator of the game before
         # goes on; a Generator or SeedSequence given) no seed reproduces it, and the record says so. Its deals do.
@@ -515,9 +518,10 @@ class SingleGame:
     # ---- legal actions -------------------------------------------------------------------------
     def mask_bytes(self) -> bytes:
         """The legal mask as ``num_actions`` bytes 0/1 (the engine's, cached until the next step)."""
-        if self._mask is None:
-            self._mask = self._slot.mask_bytes()
-        return self._mask
+        mask = self._mask
+        if mask is None:
+            mask = self.__dict__["_mask"] = self._slot.mask_bytes()
+        return mask
 
     def legal_mask(self) -> np.ndarray:
         """``(num_actions,) bool`` legal actions of the player to act (read-only; all false once ``done``)."""
@@ -623,10 +627,9 @@ class SingleGame:
             # The table as it stood before the game's last play (this object's fields, not yet reloaded), with
             # its events, cards and record complete; and the one after it (phase over, final scores).
             ended = object.__new__(SingleGame)
-            ended.__dict__.update(self.__dict__)
+            ended.__dict__.update(self.__dict__, _own_table=True, _observer=None)  # observes its own table
             ended.ended = ended.final = None  # not a chain of every game played
-            ended.done = ended._own_table = True
-            ended._observer = None  # observes its own table (``observe``)
+            ended.done = True
             final = state.copy()
             if self.autoreset:  # what VecGame's autoreset does: the next game from the same generator
                 game.reset(slots=np.zeros(1, np.int64))
