@@ -11,7 +11,8 @@ One spec says what the vector holds, OpenSpiel-style: :func:`layout` gives the
 read from it: the encoder :func:`observe` (a kernel writing into the caller's buffer), the decoder
 ``layout(rules).view(obs)["hand"]`` (named arrays, batched or not), the same named
 arrays read straight from a state (``view_state``, the Monte-Carlo rollouts), the
-scalar encoder of :class:`~president_env.game.single.SingleGame` and the index table of
+encoder bound to one slot (:class:`SlotObserver`, which
+:class:`~president_env.game.single.SingleGame` observes with) and the index table of
 ``docs/environment.md`` (``layout(rules).table()``). The segments, in order, are
 ``_SEGMENTS`` below.
 """
