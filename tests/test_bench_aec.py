@@ -22,8 +22,9 @@ def test_bench_prints_both_rates_and_the_ratio():
     result = run("--seconds", "0.1", "--rounds", "1", "--rules", "party")
     assert result.returncode == 0, result.stderr
     assert "president_env.env()" in result.stdout and "leduc_holdem_v4.env()" in result.stdout
-    ratios = re.findall(r"^  ratio president_env\.env\(\) \[(\w+)\] / leduc +([0-9.]+) ", result.stdout, re.M)
-    assert ratios and all(float(value) > 0 for _, value in ratios), result.stdout
+    ratios = re.findall(r"^  ratio president_env\.env\(\) / leduc_holdem_v4\.env\(\) +([0-9.]+) ", result.stdout, re.M)
+    assert len(ratios) == 1 and float(ratios[0]) > 0, result.stdout
+    assert re.search(r"goal >= 1\.6: (met|not met)\)$", result.stdout, re.M), result.stdout
 
 
 @pytest.mark.parametrize("args", [("--seconds", "0"), ("--rounds", "0"), ("--rules", "poker"), ("--seconds", "x")])

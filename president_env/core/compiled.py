@@ -107,3 +107,10 @@ def run(kernel: Kernel, slots: int, *args: Any) -> None:
             finally:
                 _lock.release()
     kernel.serial(*args)
+
+
+def numba_entry(kernel: Any, args: tuple) -> Any:
+    """``kernel``'s compiled entry point for the types of ``args``: a call skips the dispatcher's typing of its
+    arguments (a named tuple is typed in Python, some microseconds a call), for a caller that calls the kernel
+    again and again with arguments of these types (``trick.Slot``, ``observation.SlotObserver``)."""
+    return kernel.compile(tuple(numba.typeof(arg) for arg in args))

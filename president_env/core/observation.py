@@ -11,7 +11,8 @@ One spec says what the vector holds, OpenSpiel-style: :func:`layout` gives the
 read from it: the encoder :func:`observe` (a kernel writing into the caller's buffer), the decoder
 ``layout(rules).view(obs)["hand"]`` (named arrays, batched or not), the same named
 arrays read straight from a state (``view_state``, the Monte-Carlo rollouts), the
-scalar encoder of :class:`~president_env.game.single.SingleGame` and the index table of
+encoder bound to one slot (:class:`SlotObserver`, which
+:class:`~president_env.game.single.SingleGame` observes with) and the index table of
 ``docs/environment.md`` (``layout(rules).table()``). The segments, in order, are
 ``_SEGMENTS`` below.
 """
@@ -27,7 +28,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from president_env.core.compiled import jit, run
+from president_env.core.compiled import jit, numba_entry, run
 from president_env.core.engine import GameState, tables
 from president_env.core.rules import Rules
 from president_env.core.trick import index_range
@@ -333,6 +334,37 @@ def observe(
         raise ValueError(f"viewer must hold one seat per observed slot, shape ({n},), got {seat.shape}")
     run(_observe_kernel(), n, _plan(rules), state, index, seat, out)
     return out
+
+
+OBSERVE_STATE = (
+    "hands", "played", "n_held", "passed_bits", "out_order", "penalized", "roles", "partner", "gives_left", "gave",
+    "received", "scores", "player_at_seat", "current", "trick_rank", "trick_count", "trick_owner", "revolution",
+    "constrained", "phase", "manche", "decisive",
+)  # fmt: skip
+"""The ``GameState`` fields the observation kernel reads (:func:`_observe_slots`)."""
+ObserveFields = NamedTuple("ObserveFields", [(name, np.ndarray) for name in OBSERVE_STATE])
+"""Those fields by name: what :class:`SlotObserver` hands the kernel (it reads fields by name, as in a
+``GameState``), so a call converts fewer arrays."""
+
+
+class SlotObserver:
+    """:func:`observe` bound to slot ``slot`` of ``state`` (whose arrays must stay the same objects), for a caller
+    that observes one game again and again (``SingleGame``): the kernel's arguments are gathered and typed once
+    (:func:`~president_env.core.compiled.numba_entry`), with only the fields it reads (:data:`ObserveFields`), and
+    it writes into a buffer of its own."""
+
+    def __init__(self, rules: Rules, state: GameState, slot: int = 0) -> None:
+        self._viewer = np.zeros(1, np.int64)
+        self._out = np.zeros((1, layout(rules).size), np.float32)
+        fields = ObserveFields(*(getattr(state, name) for name in OBSERVE_STATE))
+        self._args = (_plan(rules), fields, np.array([slot], np.int64), self._viewer, self._out)
+        self._call = numba_entry(_observe_kernel().serial, self._args)
+
+    def observe(self, seat: int) -> np.ndarray:
+        """``(obs_dim,) float32``: the slot's observation from ``seat``, a new array (the buffer is copied)."""
+        self._viewer[0] = seat
+        self._call(*self._args)
+        return self._out[0].copy()
 
 
 # --------------------------------------------------------------------------------------

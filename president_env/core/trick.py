@@ -16,14 +16,14 @@ from the rules (:func:`rank_tables`) are gathered by ``engine.tables``.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from president_env.core.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_tables
 from president_env.core.cards import JOKER, N_NATURAL_RANKS, TWO
-from president_env.core.compiled import Kernel, jit, run
+from president_env.core.compiled import Kernel, jit, numba_entry, run
 from president_env.core.rules import Rules
 from president_env.core.state import PHASE_EXCHANGE, PHASE_PLAY, GameState
 
@@ -186,9 +186,9 @@ PlayFields = NamedTuple("PlayFields", [(name, np.ndarray) for name in PLAY_STATE
 class Slot:
     """The mask and play kernels bound to slot ``slot`` of ``state`` (whose arrays must stay the same objects, as
     the kernels and the engine's manche ends keep them), for a caller that steps one game: the arguments are
-    gathered and typed once (:func:`numba_entry`), and each kernel gets only the fields it reads
-    (:data:`MaskFields`, :data:`PlayFields`: the kernels read fields by name, so they take these as they take a
-    ``GameState``), so a call pays only the conversion of those arrays."""
+    gathered and typed once (:func:`~president_env.core.compiled.numba_entry`), and each kernel gets only the
+    fields it reads (:data:`MaskFields`, :data:`PlayFields`: the kernels read fields by name, so they take these as
+    they take a ``GameState``), so a call pays only the conversion of those arrays."""
 
     def __init__(self, rules: Rules, state: GameState, slot: int = 0) -> None:
         mask_kernel, play_kernel = _kernels()
@@ -216,13 +216,6 @@ class Slot:
         self._ended[0] = False
         self._play_call(*self._play_args)
         return bool(self._ended[0])
-
-
-def numba_entry(kernel: Any, args: tuple) -> Any:
-    """``kernel``'s compiled entry point for the types of ``args``: a call skips the dispatcher's typing of its
-    arguments (a named tuple is typed in Python, some microseconds a call), for a caller that calls the kernel
-    again and again with arguments of these types."""
-    return kernel.compile(tuple(numba.typeof(arg) for arg in args))
 
 
 @lru_cache(maxsize=1)

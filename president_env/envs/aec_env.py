@@ -180,7 +180,8 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
       ignores the call: a silent no-op hides a missing ``reset()``).
     - Attribute reads (``agents``, ``terminations``, ...) and ``last()`` go to the raw env in one hop instead
       of through every wrapper's ``__getattr__``; the wrappers below define no attributes of their own, so the
-      values are the same, only cheaper (PettingZoo's loop reads six of them per step).
+      values are the same, only cheaper (PettingZoo's loop reads six of them per step). ``step`` does what
+      PettingZoo's does and calls the next wrapper directly (not through the base wrapper's ``step``).
     """
 
     def __init__(self, env: AECEnv) -> None:
@@ -200,9 +201,12 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         return self._raw.last(observe)
 
     def step(self, action) -> None:
-        if self._has_reset and not self._raw.agents:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        if not self._raw.agents:
             raise RuntimeError("step() after the game ended and every agent left: call reset() to play again")
-        super().step(action)
+        self._has_updated = True  # what PettingZoo's step does here, without its hops through the base wrapper
+        self.env.step(action)
 
 
 def env(**kwargs) -> AECEnv:

@@ -56,11 +56,14 @@ class LegalActionSpace(_BoundToGame, spaces.Discrete):
 
     def __init__(self, n: int, legal_mask: Callable[[], np.ndarray], seed: int | None = None) -> None:
         super().__init__(n, seed=seed)
+        self._low, self._high = int(self.start), int(self.start + self.n)
         self.bind(legal_mask)
 
     def contains(self, x) -> bool:
         """In range and an integer as the env accepts it (:func:`~president_env.core.actions.as_action`): also NumPy
         integers of any dtype (``uint64`` included) and integer arrays of shape ``(1,)``."""
+        if type(x) is int:  # the common case (every step of the AEC env's out-of-bounds check), without as_action
+            return self._low <= x < self._high
         try:
             value = as_action(x, int(self.n))
         except ValueError:

@@ -12,8 +12,8 @@ The game is a ``VecGame(batch_size=1)`` this object owns: its masks and steps ar
 to its one slot (``trick.Slot``), so the random draws, and the games for a seed, are those of
 ``VecGame(rules, batch_size=1, seed=seed)``. No rule is written here. After every step the slot is copied
 into this object's attributes (the fields of :class:`~president_env.core.engine.GameState`, same names and
-meanings) as Python ints, lists and per-seat ``bytearray`` rows, which the views read and from which the
-observation is joined as bytes.
+meanings) as Python ints and lists, which the views read; the observation is the engine's kernel on the slot
+(``observation.SlotObserver``).
 
 Beside the engine's counts it keeps, once for every front end:
 
@@ -44,8 +44,6 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -54,121 +52,18 @@ from president_env.core import deals, engine, observation, trick
 from president_env.core.actions import KIND_GIVE, KIND_PASS, KIND_PLAY, action_name, action_tables
 from president_env.core.cards import TWO, card_name, card_rank, deck, parse_card, sort_cards, validate_deal
 from president_env.core.engine import GameState
-from president_env.core.observation import ONE_HOT, OWN, SEATS, TABLE, Segment, layout
+from president_env.core.observation import layout
 from president_env.core.presets import RulesSpec, resolve_rules
 from president_env.core.rules import Rules
 from president_env.core.state import FIELDS, PHASE_PLAY
 from president_env.core.user_input import short_repr
 from president_env.core.vec_game import VecGame
 
-BYTE_ROWS = ("hands", "played", "gave", "received")  # (P, R) counts kept as one bytearray per seat
 _SLOT = np.zeros(1, np.int64)  # the engine game's one slot
+_FIELD_NAMES = frozenset(FIELDS)
 MAX_SEED = 2**63 - 1
 MAX_NAME = 100
 """Longest player name, source or note text a record may hold."""
-
-
-@lru_cache(maxsize=4)
-def _split(names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``names`` as (fields copied as Python values, fields copied as per-seat bytearrays)."""
-    return tuple(n for n in names if n not in BYTE_ROWS), tuple(n for n in names if n in BYTE_ROWS)
-
-
-@lru_cache(maxsize=64)
-def _writer(rules: Rules) -> Callable[[SingleGame, int], bytes]:
-    """The observation writer of ``rules``, built once per rules."""
-    return _observation_writer(rules)
-
-
-def _observation_writer(rules: Rules) -> Callable[[SingleGame, int], bytes]:
-    """``write(game, seat)``: the bytes of ``game.observe(seat)``, read from the observation spec.
-
-    Each segment of :func:`~president_env.core.observation.layout` falls in one of a few kinds (its encoding, whose
-    value it shows, its shape); ``write`` fills every segment of a kind in one loop over the game's fields (the
-    ``GameState`` names the spec gives) and joins the parts in the spec's order. A loop per kind, not a function
-    per segment, keeps the cost near that of one expression per segment. ``ValueError`` where a count is above 255.
-    """
-    p = rules.n_players
-    relative = [tuple((seat + j) % p for j in range(p)) for seat in range(p)]
-    in_order = [itemgetter(*seats) for seats in relative]  # per-seat list -> values in relative seat order
-    segments = layout(rules).segments
-    kinds: dict[str, list[tuple]] = {kind: [] for kind in _WRITER_KINDS}
-    for i, seg in enumerate(segments):
-        kind = _writer_kind(seg)
-        if seg.encoding != ONE_HOT:
-            kinds[kind].append((i, seg.source))
-        else:  # rows by value - first; row `width` (also index -1) is all zeros: the one-hot marks no value
-            table = [row.tobytes() for row in np.eye(seg.shape[-1], dtype=np.uint8)] + [bytes(seg.shape[-1])]
-            kinds[kind].append((i, seg.source, table, seg.first))
-    own_rows, own_values, seat_rows, seat_values, table_values = (
-        tuple(kinds[k]) for k in ("own_rows", "own_values", "seat_rows", "seat_values", "table_values")
-    )
-    own_seats, table_seats, seat_hots, table_hots = (
-        tuple(kinds[k]) for k in ("own_seat_hots", "table_seat_hots", "seat_hots", "table_hots")
-    )
-    passed_at = [i for i, name in kinds["passed"]]
-    scores_at = [i for i, name in kinds["scores"]]
-    passed_rows = [[bytes((bits >> s) & 1 for s in seats) for bits in range(256)] for seats in relative]
-    size = len(segments)
-
-    def write(game: SingleGame, seat: int) -> bytes:
-        fields = game.__dict__
-        rel, ordered = relative[seat], in_order[seat]
-        out = [b""] * size
-        for i, name in own_rows:  # (P, R) counts kept as one bytearray per seat
-            out[i] = fields[name][seat]
-        for i, name in own_values:
-            out[i] = bytes((fields[name][seat],))
-        for i, name in seat_rows:
-            rows = fields[name]
-            out[i] = b"".join([rows[s] for s in rel])
-        for i, name in seat_values:
-            out[i] = bytes(ordered(fields[name]))
-        for i, name in table_values:
-            out[i] = bytes((fields[name],))
-        for i, name, table, _ in own_seats:  # an absolute seat (-1: none), shown relative to the viewer
-            v = fields[name][seat]
-            out[i] = table[(v - seat) % p if v >= 0 else -1]
-        for i, name, table, _ in table_seats:
-            v = fields[name]
-            out[i] = table[(v - seat) % p if v >= 0 else -1]
-        for i, name, table, first in seat_hots:
-            out[i] = b"".join([table[v - first] for v in ordered(fields[name])])
-        for i, name, table, first in table_hots:
-            out[i] = table[fields[name] - first]
-        for i in passed_at:  # seat bits in the state
-            out[i] = passed_rows[seat][fields["passed_bits"]]
-        for i in scores_at:  # by player in the state, by seat in the observation
-            scores, player_at_seat = fields["scores"], fields["player_at_seat"]
-            out[i] = bytes([scores[player_at_seat[s]] for s in rel])
-        return b"".join(out)
-
-    return write
-
-
-_WRITER_KINDS = (
-    "own_rows", "own_values", "seat_rows", "seat_values", "table_values",
-    "own_seat_hots", "table_seat_hots", "seat_hots", "table_hots", "passed", "scores",
-)  # fmt: skip
-
-
-def _writer_kind(seg: Segment) -> str:
-    """Which loop of ``_observation_writer`` writes ``seg``."""
-    if seg.source in ("passed", "scores"):  # derived: seat bits; by player in the state
-        return seg.source
-    if seg.encoding == ONE_HOT:
-        kind = {(OWN, True): "own_seat_hots", (TABLE, True): "table_seat_hots"}.get((seg.whose, seg.seat))
-        kind = kind or {(SEATS, False): "seat_hots", (TABLE, False): "table_hots"}.get((seg.whose, seg.seat))
-        if kind is None:
-            raise NotImplementedError(
-                f"segment {seg.name}: no scalar writer for a one-hot of {seg.whose} (seat {seg.seat})"
-            )
-        return kind
-    if seg.whose == OWN:
-        return "own_rows" if seg.shape else "own_values"
-    if seg.whose == SEATS:
-        return "seat_rows" if len(seg.shape) > 1 else "seat_values"
-    return "table_values"
 
 
 def check_note(rules: Rules, note: Any) -> None:
@@ -490,6 +385,7 @@ class SingleGame:
         # is dealt here, with the same draws as VecGame's autoreset.
         self.engine_game = VecGame(self.rules, batch_size=1, seed=seed, reward_mode=reward_mode, autoreset=False)
         self.reward_mode = reward_mode
+        self._own_table = False  # observe from this object's fields (``observe``), not from the engine game
         self._bind()
         self.obs_dim = layout(self.rules).size
         self._new_game(seed)
@@ -510,21 +406,27 @@ class SingleGame:
             self.source = self.record.source = _source_label(source)
 
     def _bind(self) -> None:
-        """The observation writer, the action tables as lists, and the kernels bound to the engine game's slot."""
+        """The action tables as lists, and the kernels bound to the engine game's slot (the observation's: to the
+        table of its own where this is the ``ended`` game, on its first observation)."""
         rules = self.rules
-        self._write = _writer(rules)
         self._tables = tuple(t.tolist() for t in action_tables(rules))
         self._moves = [action_name(rules, a) for a in range(rules.num_actions)]
         state = self.engine_game.state
         self._slot = trick.Slot(rules, state)  # the kernels keep the arrays too
+        self._observer = None if self._own_table else observation.SlotObserver(rules, state)
         self._play_arrays = tuple((name, getattr(state, name)) for name in trick.PLAY_CHANGES)
 
     def __getstate__(self) -> dict:
-        """Pickled without the observation writer (it holds closures), the tables and the bound kernels; rebuilt
-        on load."""
+        """Pickled without the tables and the bound kernels; rebuilt on load."""
         state = self.__dict__.copy()
-        del state["_write"], state["_slot"], state["_tables"], state["_moves"], state["_play_arrays"]
+        del state["_slot"], state["_observer"], state["_tables"], state["_moves"], state["_play_arrays"]
         return state
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A state field set from outside (a test setting up a position): observe reads the fields from then on.
+        if name in _FIELD_NAMES:
+            self.__dict__["_own_table"], self.__dict__["_observer"] = True, None
+        object.__setattr__(self, name, value)
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -533,14 +435,10 @@ class SingleGame:
     # ---- state ------------------------------------------------------------------------------
     def _load(self, names: tuple[str, ...] = FIELDS) -> None:
         """Copy the engine game's slot into this object's fields (those named ``names``)."""
-        state, fields, width = self.engine_game.state, self.__dict__, self.rules.n_ranks
-        values, rows = _split(names)
-        for name in values:
+        state, fields = self.engine_game.state, self.__dict__
+        for name in names:
             fields[name] = getattr(state, name).tolist()[0]
-        for name in rows:  # int8 counts, one bytearray per seat
-            data = getattr(state, name)[0].tobytes()
-            fields[name] = [bytearray(data[i : i + width]) for i in range(0, len(data), width)]
-        self._mask: bytes | None = None
+        fields["_mask"] = None  # into the dict, as the fields: past __setattr__ (kept for fields set from outside)
 
     def _load_play(self, seat: int) -> None:
         """After a play or pass of ``seat`` that ended no manche: copy only what it may change
@@ -550,19 +448,16 @@ class SingleGame:
         state, fields = self.engine_game.state, self.__dict__
         for name, array in self._play_arrays:
             fields[name] = array.tolist()[0]
-        self.hands[seat] = bytearray(state.hands[0, seat].tobytes())
-        self.played[seat] = bytearray(state.played[0, seat].tobytes())
+        self.hands[seat] = state.hands[0, seat].tolist()
+        self.played[seat] = state.played[0, seat].tolist()
         if not self.n_held[seat]:
             for name in trick.OUT_CHANGES:
                 fields[name] = getattr(state, name).tolist()[0]
-        self._mask = None
+        fields["_mask"] = None
 
     def _fields(self) -> dict[str, list | int | bool]:
         """The ``GameState`` fields of this game as plain lists and scalars."""
-        fields = {name: getattr(self, name) for name in FIELDS}
-        for name in BYTE_ROWS:
-            fields[name] = [list(row) for row in fields[name]]
-        return fields
+        return {name: getattr(self, name) for name in FIELDS}
 
     def to_state(self) -> GameState:
         """A new one-slot :class:`GameState` holding this game (for the render and for checks)."""
@@ -599,6 +494,9 @@ class SingleGame:
         self.ended: SingleGame | None = None  # after a game ended: that game's table before its last play
         self.final: GameState | None = None  # after a game ended: that game's table after its last play
         self.done = False
+        if self._own_table:  # a state field was set from outside: the new game's are the engine game's again
+            self.__dict__["_own_table"] = False
+            self._bind()
         self._load()
         # An int seed dealt this game; else (a reset without one, an autoreset: the generator of the game before
         # goes on; a Generator or SeedSequence given) no seed reproduces it, and the record says so. Its deals do.
@@ -661,9 +559,10 @@ class SingleGame:
     # ---- legal actions -------------------------------------------------------------------------
     def mask_bytes(self) -> bytes:
         """The legal mask as ``num_actions`` bytes 0/1 (the engine's, cached until the next step)."""
-        if self._mask is None:
-            self._mask = self._slot.mask_bytes()
-        return self._mask
+        mask = self._mask
+        if mask is None:
+            mask = self.__dict__["_mask"] = self._slot.mask_bytes()
+        return mask
 
     def legal_mask(self) -> np.ndarray:
         """``(num_actions,) bool`` legal actions of the player to act (read-only; all false once ``done``)."""
@@ -671,16 +570,16 @@ class SingleGame:
 
     # ---- observation ---------------------------------------------------------------------------
     def observe(self, seat: int) -> np.ndarray:
-        """``(obs_dim,) float32`` from ``seat``'s point of view: ``observation.observe`` for one slot.
+        """``(obs_dim,) float32`` from ``seat``'s point of view: ``observation.observe`` for one slot (a new array).
 
-        Built as bytes (every entry but the scores and the manche index is a count or flag below 256), one part per
-        segment of the observation spec (``_observation_writer``).
-        """
-        try:
-            data = self._write(self, seat)
-        except ValueError:  # a score or manche index above 255: the engine's encoder
-            return observation.observe(self.rules, self.to_state(), np.array([seat]))[0]
-        return np.frombuffer(data, np.uint8).astype(np.float32)
+        The engine's kernel on the engine game's slot; on a table of this object's fields (:meth:`to_state`) where
+        they are not the engine game's: the ``ended`` game, or a state field set from outside."""
+        observer = self._observer
+        if observer is None:
+            observer = observation.SlotObserver(self.rules, self.to_state())
+            if self.done:  # the fields change no more (a field set again drops it)
+                self._observer = observer
+        return observer.observe(seat)
 
     def observe_player(self, player: int) -> dict[str, np.ndarray]:
         """``{"observation", "action_mask"}`` of ``player``, as the AEC env gives it (``int8`` mask, zero unless
@@ -778,7 +677,7 @@ class SingleGame:
             # The table as it stood before the game's last play (this object's fields, not yet reloaded), with
             # its events, cards and record complete; and the one after it (phase over, final scores).
             ended = object.__new__(SingleGame)
-            ended.__dict__.update(self.__dict__)
+            ended.__dict__.update(self.__dict__, _own_table=True, _observer=None)  # observes its own table
             ended.ended = ended.final = None  # not a chain of every game played
             ended.done = True
             final = state.copy()
