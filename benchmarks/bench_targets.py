@@ -4,8 +4,8 @@ At B = 4096 on the standard rules, with random legal actions:
 
 - ``VecGame`` (a) legal mask + sampling + step and (b) the same plus the observation (``bench.vec_rates``), each
   against PGX's ``leduc_holdem`` on CPU JAX: ``jit(vmap(step))`` with PGX's auto-reset and a random legal action
-  drawn inside the jitted step (PGX's step computes the mask and the observation too), in a child process (JAX's
-  threads, once started, slowed the kernels of the process that holds them several times over). Targets:
+  drawn inside the jitted step (PGX's step computes the mask and the observation too), in a child process (with JAX
+  in the same process, a first try on a loaded machine ran the kernels several times slower). Targets:
   (a) ≥ 2.5×, (b) ≥ 1.5×. Needs ``pip install pgx`` (JAX); without it these rows are skipped.
 - (b) in a process pinned to two cores against one pinned to one (``taskset -c 0,1`` / ``taskset -c 0``: the
   kernels use the CPUs of the process's affinity mask, ``president_env.core.threads``). Target ≥ 1.6×.
