@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted([*ROOT.glob("benchmarks/*.py"), *ROOT.glob("scripts/*.py")])
 NEEDS = {
+    "expert_iteration.py": "torch",
     "bench_train.py": "torch",
     "bench_search_noise.py": "torch",
     "agents_report.py": "matplotlib",
