@@ -71,8 +71,12 @@ print(int((out == 2 * x).all()))
 
 
 def small_kernel(folder, n: int) -> subprocess.CompletedProcess:
-    """Run :data:`SMALL_KERNEL` on ``n`` slots in a fresh process, its disk cache in ``folder / "cache"``."""
-    (folder / "small_kernel.py").write_text(SMALL_KERNEL)
+    """Run :data:`SMALL_KERNEL` on ``n`` slots in a fresh process, its disk cache in ``folder / "cache"``. The module is
+    written once: rewriting it would change its source stamp, and the next process would compile instead of
+    loading the cache under test."""
+    module = folder / "small_kernel.py"
+    if not module.exists():
+        module.write_text(SMALL_KERNEL)
     env = {**os.environ, "NUMBA_CACHE_DIR": str(folder / "cache")}
     return subprocess.run(
         [sys.executable, str(folder / "small_kernel.py"), str(n)], env=env, capture_output=True, text=True, timeout=600
