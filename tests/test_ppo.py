@@ -228,6 +228,7 @@ def test_president_train_reports_bad_configs(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_a_short_run_beats_random(tmp_path):
+    """300 k steps (18 updates) take it from about -1 to about +1.7 against three random players (100 k steps: +0.2)."""
     from president_env.evaluation.tournament import evaluate
 
     config = load_config(
@@ -237,7 +238,7 @@ def test_a_short_run_beats_random(tmp_path):
             "ppo.num_envs=512",
             "ppo.num_steps=32",
             "network.hidden=[128, 128]",
-            "budget.total_steps=1000000",
+            "budget.total_steps=300000",
             "budget.eval_every=0",
             "opponents.baselines={random: 0.3}",
         ],
