@@ -53,6 +53,13 @@ def jit(function: Any) -> Kernel:
     )
 
 
+def slot_function(function: Any) -> Any:
+    """``function``, the work of one slot or row, compiled by Numba for the kernels that call it (nopython, no GIL,
+    cached on disk with its callers, inlined into them): the heuristics' scoring of one row serves their batched
+    kernel and the vector env's compiled opponents' loop (``president_env.core.autoplay``)."""
+    return _rebuild_stale_cache(numba.njit(cache=True, nogil=True, inline="always")(function))
+
+
 _STALE_INDEX = (ImportError, AttributeError, EOFError, pickle.UnpicklingError)
 """What reading a cache index written by another layout of the package raises: Numba unpickles the whole index,
 argument types included (the state's named tuples name their module), before it checks the source stamp."""

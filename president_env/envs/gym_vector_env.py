@@ -64,6 +64,7 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -73,7 +74,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from president_env.core import engine, registry
+from president_env.core import autoplay, engine, registry
 from president_env.core.observation import StateViews, layout, observe
 from president_env.core.presets import RulesSpec, resolve_rules
 from president_env.core.rules import Rules
@@ -158,6 +159,12 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         # The registry's RandomAgent draws straight from its generator: what its act_batch does, less the checks
         # of masks that the engine made.
         self._draws = [type(o) is registry.RandomAgent for o in self._distinct]
+        # One opponent object that offers a compiled policy plays in one kernel call per loop (_play_compiled); its
+        # policy is asked for at each call (a reseeded agent keys it from its new generator).
+        self._compiled = (
+            len(self._distinct) == 1 and autoplay.compiled_policy(self._distinct[0], self.rules) is not None
+        )
+        self._decisions = np.zeros(self.num_envs, np.int64)  # each game's opponent decisions in the compiled loop
         self.game = VecGame(self.rules, batch_size=self.num_envs, reward_mode=reward_mode, autoreset=False)
         self.obs_dim = layout(self.rules).size
         self.num_actions = self.rules.num_actions
@@ -241,12 +248,71 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         state = self.game.state
         active = games[~self._learner_player_at_turn(state, games, games) & (state.phase[games] != engine.PHASE_OVER)]
         try:
-            self._play_opponents(active, reward, terminated)
+            if self._compiled:
+                self._play_compiled(active, reward, terminated)
+            else:
+                self._play_opponents(active, reward, terminated)
         finally:
             self.game.invalidate_mask()
 
+    def _play_compiled(self, active: np.ndarray, reward: np.ndarray, terminated: np.ndarray) -> None:
+        """The loop of :meth:`_advance` over the games ``active`` for an opponent with a compiled policy: one kernel
+        call plays every game to its learner's turn or its manche's end (``autoplay.play``). The manches that end
+        are scored and dealt by the engine in the order :meth:`_play_opponents` deals them, by the opponents'
+        decision at which they ended, then by game (the same deals from the game's generator), and their games go
+        on. All that ended are dealt at once; where a game so continued ends a manche again before the last of
+        them ended (a whole manche without its learner: rare), that batch is undone and dealt decision by
+        decision (:meth:`_deal_by_decision`)."""
+        policy = autoplay.compiled_policy(self._distinct[0], self.rules)
+        key = policy.key() if policy.key is not None else 0
+        self._decisions[active] = 0
+        ended = self._autoplay(active, policy, key)
+        while ended.size:
+            decided = self._decisions[ended]
+            ended = ended[np.lexsort((ended, decided))]  # by decision, then by game
+            last = int(decided.max())
+            saved = None
+            if int(decided.min()) < last:  # a game dealt now may end again before the last of them ended
+                saved = (self.game.state.take(ended), copy.deepcopy(self.game.rng.bit_generator.state),
+                         reward[ended], terminated[ended], self._decisions[ended])  # fmt: skip
+            again = self._autoplay(self._end_manches(ended, reward, terminated), policy, key)
+            if saved is not None and again.size and int(self._decisions[again].min()) <= last:
+                _write_back(self.game.state, saved[0], ended)
+                self.game.rng.bit_generator.state = saved[1]
+                reward[ended], terminated[ended], self._decisions[ended] = saved[2:]
+                self._deal_by_decision(ended, policy, key, reward, terminated)
+                return
+            ended = again
+
+    def _autoplay(self, games: np.ndarray, policy: autoplay.CompiledPolicy, key: int) -> np.ndarray:
+        """The compiled loop over ``games``; the games among them whose manche ended."""
+        if not games.size:
+            return games
+        status = autoplay.play(self.rules, self.game.state, games, self.learner, policy, key, self._decisions)
+        if (status == autoplay.ILLEGAL).any():
+            raise ValueError(f"an opponent chose an illegal action in game {int(games[status == autoplay.ILLEGAL][0])}")
+        return games[status == autoplay.MANCHE_OVER]
+
+    def _end_manches(self, games: np.ndarray, reward: np.ndarray, terminated: np.ndarray) -> np.ndarray:
+        """Score the manches just ended in ``games`` and deal the next ones, in that order; the games that go on."""
+        game = self.game
+        events = engine.end_manches(self.rules, game.state, games, game.rng, game.reward_mode)
+        reward[games] += events.rewards[np.arange(games.size), self.learner[games]]
+        terminated[games[events.game_over]] = True
+        return games[~events.game_over]
+
+    def _deal_by_decision(self, ended: np.ndarray, policy: autoplay.CompiledPolicy, key: int, reward, terminated):
+        """:meth:`_play_compiled`'s exact order where a game ends several manches: the ended manches of the
+        earliest decision first, and their games played on, until none ends."""
+        while ended.size:
+            decided = self._decisions[ended]
+            first = decided == decided.min()
+            now, ended = np.sort(ended[first]), ended[~first]
+            ended = np.concatenate((ended, self._autoplay(self._end_manches(now, reward, terminated), policy, key)))
+
     def _play_opponents(self, active: np.ndarray, reward: np.ndarray, terminated: np.ndarray) -> None:
-        """The loop of :meth:`_advance` over the games ``active`` (their opponent is to act)."""
+        """The loop of :meth:`_advance` over the games ``active`` (their opponent is to act), each opponent decision
+        a Python round trip: for opponents without a compiled policy."""
         rules, game, learner = self.rules, self.game, self.learner
         state = game.state
         work, work_games = state, None  # the batch the loop steps, and the game of each of its rows
