@@ -191,7 +191,7 @@ class HeuristicAgent(Agent):
         if rules != self.rules or not own:
             return None
         p, r = rules.n_players, rules.n_ranks
-        return CompiledPolicy(_decide_in_state, _scorer(rules, self.weights), scratch=6 * r + 3 * p)
+        return CompiledPolicy(_decide_in_state, _scorer(rules, self.weights), scratch=6 * r + 3 * p + 1)
 
     def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
         """The decision and the cost of every legal action under the level's weights (the cheapest is played)."""
@@ -216,7 +216,7 @@ def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights)
 @lru_cache(maxsize=1)
 def _kernel():
     """:func:`_choose_kernel` compiled."""
-    return compiled.jit(_choose_kernel).serial  # its scratch rows are shared: one thread
+    return compiled.borrowing(_choose_kernel)  # one thread: its scratch rows are shared
 
 
 class _Scorer(NamedTuple):
@@ -345,9 +345,17 @@ def _call_kernel(
     _kernel()(
         hand, played, _as(revolution, np.bool_).reshape(n), _as(trick_rank, np.int64).reshape(n),
         _as(trick_count, np.int64).reshape(n), held, passed, out_order, _as(masks, np.bool_), _scorer(rules, w), out,
-        _NO_COSTS if costs_out is None else costs_out, state,
+        _NO_COSTS if costs_out is None else costs_out, state, *_scratch(hand.shape[1], masks.shape[1]),
     )  # fmt: skip
     return out
+
+
+def _scratch(n_ranks: int, n_actions: int) -> tuple[np.ndarray, ...]:
+    """The kernel's scratch rows: ``hidden`` (cards of each rank outside the viewer's hand and the discard),
+    ``usable`` (those that can play the rank: its own, and wild 2s), ``most``, ``master_group`` (see
+    :func:`_choose_row`) and the row's legal actions."""
+    rows = np.zeros((3, n_ranks), np.int64)
+    return rows[0], rows[1], rows[2], np.zeros(n_ranks, np.bool_), np.zeros(n_actions, np.int64)
 
 
 _NO_COSTS = np.zeros((0, 0))
@@ -356,6 +364,7 @@ _NO_COSTS = np.zeros((0, 0))
 
 def _choose_kernel(
     hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks, k, out, costs, state,
+    hidden, usable, most, master_group, legal,
 ):  # fmt: skip
     """``out[i]``: the cheapest legal action of row ``i`` (lowest index on ties), under ``k`` (:class:`_Scorer`);
     where ``costs`` is not empty, every legal action's cost too (``costs[i, a]``; forced moves are then scored as
@@ -364,16 +373,14 @@ def _choose_kernel(
     The per-seat segments come from a view, ``hand (n, R)``, ``played (n, P, R)`` (or summed over the seats,
     ``(n, 1, R)``: only its total per rank is read), ``held``, ``passed``, ``out_order (n, P)``; or, where
     ``state`` (a ``GameState``) has slots, from the state: for each row with a choice, the acting seat's segments
-    are gathered into row 0 of those arrays (:func:`_gather`). Each row is scored by :func:`_choose_row`."""
-    n, n_ranks = masks.shape[0], hand.shape[1]
+    are gathered into row 0 of those arrays (:func:`_gather`). Each row is scored by :func:`_choose_row`.
+    ``hidden``, ``usable``, ``most``, ``master_group``, ``legal``: scratch (:func:`_scratch`): the kernel allocates
+    nothing, so it compiles without reference counting (``compiled.borrowing``), which would cost more than the
+    scoring in the functions it inlines."""
+    n = masks.shape[0]
     n_actions = masks.shape[1]
     from_state = state.hands.shape[0] > 0
     with_costs = costs.shape[0] > 0
-    hidden = np.zeros(n_ranks, np.int64)
-    usable = np.zeros(n_ranks, np.int64)  # hidden cards that can play rank r: its own, and wild 2s
-    most = np.zeros(n_ranks, np.int64)
-    master_group = np.zeros(n_ranks, np.bool_)
-    legal = np.zeros(n_actions, np.int64)
     for i in range(n):
         n_legal = 0
         for a in range(n_actions):
@@ -575,9 +582,9 @@ def _choose_row(
     return best
 
 
-@compiled.slot_function
+@compiled.borrowing
 def _decide_in_state(k, state, s, legal, n_legal, word, scratch):
-    """:attr:`HeuristicAgent.compiled_policy`'s decision in slot ``s``: as :func:`choose_in_state` chooses it,
+    """:meth:`HeuristicAgent.compiled_policy`'s decision in slot ``s``: as :func:`choose_in_state` chooses it,
     its rows carved from ``scratch`` (``k``: the :class:`_Scorer`)."""
     if n_legal == 1:  # a forced move: nothing to score
         return legal[0]
@@ -590,7 +597,7 @@ def _decide_in_state(k, state, s, legal, n_legal, word, scratch):
     hidden = scratch[2 * r + 3 * p : 3 * r + 3 * p]
     usable = scratch[3 * r + 3 * p : 4 * r + 3 * p]
     most = scratch[4 * r + 3 * p : 5 * r + 3 * p]
-    master_group = scratch[5 * r + 3 * p : 6 * r + 3 * p]
+    master_group = scratch[5 * r + 3 * p : 6 * r + 3 * p + 1].view(np.bool_)[:r]
     _gather(state, s, hand, played, held, passed, out_order)
     return _choose_row(
         k, legal, n_legal, hand, played, held, passed, out_order, 0, state.revolution[s], state.trick_rank[s],

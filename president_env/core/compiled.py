@@ -60,6 +60,19 @@ def slot_function(function: Any) -> Any:
     return _rebuild_stale_cache(numba.njit(cache=True, nogil=True, inline="always")(function))
 
 
+def borrowing(function: Any) -> Any:
+    """``function`` compiled by Numba without reference counting (``_nrt=False``), on the calling thread: for a
+    function that allocates nothing and only reads and writes the arrays it is given (the caller keeps them alive),
+    called often. Otherwise each array a :func:`slot_function` inlined into it takes as an argument costs two atomic
+    counter updates a call, more than a heuristic's scoring of a row (``agents/heuristic.py``: its batched kernel,
+    and its decision in the vector env's compiled opponents' loop, ``president_env.core.autoplay``)."""
+    threaded = types.FunctionType(
+        function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__
+    )
+    threaded.__qualname__ = f"{function.__qualname__}_borrowing"
+    return _rebuild_stale_cache(numba.njit(cache=True, nogil=True, _nrt=False)(threaded))
+
+
 _STALE_INDEX = (ImportError, AttributeError, EOFError, pickle.UnpicklingError)
 """What reading a cache index written by another layout of the package raises: Numba unpickles the whole index,
 argument types included (the state's named tuples name their module), before it checks the source stamp."""
