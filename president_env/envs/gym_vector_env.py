@@ -44,8 +44,13 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
 - **Terminal observation**: the table after the game's last play, from the learner's seat
   (final scores, the phase one-hot all 0), as the single env's (the AEC env's is the table before
   that play: ``docs/environment.md``).
-- **Speed**: the opponents' masks and steps run in the engine's compiled kernels; opponents with ``act_views`` (the
-  heuristics) read the state's named views (:class:`~president_env.core.observation.StateViews`).
+- **Speed**: a single opponent object with a compiled policy (``compiled_policy(rules)``: the registry's random
+  agent, the heuristics) plays all its decisions between two learner turns in one kernel call
+  (:mod:`president_env.core.autoplay`, parallel over the games); the engine scores the manches that end there and
+  deals the next in the order the Python loop deals them. The random agent's draws come from a counter-based stream
+  per game keyed from its generator at each step (the same whatever the number of threads). Other opponents act
+  through Python, one call per engine step; their masks and steps run in the engine's compiled kernels, and those
+  with ``act_views`` read the state's named views (:class:`~president_env.core.observation.StateViews`).
 - **Seeding**: ``reset(seed=int)`` seeds the env's ``np_random``, which draws the seats, the
   game generator's seed and the opponents' seeds (``opponent.reset(seed=...)`` where they have
   one); a list of ``N`` seeds (Gymnasium's per-sub-env form) is folded into one ``SeedSequence``.
