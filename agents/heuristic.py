@@ -394,7 +394,7 @@ def _choose_kernel(
         if from_state:
             v = 0
             _gather(state, i, hand, played, held, passed, out_order)
-        out[i] = _choose_row(
+        out[i] = _score_row(
             k, legal, n_legal, hand, played, held, passed, out_order, v, revolution[i], trick_rank[i], trick_count[i],
             hidden, usable, most, master_group, costs, i, with_costs,
         )  # fmt: skip
@@ -421,7 +421,6 @@ def _gather(state, s, hand, played, held, passed, out_order):
         out_order[0, j] = state.out_order[s, seat]
 
 
-@compiled.slot_function
 def _choose_row(
     k, legal, n_legal, hand, played, held, passed, out_order, v, revolution, trick_rank, trick_count,
     hidden, usable, most, master_group, costs, i, with_costs,
@@ -582,7 +581,13 @@ def _choose_row(
     return best
 
 
-@compiled.borrowing
+_score_row = compiled.slot_function(_choose_row)
+""":func:`_choose_row` inlined into the batched kernel."""
+_score_one_row = compiled.borrowing(_choose_row)
+""":func:`_choose_row` called by :func:`_decide_in_state` (not inlined: no reference counts in it)."""
+
+
+@compiled.slot_function
 def _decide_in_state(k, state, s, legal, n_legal, word, scratch):
     """:meth:`HeuristicAgent.compiled_policy`'s decision in slot ``s``: as :func:`choose_in_state` chooses it,
     its rows carved from ``scratch`` (``k``: the :class:`_Scorer`)."""
@@ -599,7 +604,7 @@ def _decide_in_state(k, state, s, legal, n_legal, word, scratch):
     most = scratch[4 * r + 3 * p : 5 * r + 3 * p]
     master_group = scratch[5 * r + 3 * p : 6 * r + 3 * p + 1].view(np.bool_)[:r]
     _gather(state, s, hand, played, held, passed, out_order)
-    return _choose_row(
+    return _score_one_row(
         k, legal, n_legal, hand, played, held, passed, out_order, 0, state.revolution[s], state.trick_rank[s],
         state.trick_count[s], hidden, usable, most, master_group, k.no_costs, 0, False,
     )  # fmt: skip
