@@ -2,27 +2,30 @@
 
 A batched env that holds one learner seat per game lets its opponents act until every game is back at its learner's
 turn (the vector env, ``president_env.envs.gym_vector_env``). Where the opponents' policy can be compiled, that loop
-is one kernel call: for each game, slot by slot and in parallel over the slots like the rule kernels
-(:func:`~president_env.core.compiled.run`), the legal mask (``trick``'s mask kernel), the policy's decision and the play
-(its play kernel) follow one another until the learner is to act, the game is over or a manche ends. A manche's
-end goes back to the engine (:func:`~president_env.core.engine.end_manches`: scoring, and the next deal, the one
-random draw of the game's generator), which deals the manches in the order the Python loop did: by the opponents'
-decision at which they ended, then by game.
+is one kernel call, in parallel over chunks of games like the rule kernels (:func:`~president_env.core.compiled.run`):
+in a chunk, the games still playing take turns, ``trick``'s mask kernel for all of them, the policy's decision for
+each, their plays by ``trick``'s play kernel, until each game's learner is to act, the game is over or its manche
+ends. A manche's end goes back to the caller, which has the engine score it and deal the next
+(:func:`~president_env.core.engine.end_manches`: the deal is the one random draw of the game's generator, so the
+vector env deals in the order its Python loop did: by the opponents' decision at which the manches ended, then by
+game).
 
 **The protocol.** An agent offers its compiled form by a method ``compiled_policy(rules)`` that returns a
 :class:`CompiledPolicy` (or ``None`` where it cannot, e.g. for other rules than its own):
 
-- ``decide(params, state, slot, legal, n_legal, word, scratch) -> action``: a Numba function
-  (:func:`~president_env.core.compiled.slot_function`) that chooses for the seat to act in slot ``slot`` of the
+- ``decide(params, state, slot, legal, n_legal, word, scratch) -> action``: a Numba function (e.g. a
+  :func:`~president_env.core.compiled.slot_function`, inlined into the loop) that chooses for the seat to act in slot ``slot`` of the
   ``GameState`` ``state``, among the ``n_legal`` legal actions ``legal[:n_legal]`` (ascending); ``word`` is a
   ``uint64`` of random bits for this decision, ``scratch`` an ``int64`` array of ``scratch`` entries it may use
   (one per thread). It must choose what the agent's ``act_batch`` chooses on that seat's observation, or, for a
   random policy, draw from the same distribution.
-- ``params``: what ``decide`` reads (numbers, arrays, named tuples of them).
+- ``params``: what ``decide`` reads: a tuple or named tuple of numbers and arrays (one level: Numba's threaded
+  loop does not take a tuple nested in it).
 - ``key``: ``None`` for a deterministic policy, else a function the loop calls once per call for a fresh 63-bit
   key (from the agent's generator, so reseeding the agent reseeds it): the ``word`` of a decision is a
   counter-based hash of (key, game, the game's decisions so far in the call), so each game draws its own
-  stream and the results are the same whatever the number of threads.
+  stream and the results are the same whatever the number of threads. An illegal choice stops that game (status
+  :data:`ILLEGAL`, nothing of it played).
 
 The registry's :class:`~president_env.core.registry.RandomAgent` (:func:`uniform_decision`) and the heuristics
 (``agents/heuristic.py``) offer it. The loop is compiled once per ``decide`` function (:func:`kernel`: the loop's
@@ -48,7 +51,8 @@ from president_env.core.rules import Rules
 from president_env.core.state import PHASE_OVER, GameState
 
 CHUNK = 32
-"""Slots per chunk of the loop: each chunk allocates its mask row, legal list and scratch once."""
+"""Games per chunk of the loop: each chunk allocates its masks, legal list and scratch once, and its games share the
+calls of the mask and play kernels."""
 AT_TURN, MANCHE_OVER, ILLEGAL = 0, 1, 2
 """A game's status after :func:`play`: at its learner's turn (or over), its manche just ended (the engine scores
 it), or the policy chose an illegal action (nothing of that decision was played)."""
