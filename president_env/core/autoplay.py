@@ -14,11 +14,11 @@ game).
 :class:`CompiledPolicy` (or ``None`` where it cannot, e.g. for other rules than its own):
 
 - ``decide(params, state, slot, legal, n_legal, word, scratch) -> action``: a Numba function (e.g. a
-  :func:`~president_env.core.compiled.slot_function`, inlined into the loop) that chooses for the seat to act in slot ``slot`` of the
-  ``GameState`` ``state``, among the ``n_legal`` legal actions ``legal[:n_legal]`` (ascending); ``word`` is a
-  ``uint64`` of random bits for this decision, ``scratch`` an ``int64`` array of ``scratch`` entries it may use
-  (one per thread). It must choose what the agent's ``act_batch`` chooses on that seat's observation, or, for a
-  random policy, draw from the same distribution.
+  :func:`~president_env.core.compiled.slot_function`, inlined into the loop) that chooses for the seat to act in
+  slot ``slot`` of the ``GameState`` ``state``, among the ``n_legal`` legal actions ``legal[:n_legal]``
+  (ascending); ``word`` is a ``uint64`` of random bits for this decision, ``scratch`` an ``int64`` array of
+  ``scratch`` entries it may use (one per chunk of games). It must choose what the agent's ``act_batch`` chooses on
+  that seat's observation, or, for a random policy, draw from the same distribution.
 - ``params``: what ``decide`` reads: a tuple or named tuple of numbers and arrays (one level: Numba's threaded
   loop does not take a tuple nested in it).
 - ``key``: ``None`` for a deterministic policy, else a function the loop calls once per call for a fresh 63-bit
