@@ -558,14 +558,14 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         if rows.size:
             whole = rows.size == self.num_envs
             game = self.game
-            events = engine.step(
+            events = engine.step(  # every action of the playing games is legal now (checked or replaced above)
                 self.rules,
                 game.state,
                 actions if whole else actions[rows],
                 game.rng,
-                mask=mask if whole else mask[rows],
                 reward_mode=game.reward_mode,
                 slots=None if whole else rows,
+                check=False,
             )
             game.invalidate_mask()
             reward[rows] = self._carried[rows] + events.rewards[np.arange(rows.size), self.learner[rows]]
