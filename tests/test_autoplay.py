@@ -82,7 +82,22 @@ def test_manches_dealt_one_decision_at_a_time_give_the_same_games(monkeypatch):
 
     monkeypatch.setattr(PresidentVectorEnv, "_play_compiled", by_decision)
     assert_same(batched, trajectory("heuristic-3", preset="big_table"))
-    assert_same(trajectory("random"), trajectory("random"))  # and the random words do not depend on the batching
+
+
+@pytest.mark.parametrize("opponents", ["heuristic-3", "random"])
+def test_a_batch_of_deals_undone_and_dealt_again_decision_by_decision_gives_the_same_games(monkeypatch, opponents):
+    """The undo of a batch of deals (where a game ends a second manche before the batch's last: forced here for every
+    batch) restores the games, the generator and the rewards, so the games are those of the batched deals."""
+    batched = trajectory(opponents, preset="big_table")
+    undone = []
+
+    def always(self, again, last):
+        undone.append(last)
+        return True
+
+    monkeypatch.setattr(PresidentVectorEnv, "_ended_again_too_soon", always)
+    assert_same(batched, trajectory(opponents, preset="big_table"))
+    assert len(undone) > 10
 
 
 def test_random_opponents_are_the_same_on_one_thread_and_two(kernel_threads):

@@ -281,13 +281,18 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
                 saved = (self.game.state.take(ended), copy.deepcopy(self.game.rng.bit_generator.state),
                          reward[ended], terminated[ended], self._decisions[ended])  # fmt: skip
             again = self._autoplay(self._end_manches(ended, reward, terminated), policy, key)
-            if saved is not None and again.size and int(self._decisions[again].min()) <= last:
+            if saved is not None and self._ended_again_too_soon(again, last):
                 _write_back(self.game.state, saved[0], ended)
                 self.game.rng.bit_generator.state = saved[1]
                 reward[ended], terminated[ended], self._decisions[ended] = saved[2:]
                 self._deal_by_decision(ended, policy, key, reward, terminated)
                 return
             ended = again
+
+    def _ended_again_too_soon(self, again: np.ndarray, last: int) -> bool:
+        """Whether a game of ``again`` (its manche dealt in this batch ended too) ended it at or before decision
+        ``last``, the batch's latest: its deal would then come before some of the batch's in the Python loop."""
+        return bool(again.size) and int(self._decisions[again].min()) <= last
 
     def _autoplay(self, games: np.ndarray, policy: autoplay.CompiledPolicy, key: int) -> np.ndarray:
         """The compiled loop over ``games``; the games among them whose manche ended."""
