@@ -582,9 +582,7 @@ def _choose_row(
 
 
 _score_row = compiled.slot_function(_choose_row)
-""":func:`_choose_row` inlined into the batched kernel."""
-_score_one_row = compiled.borrowing(_choose_row)
-""":func:`_choose_row` called by :func:`_decide_in_state` (not inlined: no reference counts in it)."""
+""":func:`_choose_row` inlined into the batched kernel and into :func:`_decide_in_state`."""
 
 
 @compiled.slot_function
@@ -604,7 +602,7 @@ def _decide_in_state(k, state, s, legal, n_legal, word, scratch):
     most = scratch[4 * r + 3 * p : 5 * r + 3 * p]
     master_group = scratch[5 * r + 3 * p : 6 * r + 3 * p + 1].view(np.bool_)[:r]
     _gather(state, s, hand, played, held, passed, out_order)
-    return _score_one_row(
+    return _score_row(
         k, legal, n_legal, hand, played, held, passed, out_order, 0, state.revolution[s], state.trick_rank[s],
         state.trick_count[s], hidden, usable, most, master_group, k.no_costs, 0, False,
     )  # fmt: skip

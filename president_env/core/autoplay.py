@@ -88,26 +88,27 @@ def play(
     returns each game's status (:data:`AT_TURN`, :data:`MANCHE_OVER`, :data:`ILLEGAL`). ``decisions (B,) int64``
     counts each slot's decisions (it numbers their random words with ``key``), carried on by the caller."""
     status = np.zeros(games.size, np.int8)
+    chunks, a = (games.size + CHUNK - 1) // CHUNK, rules.num_actions
     run(
         kernel(policy.decide), games.size, trick.kernel_rules(rules), state, games, learner, np.uint64(key),
-        policy.params, policy.scratch, decisions, status,
+        policy.params, decisions, status, np.zeros((chunks, CHUNK, a), np.bool_), np.zeros((chunks, a), np.int64),
+        np.zeros((chunks, max(policy.scratch, 1)), np.int64), np.zeros((chunks, 3, CHUNK), np.int64),
+        np.zeros((chunks, CHUNK), np.bool_),
     )  # fmt: skip
     return status
 
 
-def _autoplay_kernel(t, state, games, learner, key, params, scratch_size, decisions, status):
+def _autoplay_kernel(t, state, games, learner, key, params, decisions, status, masks, legals, scratches, lists, ends):
     """:func:`play`, chunk by chunk of :data:`CHUNK` games (``decide`` is bound by :func:`kernel`). In a chunk, the
     games still playing take turns: the rules' mask kernel (``mask_kernel``) for all of them, a decision each, their
-    plays by the play kernel (``play_kernel``), so each kernel call serves several games."""
+    plays by the play kernel (``play_kernel``), so each kernel call serves several games. Each chunk works in its own
+    rows of the caller's arrays (``masks``, ``legals``, ``scratches``, ``lists``, ``ends``): the loop allocates
+    nothing, so it compiles without reference counting (``compiled.jit(..., counted=False)``), and neither does the
+    decision inlined into it."""
     n_actions = t.kind.size
     for c in numba.prange((games.size + CHUNK - 1) // CHUNK):  # each game alone: the same on any number of threads
-        mask = np.zeros((CHUNK, n_actions), np.bool_)
-        legal = np.zeros(n_actions, np.int64)
-        scratch = np.zeros(max(scratch_size, 1), np.int64)
-        slots = np.zeros(CHUNK, np.int64)  # the chunk's games still playing
-        rows = np.zeros(CHUNK, np.int64)  # their rows in games
-        actions = np.zeros(CHUNK, np.int64)
-        ended = np.zeros(CHUNK, np.bool_)
+        mask, legal, scratch, ended = masks[c], legals[c], scratches[c], ends[c]
+        slots, rows, actions = lists[c, 0], lists[c, 1], lists[c, 2]  # the chunk's games still playing, their rows
         n = 0
         for i in range(c * CHUNK, min(games.size, (c + 1) * CHUNK)):
             slots[n], rows[n] = games[i], i
@@ -196,7 +197,7 @@ def kernel(decide: Any) -> Kernel:
     bound = {"decide": decide, "mask_kernel": mask_kernel.serial, "play_kernel": play_kernel.serial}
     loop = types.FunctionType(_autoplay_kernel.__code__, {**_autoplay_kernel.__globals__, **bound}, name)
     loop.__qualname__ = name
-    return jit(loop)
+    return jit(loop, counted=False)
 
 
 __all__ = ["AT_TURN", "ILLEGAL", "MANCHE_OVER", "CompiledPolicy", "compiled_policy", "play", "uniform_decision"]
