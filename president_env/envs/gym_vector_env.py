@@ -69,7 +69,6 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
 
 from __future__ import annotations
 
-import copy
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -278,7 +277,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
             last = int(decided.max())
             saved = None
             if int(decided.min()) < last:  # a game dealt now may end again before the last of them ended
-                saved = (self.game.state.take(ended), copy.deepcopy(self.game.rng.bit_generator.state),
+                saved = (self.game.state.take(ended), self.game.rng.bit_generator.state,  # (a new dict)
                          reward[ended], terminated[ended], self._decisions[ended])  # fmt: skip
             again = self._autoplay(self._end_manches(ended, reward, terminated), policy, key)
             if saved is not None and self._ended_again_too_soon(again, last):
@@ -311,7 +310,9 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         terminated[games[events.game_over]] = True
         return games[~events.game_over]
 
-    def _deal_by_decision(self, ended: np.ndarray, policy: autoplay.CompiledPolicy, key: int, reward, terminated):
+    def _deal_by_decision(
+        self, ended: np.ndarray, policy: autoplay.CompiledPolicy, key: int, reward: np.ndarray, terminated: np.ndarray
+    ) -> None:
         """:meth:`_play_compiled`'s exact order where a game ends several manches: the ended manches of the
         earliest decision first, and their games played on, until none ends."""
         while ended.size:
