@@ -100,13 +100,14 @@ def test_a_batch_of_deals_undone_and_dealt_again_decision_by_decision_gives_the_
     assert len(undone) > 10
 
 
-def test_random_opponents_are_the_same_on_one_thread_and_two(kernel_threads):
+@pytest.mark.parametrize("opponents", ["random", "heuristic-3"])
+def test_the_compiled_opponents_are_the_same_on_one_thread_and_two(kernel_threads, opponents):
     if threads.available_cpus() < 2:
         pytest.skip("needs two CPUs")
     kernel_threads(1)
-    one = trajectory("random", num_envs=2 * compiled.PARALLEL_FROM, steps=40)
+    one = trajectory(opponents, num_envs=2 * compiled.PARALLEL_FROM, steps=40)
     kernel_threads(2)
-    two = trajectory("random", num_envs=2 * compiled.PARALLEL_FROM, steps=40)
+    two = trajectory(opponents, num_envs=2 * compiled.PARALLEL_FROM, steps=40)
     assert kernel_threads() == 2
     assert_same(one, two)
 
