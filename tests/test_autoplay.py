@@ -48,6 +48,8 @@ def assert_same(a: list[np.ndarray], b: list[np.ndarray]) -> None:
 def test_random_and_heuristic_opponents_take_the_compiled_loop_and_others_do_not():
     assert pe.vector_env(4, opponents="random")._compiled
     assert pe.vector_env(4, opponents="heuristic-3")._compiled
+    assert pe.vector_env(4, opponents=["heuristic-3"] * 3)._compiled  # three objects, one policy
+    assert pe.vector_env(4, opponents=["random"] * 3)._compiled  # three generators
     assert not pe.vector_env(4, opponents=["random", "heuristic-3", "heuristic-1"])._compiled
     assert not pe.vector_env(4, opponents=lambda obs, mask: int(np.flatnonzero(mask)[0]))._compiled
     other_rules = HeuristicAgent(load_preset("party"), level=3)
@@ -70,15 +72,26 @@ def test_compiled_heuristic_plays_the_games_of_the_python_loop(preset):
     assert_same(compiled_games, trajectory(python, preset=preset, autoreset_mode="same_step"))
 
 
+def test_several_opponent_objects_with_one_policy_share_the_loop():
+    """Three heuristic-3 objects play the Python loop's games; three random agents each draw from their own
+    generator."""
+    rules = load_preset("party").replace(manches=2)
+    python = [PythonHeuristic(rules, level=3) for _ in range(3)]
+    assert_same(trajectory(["heuristic-3"] * 3), trajectory(python))
+    three = trajectory(["random"] * 3)
+    assert_same(three, trajectory(["random"] * 3))  # seeded by the env's seed
+    assert not all(np.array_equal(a, b) for a, b in zip(three, trajectory("random")))
+
+
 def test_manches_dealt_one_decision_at_a_time_give_the_same_games(monkeypatch):
     """The batched deal of the ended manches and the exact fallback (decision by decision) deal alike."""
     batched = trajectory("heuristic-3", preset="big_table")
 
     def by_decision(self, active, reward, terminated):
         policy = autoplay.compiled_policy(self._distinct[0], self.rules)
-        key = policy.key() if policy.key is not None else 0
+        keys = np.full(self.rules.n_players - 1, policy.key() if policy.key is not None else 0, np.uint64)
         self._decisions[active] = 0
-        self._deal_by_decision(self._autoplay(active, policy, key), policy, key, reward, terminated)
+        self._deal_by_decision(self._autoplay(active, policy, keys), policy, keys, reward, terminated)
 
     monkeypatch.setattr(PresidentVectorEnv, "_play_compiled", by_decision)
     assert_same(batched, trajectory("heuristic-3", preset="big_table"))
@@ -136,7 +149,8 @@ def test_random_opponents_draw_uniformly_among_the_legal_actions():
     learner = np.full(n, state.player_at_seat[0, (seat + 1) % rules.n_players], np.int64)  # the next player
     before = state.hands[:, seat].astype(np.int64)
     policy = registry.RandomAgent(rules, seed=1).compiled_policy(rules)
-    status = autoplay.play(rules, state, np.arange(n), learner, policy, policy.key(), np.zeros(n, np.int64))
+    keys = np.full(rules.n_players - 1, policy.key(), np.uint64)
+    status = autoplay.play(rules, state, np.arange(n), learner, policy, keys, np.zeros(n, np.int64))
     assert not (status == autoplay.ILLEGAL).any()
     spent = before - state.hands[:, seat]
     kind, rank, count = action_tables(rules)

@@ -27,9 +27,11 @@ game).
   stream and the results are the same whatever the number of threads. An illegal choice stops that game (status
   :data:`ILLEGAL`, nothing of it played).
 
-The registry's :class:`~president_env.core.registry.RandomAgent` (:func:`uniform_decision`) and the heuristics
-(``agents/heuristic.py``) offer it. The loop is compiled once per ``decide`` function (:func:`kernel`: the loop's
-code with ``decide`` bound in, cached on disk under a name that carries a digest of the source files it inlines).
+Several agents may offer one policy (the same ``decide`` and ``params``; each draws its own key, and :func:`play`
+takes one key per opponent position). The registry's :class:`~president_env.core.registry.RandomAgent`
+(:func:`uniform_decision`) and the heuristics (``agents/heuristic.py``) offer it. The loop is compiled once per
+``decide`` function (:func:`kernel`: the loop's code with ``decide`` bound in, cached on disk under a name that
+carries a digest of the source files it inlines).
 """
 
 from __future__ import annotations
@@ -80,17 +82,20 @@ def play(
     games: np.ndarray,
     learner: np.ndarray,
     policy: CompiledPolicy,
-    key: int,
+    keys: np.ndarray,
     decisions: np.ndarray,
 ) -> np.ndarray:
     """Play ``policy`` for every seat but the learner's in the distinct slots ``games (n,) int64`` of ``state``
     until each is at its learner's turn (``learner (B,)``, the learner's player by slot), over, or its manche ends;
-    returns each game's status (:data:`AT_TURN`, :data:`MANCHE_OVER`, :data:`ILLEGAL`). ``decisions (B,) int64``
-    counts each slot's decisions (it numbers their random words with ``key``), carried on by the caller."""
+    returns each game's status (:data:`AT_TURN`, :data:`MANCHE_OVER`, :data:`ILLEGAL`). ``keys (P-1,) uint64``: the
+    random key of each opponent, in player order without the learner (several opponent objects may share one
+    ``decide`` and its ``params``, each with its own generator). ``decisions (B,) int64`` counts each slot's
+    decisions (it numbers their random words), carried on by the caller."""
     status = np.zeros(games.size, np.int8)
     chunks, a = (games.size + CHUNK - 1) // CHUNK, rules.num_actions
     run(
-        kernel(policy.decide), games.size, trick.kernel_rules(rules), state, games, learner, np.uint64(key),
+        kernel(policy.decide), games.size, trick.kernel_rules(rules), state, games, learner,
+        np.ascontiguousarray(keys, dtype=np.uint64),
         policy.params, decisions, status, np.zeros((chunks, CHUNK, a), np.bool_), np.zeros((chunks, a), np.int64),
         np.zeros((chunks, max(policy.scratch, 1)), np.int64), np.zeros((chunks, 3, CHUNK), np.int64),
         np.zeros((chunks, CHUNK), np.bool_),
@@ -98,7 +103,7 @@ def play(
     return status
 
 
-def _autoplay_kernel(t, state, games, learner, key, params, decisions, status, masks, legals, scratches, lists, ends):
+def _autoplay_kernel(t, state, games, learner, keys, params, decisions, status, masks, legals, scratches, lists, ends):
     """:func:`play`, chunk by chunk of :data:`CHUNK` games (``decide`` is bound by :func:`kernel`). In a chunk, the
     games still playing take turns: the rules' mask kernel (``mask_kernel``) for all of them, a decision each, their
     plays by the play kernel (``play_kernel``), so each kernel call serves several games. Each chunk works in its own
@@ -133,7 +138,9 @@ def _autoplay_kernel(t, state, games, learner, key, params, decisions, status, m
                     if mask[j, a]:
                         legal[n_legal] = a
                         n_legal += 1
-                action = decide(params, state, s, legal, n_legal, random_word(key, s, decisions[s]), scratch)  # noqa: F821
+                acting = state.player_at_seat[s, state.current[s]]
+                word = random_word(keys[acting - 1 if acting > learner[s] else acting], s, decisions[s])
+                action = decide(params, state, s, legal, n_legal, word, scratch)  # noqa: F821
                 if action < 0 or action >= n_actions or not mask[j, action]:
                     status[rows[j]] = ILLEGAL
                     continue

@@ -44,11 +44,12 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
 - **Terminal observation**: the table after the game's last play, from the learner's seat
   (final scores, the phase one-hot all 0), as the single env's (the AEC env's is the table before
   that play: ``docs/environment.md``).
-- **Speed**: a single opponent object with a compiled policy (``compiled_policy(rules)``: the registry's random
-  agent, the heuristics) plays all its decisions between two learner turns in one kernel call
+- **Speed**: opponents with a compiled policy (``compiled_policy(rules)``: the registry's random agent, the
+  heuristics; one object, or several offering the same, e.g. ``["heuristic-3"] * 3``) play all their decisions
+  between two learner turns in one kernel call
   (:mod:`president_env.core.autoplay`, parallel over the games); the engine scores the manches that end there and
   deals the next in the order the Python loop deals them. The random agent's draws come from a counter-based stream
-  per game keyed from its generator at each step (the same whatever the number of threads). Other opponents act
+  per game keyed from its own generator at each step (the same whatever the number of threads). Other opponents act
   through Python, one call per engine step; their masks and steps run in the engine's compiled kernels, and those
   with ``act_views`` read the state's named views (:class:`~president_env.core.observation.StateViews`).
 - **Seeding**: ``reset(seed=int)`` seeds the env's ``np_random``, which draws the seats, the
@@ -163,11 +164,10 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         # The registry's RandomAgent draws straight from its generator: what its act_batch does, less the checks
         # of masks that the engine made.
         self._draws = [type(o) is registry.RandomAgent for o in self._distinct]
-        # One opponent object that offers a compiled policy plays in one kernel call per loop (_play_compiled); its
-        # policy is asked for at each call (a reseeded agent keys it from its new generator).
-        self._compiled = (
-            len(self._distinct) == 1 and autoplay.compiled_policy(self._distinct[0], self.rules) is not None
-        )
+        # Opponents that offer one compiled policy (the same decide and params: one object, or several alike, e.g.
+        # three "heuristic-3" or three "random") play in one kernel call per loop (_play_compiled); the policies are
+        # asked for at each call (a reseeded agent keys its own from its new generator).
+        self._compiled = _one_policy([autoplay.compiled_policy(o, self.rules) for o in self._distinct]) is not None
         self._decisions = np.zeros(self.num_envs, np.int64)  # each game's opponent decisions in the compiled loop
         self.game = VecGame(self.rules, batch_size=self.num_envs, reward_mode=reward_mode, autoreset=False)
         self.obs_dim = layout(self.rules).size
@@ -267,10 +267,12 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         on. All that ended are dealt at once; where a game so continued ends a manche again before the last of
         them ended (a whole manche without its learner: rare), that batch is undone and dealt decision by
         decision (:meth:`_deal_by_decision`)."""
-        policy = autoplay.compiled_policy(self._distinct[0], self.rules)
-        key = policy.key() if policy.key is not None else 0
+        policies = [autoplay.compiled_policy(o, self.rules) for o in self._distinct]
+        policy = _one_policy(policies)
+        drawn = np.array([p.key() if p.key is not None else 0 for p in policies], np.uint64)  # one per object
+        keys = drawn[self._object_of_position]  # by opponent position
         self._decisions[active] = 0
-        ended = self._autoplay(active, policy, key)
+        ended = self._autoplay(active, policy, keys)
         while ended.size:
             decided = self._decisions[ended]
             ended = ended[np.lexsort((ended, decided))]  # by decision, then by game
@@ -279,12 +281,12 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
             if int(decided.min()) < last:  # a game dealt now may end again before the last of them ended
                 saved = (self.game.state.take(ended), self.game.rng.bit_generator.state,  # (a new dict)
                          reward[ended], terminated[ended], self._decisions[ended])  # fmt: skip
-            again = self._autoplay(self._end_manches(ended, reward, terminated), policy, key)
+            again = self._autoplay(self._end_manches(ended, reward, terminated), policy, keys)
             if saved is not None and self._ended_again_too_soon(again, last):
                 _write_back(self.game.state, saved[0], ended)
                 self.game.rng.bit_generator.state = saved[1]
                 reward[ended], terminated[ended], self._decisions[ended] = saved[2:]
-                self._deal_by_decision(ended, policy, key, reward, terminated)
+                self._deal_by_decision(ended, policy, keys, reward, terminated)
                 return
             ended = again
 
@@ -293,11 +295,11 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         ``last``, the batch's latest: its deal would then come before some of the batch's in the Python loop."""
         return bool(again.size) and int(self._decisions[again].min()) <= last
 
-    def _autoplay(self, games: np.ndarray, policy: autoplay.CompiledPolicy, key: int) -> np.ndarray:
+    def _autoplay(self, games: np.ndarray, policy: autoplay.CompiledPolicy, keys: np.ndarray) -> np.ndarray:
         """The compiled loop over ``games``; the games among them whose manche ended."""
         if not games.size:
             return games
-        status = autoplay.play(self.rules, self.game.state, games, self.learner, policy, key, self._decisions)
+        status = autoplay.play(self.rules, self.game.state, games, self.learner, policy, keys, self._decisions)
         if (status == autoplay.ILLEGAL).any():
             raise ValueError(f"an opponent chose an illegal action in game {int(games[status == autoplay.ILLEGAL][0])}")
         return games[status == autoplay.MANCHE_OVER]
@@ -311,7 +313,12 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         return games[~events.game_over]
 
     def _deal_by_decision(
-        self, ended: np.ndarray, policy: autoplay.CompiledPolicy, key: int, reward: np.ndarray, terminated: np.ndarray
+        self,
+        ended: np.ndarray,
+        policy: autoplay.CompiledPolicy,
+        keys: np.ndarray,
+        reward: np.ndarray,
+        terminated: np.ndarray,
     ) -> None:
         """:meth:`_play_compiled`'s exact order where a game ends several manches: the ended manches of the
         earliest decision first, and their games played on, until none ends."""
@@ -319,7 +326,7 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
             decided = self._decisions[ended]
             first = decided == decided.min()
             now, ended = np.sort(ended[first]), ended[~first]
-            ended = np.concatenate((ended, self._autoplay(self._end_manches(now, reward, terminated), policy, key)))
+            ended = np.concatenate((ended, self._autoplay(self._end_manches(now, reward, terminated), policy, keys)))
 
     def _play_opponents(self, active: np.ndarray, reward: np.ndarray, terminated: np.ndarray) -> None:
         """The loop of :meth:`_advance` over the games ``active`` (their opponent is to act), each opponent decision
@@ -634,6 +641,17 @@ def _resolve(opponent: Any, rules: Rules) -> Any:
     if not isinstance(opponent, str) and callable(getattr(opponent, "act_batch", None)):
         return opponent
     return registry.resolve(opponent, rules, None)
+
+
+def _one_policy(policies: list[autoplay.CompiledPolicy | None]) -> autoplay.CompiledPolicy | None:
+    """The compiled policy every opponent object offers (one ``decide`` and the same ``params``, each object with its
+    own random key), else ``None``."""
+    first = policies[0]
+    if first is None or any(
+        p is None or p.decide is not first.decide or p.params is not first.params for p in policies
+    ):
+        return None
+    return first._replace(scratch=max(p.scratch for p in policies))
 
 
 def _is_seed(value: Any) -> bool:
