@@ -115,7 +115,7 @@ def legal_mask(rules: Rules, state: GameState, slots: np.ndarray) -> np.ndarray:
 
 
 def _mask_kernel(t, state, slots, mask):
-    """The legal mask, slot by slot (compiled by :func:`_kernels`; ``t``: :class:`TrickRules`), into ``mask`` all
+    """The legal mask, slot by slot (compiled by :func:`kernels`; ``t``: :class:`TrickRules`), into ``mask`` all
     False: only the entries that may be True are written (a play of ``j + 1`` cards needs ``j + 1`` usable ones:
     ``t.playable[key, j]`` is False from ``j = usable`` on, and a rank not held is skipped)."""
     r, c = t.n_ranks, t.max_count
@@ -220,7 +220,9 @@ class Slot:
 
 @lru_cache(maxsize=1)
 def kernels() -> tuple[Kernel, Kernel]:
-    """The compiled ``(mask, play)`` kernels (each compiled at its first call in a process, cached on disk)."""
+    """The compiled ``(mask, play)`` kernels (each compiled at its first call in a process, cached on disk), which
+    :func:`legal_mask` and :func:`play` run and the vector env's compiled opponents' loop calls on its games
+    (``president_env.core.autoplay``)."""
     return jit(_mask_kernel), jit(_play_kernel)
 
 
@@ -278,7 +280,7 @@ def kernel_rules(rules: Rules) -> TrickRules:
 
 
 def _play_kernel(t, state, slots, actions, ended):
-    """:func:`play`, slot by slot (compiled by :func:`_kernels`; ``t``: :class:`TrickRules`)."""
+    """:func:`play`, slot by slot (compiled by :func:`kernels`; ``t``: :class:`TrickRules`)."""
     p = t.n_players
     # The arrays written in the loop, bound by name first: Numba's threaded loop drops writes made through a
     # named tuple's field (numba 0.68: reads work, writes are lost).
