@@ -644,14 +644,13 @@ def _resolve(opponent: Any, rules: Rules) -> Any:
 
 
 def _one_policy(policies: list[autoplay.CompiledPolicy | None]) -> autoplay.CompiledPolicy | None:
-    """The compiled policy every opponent object offers (one ``decide`` and the same ``params``, each object with its
-    own random key), else ``None``."""
+    """The compiled policy every opponent object offers (one ``decide``, the same ``params`` and scratch; each object
+    keeps its own random key), else ``None``."""
     first = policies[0]
-    if first is None or any(
-        p is None or p.decide is not first.decide or p.params is not first.params for p in policies
-    ):
-        return None
-    return first._replace(scratch=max(p.scratch for p in policies))
+    for p in policies:
+        if p is None or p.decide is not first.decide or p.params is not first.params or p.scratch != first.scratch:
+            return None
+    return first
 
 
 def _is_seed(value: Any) -> bool:
