@@ -43,6 +43,7 @@ import numpy as np
 
 from president_env.core import compiled
 from president_env.core.actions import KIND_PASS, KIND_PLAY, action_tables
+from president_env.core.autoplay import CompiledPolicy
 from president_env.core.cards import JOKER, N_NATURAL_RANKS, TWO
 from president_env.core.engine import GameState, allocate
 from president_env.core.engine import tables as engine_tables
@@ -181,6 +182,17 @@ class HeuristicAgent(Agent):
         lazy ``StateViews``): the vector env's opponents skip encoding and decoding the observation."""
         return choose(self.rules, view_of(views), np.asarray(masks, dtype=bool), self.weights)
 
+    def compiled_policy(self, rules: Rules) -> CompiledPolicy | None:
+        """Its choice for a batched env's compiled loop (:mod:`president_env.core.autoplay`): the kernel's scoring of
+        one row, the acting seat's segments gathered from the state (:func:`choose_in_state`'s reading, which chooses
+        what :meth:`act_batch` chooses on that seat's observation). ``None`` under other rules than its own, or for a
+        subclass that chooses otherwise."""
+        own = all(getattr(type(self), m) is getattr(HeuristicAgent, m) for m in ("act_batch", "act_views", "act"))
+        if rules != self.rules or not own:
+            return None
+        p, r = rules.n_players, rules.n_ranks
+        return CompiledPolicy(_decide_in_state, _scorer(rules, self.weights), scratch=6 * r + 3 * p + 1)
+
     def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
         """The decision and the cost of every legal action under the level's weights (the cheapest is played)."""
         obs, masks = check_batch(
@@ -204,7 +216,7 @@ def choose(rules: Rules, view: ObsView, masks: np.ndarray, level: int | Weights)
 @lru_cache(maxsize=1)
 def _kernel():
     """:func:`_choose_kernel` compiled."""
-    return compiled.jit(_choose_kernel).serial  # its scratch rows are shared: one thread
+    return compiled.borrowing(_choose_kernel)  # one thread: its scratch rows are shared
 
 
 class _Scorer(NamedTuple):
@@ -240,6 +252,7 @@ class _Scorer(NamedTuple):
     bad_end_ranks: np.ndarray  # (R,) bool
     wild_ranks: np.ndarray  # (R,) bool
     copies: np.ndarray  # (R,) int64: cards of each rank in the deck
+    no_costs: np.ndarray  # (0, 0) float64: the costs argument of a decision that wants none (_decide_in_state)
 
 
 @lru_cache(maxsize=256)
@@ -261,6 +274,7 @@ def _scorer(rules: Rules, w: Weights) -> _Scorer:
         bad_end_ranks=tab.bad_end,
         wild_ranks=tab.wild,
         copies=np.asarray(rules.copies, np.int64),
+        no_costs=_NO_COSTS,
     )
 
 
@@ -331,9 +345,17 @@ def _call_kernel(
     _kernel()(
         hand, played, _as(revolution, np.bool_).reshape(n), _as(trick_rank, np.int64).reshape(n),
         _as(trick_count, np.int64).reshape(n), held, passed, out_order, _as(masks, np.bool_), _scorer(rules, w), out,
-        _NO_COSTS if costs_out is None else costs_out, state,
+        _NO_COSTS if costs_out is None else costs_out, state, *_scratch(hand.shape[1], masks.shape[1]),
     )  # fmt: skip
     return out
+
+
+def _scratch(n_ranks: int, n_actions: int) -> tuple[np.ndarray, ...]:
+    """The kernel's scratch rows: ``hidden`` (cards of each rank outside the viewer's hand and the discard),
+    ``usable`` (those that can play the rank: its own, and wild 2s), ``most``, ``master_group`` (see
+    :func:`_choose_row`) and the row's legal actions."""
+    rows = np.zeros((3, n_ranks), np.int64)
+    return rows[0], rows[1], rows[2], np.zeros(n_ranks, np.bool_), np.zeros(n_actions, np.int64)
 
 
 _NO_COSTS = np.zeros((0, 0))
@@ -342,6 +364,7 @@ _NO_COSTS = np.zeros((0, 0))
 
 def _choose_kernel(
     hand, played, revolution, trick_rank, trick_count, held, passed, out_order, masks, k, out, costs, state,
+    hidden, usable, most, master_group, legal,
 ):  # fmt: skip
     """``out[i]``: the cheapest legal action of row ``i`` (lowest index on ties), under ``k`` (:class:`_Scorer`);
     where ``costs`` is not empty, every legal action's cost too (``costs[i, a]``; forced moves are then scored as
@@ -350,30 +373,14 @@ def _choose_kernel(
     The per-seat segments come from a view, ``hand (n, R)``, ``played (n, P, R)`` (or summed over the seats,
     ``(n, 1, R)``: only its total per rank is read), ``held``, ``passed``, ``out_order (n, P)``; or, where
     ``state`` (a ``GameState``) has slots, from the state: for each row with a choice, the acting seat's segments
-    are gathered into row 0 of those arrays (relative seat ``j`` is seat ``current + j``; the played cards
-    summed)."""
-    n, n_ranks = masks.shape[0], hand.shape[1]
+    are gathered into row 0 of those arrays (:func:`_gather`). Each row is scored by :func:`_choose_row`.
+    ``hidden``, ``usable``, ``most``, ``master_group``, ``legal``: scratch (:func:`_scratch`): the kernel allocates
+    nothing, so it compiles without reference counting (``compiled.borrowing``), which would cost more than the
+    scoring in the functions it inlines."""
+    n = masks.shape[0]
     n_actions = masks.shape[1]
     from_state = state.hands.shape[0] > 0
     with_costs = costs.shape[0] > 0
-    kind, rank, count, strength, top = k.kind, k.rank, k.count, k.strength, k.top
-    step, group, pass_w, break_w, break_pairs, match_w, wild_w = (
-        k.step, k.group, k.pass_, k.break_, k.break_pairs, k.match, k.wild
-    )  # fmt: skip
-    keep_top, bad_end_w, go_out_w, control, control_groups, block, revolt_w = (
-        k.keep_top, k.bad_end, k.go_out, k.control, k.control_groups, k.block, k.revolt
-    )  # fmt: skip
-    penalty, has_match = k.penalty, k.match != 0
-    n_seats = held.shape[1]
-    hidden = np.zeros(n_ranks, np.int64)
-    # A play is a *master* where no rank that beats it (or matches it, when equal_rank allows) has as many cards
-    # outside the viewer's hand and the discard (wild 2s counted; counts of single opponents ignored: an upper
-    # bound). most[r]: the most usable hidden cards of a rank that beats rank r: k + 1 cards of rank r can be
-    # beaten where most[r] >= k + 1.
-    usable = np.zeros(n_ranks, np.int64)  # hidden cards that can play rank r: its own, and wild 2s
-    most = np.zeros(n_ranks, np.int64)
-    master_group = np.zeros(n_ranks, np.bool_)
-    legal = np.zeros(n_actions, np.int64)
     for i in range(n):
         n_legal = 0
         for a in range(n_actions):
@@ -386,156 +393,216 @@ def _choose_kernel(
         v = i  # the row of the per-seat segments
         if from_state:
             v = 0
-            cur = state.current[i]
-            n_all = state.hands.shape[1]
+            _gather(state, i, hand, played, held, passed, out_order)
+        out[i] = _score_row(
+            k, legal, n_legal, hand, played, held, passed, out_order, v, revolution[i], trick_rank[i], trick_count[i],
+            hidden, usable, most, master_group, costs, i, with_costs,
+        )  # fmt: skip
+
+
+@compiled.slot_function
+def _gather(state, s, hand, played, held, passed, out_order):
+    """The segments of the seat to act in slot ``s`` of ``state``, as its observation shows them, into row 0 of
+    ``hand``, ``played`` (summed over the seats), ``held``, ``passed`` and ``out_order`` (relative seat ``j`` is
+    seat ``current + j``)."""
+    n_ranks = hand.shape[1]
+    cur = state.current[s]
+    n_all = state.hands.shape[1]
+    for r in range(n_ranks):
+        hand[0, r] = state.hands[s, cur, r]
+        total = 0
+        for seat in range(n_all):
+            total += state.played[s, seat, r]
+        played[0, 0, r] = total
+    for j in range(n_all):
+        seat = cur + j if cur + j < n_all else cur + j - n_all
+        held[0, j] = state.n_held[s, seat]
+        passed[0, j] = (state.passed_bits[s] >> seat) & 1
+        out_order[0, j] = state.out_order[s, seat]
+
+
+def _choose_row(
+    k, legal, n_legal, hand, played, held, passed, out_order, v, revolution, trick_rank, trick_count,
+    hidden, usable, most, master_group, costs, i, with_costs,
+):  # fmt: skip
+    """The cheapest of the ``n_legal`` actions ``legal`` (lowest index on ties) for the per-seat segments of row
+    ``v`` (see :func:`_choose_kernel`) and the trick's ``revolution``, ``trick_rank``, ``trick_count``; with
+    ``with_costs``, every one's cost into ``costs[i]``. ``hidden``, ``usable``, ``most``, ``master_group`` ``(R,)``:
+    scratch."""
+    n_ranks = hand.shape[1]
+    kind, rank, count, strength, top = k.kind, k.rank, k.count, k.strength, k.top
+    step, group, pass_w, break_w, break_pairs, match_w, wild_w = (
+        k.step, k.group, k.pass_, k.break_, k.break_pairs, k.match, k.wild
+    )  # fmt: skip
+    keep_top, bad_end_w, go_out_w, control, control_groups, block, revolt_w = (
+        k.keep_top, k.bad_end, k.go_out, k.control, k.control_groups, k.block, k.revolt
+    )  # fmt: skip
+    penalty, has_match = k.penalty, k.match != 0
+    n_seats = held.shape[1]
+    # A play is a *master* where no rank that beats it (or matches it, when equal_rank allows) has as many cards
+    # outside the viewer's hand and the discard (wild 2s counted; counts of single opponents ignored: an upper
+    # bound). most[r]: the most usable hidden cards of a rank that beats rank r: k + 1 cards of rank r can be
+    # beaten where most[r] >= k + 1.
+    rev = 1 if revolution else 0
+    leading = trick_rank < 0
+    n_cards = 0
+    groups = 0
+    good_held = 0
+    for r in range(n_ranks):
+        h = hand[v, r]
+        n_cards += h
+        if h > 0:
+            groups += 1
+        if not k.bad_end_ranks[r]:
+            good_held += h
+    threat = False
+    not_master = 0
+    no_choice = False
+    weak = False
+    one = False
+    two = False
+    if k.card_counting:
+        for r in range(n_ranks):
+            hidden[r] = k.copies[r] - hand[v, r]
+        for s in range(played.shape[1]):  # seat by seat: the rows of played are contiguous
             for r in range(n_ranks):
-                hand[0, r] = state.hands[i, cur, r]
-                total = 0
-                for seat in range(n_all):
-                    total += state.played[i, seat, r]
-                played[0, 0, r] = total
-            for j in range(n_all):
-                seat = cur + j if cur + j < n_all else cur + j - n_all
-                held[0, j] = state.n_held[i, seat]
-                passed[0, j] = (state.passed_bits[i] >> seat) & 1
-                out_order[0, j] = state.out_order[i, seat]
-        rev = 1 if revolution[i] else 0
-        leading = trick_rank[i] < 0
-        n_cards = 0
-        groups = 0
-        good_held = 0
+                hidden[r] -= played[v, s, r]
+        for r in range(n_ranks):
+            usable[r] = hidden[r] + (hidden[TWO] if k.wild_ranks[r] else 0)
+        # most: a suffix maximum of usable, or in a revolution a prefix one over the naturals.
+        if rev and k.revolution:
+            jokers = 0  # jokers beat every natural rank in a revolution
+            for r in range(JOKER, n_ranks):
+                jokers = max(jokers, usable[r])
+            below = 0
+            for r in range(N_NATURAL_RANKS):
+                if k.equal:
+                    below = max(below, usable[r])
+                    most[r] = max(below, jokers)
+                else:
+                    most[r] = max(below, jokers)
+                    below = max(below, usable[r])
+            for r in range(N_NATURAL_RANKS, n_ranks):
+                most[r] = usable[r] if r == JOKER and k.equal else 0
+        else:
+            above = 0
+            for r in range(n_ranks - 1, -1, -1):
+                if k.equal:
+                    above = max(above, usable[r])
+                    most[r] = above
+                else:
+                    most[r] = above
+                    above = max(above, usable[r])
         for r in range(n_ranks):
             h = hand[v, r]
-            n_cards += h
-            if h > 0:
-                groups += 1
-            if not k.bad_end_ranks[r]:
-                good_held += h
-        threat = False
-        not_master = 0
-        no_choice = False
-        weak = False
-        one = False
-        two = False
-        if k.card_counting:
-            for r in range(n_ranks):
-                hidden[r] = k.copies[r] - hand[v, r]
-            for s in range(played.shape[1]):  # seat by seat: the rows of played are contiguous
-                for r in range(n_ranks):
-                    hidden[r] -= played[v, s, r]
-            for r in range(n_ranks):
-                usable[r] = hidden[r] + (hidden[TWO] if k.wild_ranks[r] else 0)
-            # most: a suffix maximum of usable, or in a revolution a prefix one over the naturals.
-            if rev and k.revolution:
-                jokers = 0  # jokers beat every natural rank in a revolution
-                for r in range(JOKER, n_ranks):
-                    jokers = max(jokers, usable[r])
-                below = 0
-                for r in range(N_NATURAL_RANKS):
-                    if k.equal:
-                        below = max(below, usable[r])
-                        most[r] = max(below, jokers)
-                    else:
-                        most[r] = max(below, jokers)
-                        below = max(below, usable[r])
-                for r in range(N_NATURAL_RANKS, n_ranks):
-                    most[r] = usable[r] if r == JOKER and k.equal else 0
-            else:
-                above = 0
-                for r in range(n_ranks - 1, -1, -1):
-                    if k.equal:
-                        above = max(above, usable[r])
-                        most[r] = above
-                    else:
-                        most[r] = above
-                        above = max(above, usable[r])
-            for r in range(n_ranks):
-                h = hand[v, r]
-                master_group[r] = h > 0 and most[r] < max(h, 1)
-                if h > 0 and not master_group[r]:
-                    not_master += 1
-            # Blocking the next player (following) and opponents holding one or two cards (leading).
-            if k.block_following and trick_rank[i] >= 0:
-                first = -1
-                for s in range(1, n_seats):
-                    if not passed[v, s] and held[v, s] > 0 and out_order[v, s] < 0:
-                        first = s
-                        break
-                if first >= 0 and held[v, first] == trick_count[i]:
-                    for j in range(n_legal):
-                        a = legal[j]
-                        if kind[a] == KIND_PLAY and most[rank[a]] < max(count[a], 1):
-                            threat = True
-                            break
+            master_group[r] = h > 0 and most[r] < max(h, 1)
+            if h > 0 and not master_group[r]:
+                not_master += 1
+        # Blocking the next player (following) and opponents holding one or two cards (leading).
+        if k.block_following and trick_rank >= 0:
+            first = -1
             for s in range(1, n_seats):
-                one = one or held[v, s] == 1
-                two = two or held[v, s] == 2
-            n_lead = 0
-            n_risky = 0
-            for j in range(n_legal):
-                a = legal[j]
-                if leading and count[a] > 0:
-                    n_lead += 1
-                    if (count[a] == 1 and one) or (count[a] == 2 and two):
-                        n_risky += 1
-            no_choice = n_risky == n_lead
-            if k.revolution:
-                total = 0
-                for r in range(n_ranks):
-                    total += hand[v, r] * strength[rev, r]
-                weak = total / max(n_cards, 1) < (N_NATURAL_RANKS - 1) / 2
-        best = -1
-        best_cost = 0.0
+                if not passed[v, s] and held[v, s] > 0 and out_order[v, s] < 0:
+                    first = s
+                    break
+            if first >= 0 and held[v, first] == trick_count:
+                for j in range(n_legal):
+                    a = legal[j]
+                    if kind[a] == KIND_PLAY and most[rank[a]] < max(count[a], 1):
+                        threat = True
+                        break
+        for s in range(1, n_seats):
+            one = one or held[v, s] == 1
+            two = two or held[v, s] == 2
+        n_lead = 0
+        n_risky = 0
         for j in range(n_legal):
             a = legal[j]
-            rk, c = rank[a], count[a]
-            natural = hand[v, rk]
-            if kind[a] == KIND_PLAY:
-                wild_used = max(c - natural, 0)
-                leftover = natural - min(natural, c)
-                st = float(strength[rev, rk])
-                goes_out = c == n_cards
-                habits = (
-                    break_w * (1.0 if leftover > 0 and not goes_out else 0.0) * (break_pairs if natural == 2 else 1.0)
-                )
-                habits += wild_w * (1.0 if wild_used > 0 else 0.0)
-                habits += keep_top * (1.0 if top[rev, rk] and not goes_out and groups > 2 else 0.0)
-                cost = step * st - group * (c if leading else 0)
-                if has_match:
-                    cost -= match_w * (1.0 if rk == trick_rank[i] else 0.0)
-                clean_out = goes_out and wild_used == 0
-                if penalty:
-                    bad = k.bad_end_ranks[rk]
-                    good_left = good_held - (0 if bad else c - wild_used)
-                    cost += bad_end_w * (1.0 if n_cards > c and good_left <= 0 else 0.0)
-                    cost += bad_end_w * (1.0 if goes_out and (bad or wild_used > 0) else 0.0)
-                    clean_out = clean_out and not bad
-                cost += go_out_w * (1.0 if clean_out else 0.0)
-                if k.card_counting:
-                    master_play = most[rk] < max(c, 1)
-                    empties_rank = leftover == 0 and natural > 0
-                    not_master_after = not_master - (1 if empties_rank and not master_group[rk] else 0)
-                    extra = control if master_play and not_master_after <= control_groups and not goes_out else 0.0
-                    risky = leading and c > 0 and ((c == 1 and one) or (c == 2 and two))
-                    if risky and not no_choice:
-                        extra += block * (0.0 if master_play else 1.0)
-                    if risky and no_choice:
-                        extra -= 2 * step * st
-                    if k.revolution:
-                        extra += (-revolt_w if weak else revolt_w) * (1.0 if c >= 4 and not goes_out else 0.0)
-                    cost += extra
-                    if threat:
-                        cost -= 2 * step * st
-                if not threat:
-                    cost += habits
-            elif kind[a] == KIND_PASS:
-                cost = pass_w + (1e6 if threat else 0.0)
-            else:
-                cost = (
-                    4.0 * strength[0, rk] + 60.0 * (1.0 if natural >= 2 else 0.0) + 120.0 * (1.0 if top[0, rk] else 0.0)
-                )
-            if with_costs:
-                costs[i, a] = cost
-            if best < 0 or cost < best_cost:
-                best, best_cost = a, cost
-        out[i] = best
+            if leading and count[a] > 0:
+                n_lead += 1
+                if (count[a] == 1 and one) or (count[a] == 2 and two):
+                    n_risky += 1
+        no_choice = n_risky == n_lead
+        if k.revolution:
+            total = 0
+            for r in range(n_ranks):
+                total += hand[v, r] * strength[rev, r]
+            weak = total / max(n_cards, 1) < (N_NATURAL_RANKS - 1) / 2
+    best = -1
+    best_cost = 0.0
+    for j in range(n_legal):
+        a = legal[j]
+        rk, c = rank[a], count[a]
+        natural = hand[v, rk]
+        if kind[a] == KIND_PLAY:
+            wild_used = max(c - natural, 0)
+            leftover = natural - min(natural, c)
+            st = float(strength[rev, rk])
+            goes_out = c == n_cards
+            habits = break_w * (1.0 if leftover > 0 and not goes_out else 0.0) * (break_pairs if natural == 2 else 1.0)
+            habits += wild_w * (1.0 if wild_used > 0 else 0.0)
+            habits += keep_top * (1.0 if top[rev, rk] and not goes_out and groups > 2 else 0.0)
+            cost = step * st - group * (c if leading else 0)
+            if has_match:
+                cost -= match_w * (1.0 if rk == trick_rank else 0.0)
+            clean_out = goes_out and wild_used == 0
+            if penalty:
+                bad = k.bad_end_ranks[rk]
+                good_left = good_held - (0 if bad else c - wild_used)
+                cost += bad_end_w * (1.0 if n_cards > c and good_left <= 0 else 0.0)
+                cost += bad_end_w * (1.0 if goes_out and (bad or wild_used > 0) else 0.0)
+                clean_out = clean_out and not bad
+            cost += go_out_w * (1.0 if clean_out else 0.0)
+            if k.card_counting:
+                master_play = most[rk] < max(c, 1)
+                empties_rank = leftover == 0 and natural > 0
+                not_master_after = not_master - (1 if empties_rank and not master_group[rk] else 0)
+                extra = control if master_play and not_master_after <= control_groups and not goes_out else 0.0
+                risky = leading and c > 0 and ((c == 1 and one) or (c == 2 and two))
+                if risky and not no_choice:
+                    extra += block * (0.0 if master_play else 1.0)
+                if risky and no_choice:
+                    extra -= 2 * step * st
+                if k.revolution:
+                    extra += (-revolt_w if weak else revolt_w) * (1.0 if c >= 4 and not goes_out else 0.0)
+                cost += extra
+                if threat:
+                    cost -= 2 * step * st
+            if not threat:
+                cost += habits
+        elif kind[a] == KIND_PASS:
+            cost = pass_w + (1e6 if threat else 0.0)
+        else:
+            cost = 4.0 * strength[0, rk] + 60.0 * (1.0 if natural >= 2 else 0.0) + 120.0 * (1.0 if top[0, rk] else 0.0)
+        if with_costs:
+            costs[i, a] = cost
+        if best < 0 or cost < best_cost:
+            best, best_cost = a, cost
+    return best
+
+
+_score_row = compiled.slot_function(_choose_row)
+""":func:`_choose_row` inlined into the batched kernel and into :func:`_decide_in_state`."""
+
+
+@compiled.slot_function
+def _decide_in_state(k, state, s, legal, n_legal, word, scratch):
+    """:meth:`HeuristicAgent.compiled_policy`'s decision in slot ``s``: as :func:`choose_in_state` chooses it,
+    its rows carved from ``scratch`` (``k``: the :class:`_Scorer`)."""
+    if n_legal == 1:  # a forced move: nothing to score
+        return legal[0]
+    r, p = state.hands.shape[2], state.hands.shape[1]
+    hand = scratch[0:r].reshape((1, r))
+    played = scratch[r : 2 * r].reshape((1, 1, r))
+    held = scratch[2 * r : 2 * r + p].reshape((1, p))
+    passed = scratch[2 * r + p : 2 * r + 2 * p].reshape((1, p))
+    out_order = scratch[2 * r + 2 * p : 2 * r + 3 * p].reshape((1, p))
+    hidden = scratch[2 * r + 3 * p : 3 * r + 3 * p]
+    usable = scratch[3 * r + 3 * p : 4 * r + 3 * p]
+    most = scratch[4 * r + 3 * p : 5 * r + 3 * p]
+    master_group = scratch[5 * r + 3 * p : 6 * r + 3 * p + 1].view(np.bool_)[:r]
+    _gather(state, s, hand, played, held, passed, out_order)
+    return _score_row(
+        k, legal, n_legal, hand, played, held, passed, out_order, 0, state.revolution[s], state.trick_rank[s],
+        state.trick_count[s], hidden, usable, most, master_group, k.no_costs, 0, False,
+    )  # fmt: skip

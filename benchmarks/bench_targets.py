@@ -9,6 +9,10 @@ At B = 4096 on the standard rules, with random legal actions:
   (a) ≥ 2.5×, (b) ≥ 1.5×. Needs ``pip install pgx`` (JAX); without it these rows are skipped.
 - (b) in a process pinned to two cores against one pinned to one (``taskset -c 0,1`` / ``taskset -c 0``: the
   kernels use the CPUs of the process's affinity mask, ``president_env.core.threads``). Target ≥ 1.6×.
+- The vector env ``vector_env(1024)`` with random and with heuristic-3 opponents, in learner steps/s (a learner's
+  decision and its opponents' until its next turn), against VecGame (b) at B = 1024 in decisions/s
+  (``bench.gym_vector_rates``, ``bench.vec_rates``). Targets ``bench.VECTOR_TARGETS``: ≥ 0.25× and ≥ 0.20×.
+  ``--only vector`` measures just these three (no PGX, no ``taskset``).
 
 Each round measures every system for ``--seconds`` (the order rotates from round to round) and takes each ratio
 within its round, so the drifting load of a shared machine weighs on both sides alike; the table gives the median
@@ -24,12 +28,18 @@ import statistics
 import subprocess
 import sys
 
-from bench import Rates, _rates, vec_rates
+from bench import VECTOR_ENVS, VECTOR_TARGETS, Rates, _rates, gym_vector_rates, vec_rates
 
 from president_env.core.presets import load_preset
 
 BATCH = 4096
-TARGETS = {"vecgame_a_vs_pgx": 2.5, "vecgame_b_vs_pgx": 1.5, "two_cores_vs_one": 1.6}
+TARGETS = {
+    "vecgame_a_vs_pgx": 2.5,
+    "vecgame_b_vs_pgx": 1.5,
+    "two_cores_vs_one": 1.6,
+    **{f"vector_{opponents}_vs_vecgame_b": target for opponents, target in VECTOR_TARGETS.items()},
+}
+VECTOR_SYSTEMS = ("vecgame_b_1024", *(f"vector_{opponents}" for opponents in VECTOR_TARGETS))
 
 
 def pgx_rates(batch_size: int, seconds: float, seed: int = 0) -> Rates | None:
@@ -82,8 +92,9 @@ def child_rates(mode: str, seconds: float, seed: int, cpus: str | None = None) -
     return None if last == "none" else float(last)
 
 
-def one_round(seconds: float, r: int) -> dict[str, float | None]:
-    """Every system once, in an order rotated by ``r``: their wall-clock steps/s."""
+def one_round(seconds: float, r: int, only: str = "all") -> dict[str, float | None]:
+    """Every system once (``only="vector"``: the vector env's and their base), in an order rotated by ``r``: their
+    wall-clock steps/s."""
     rules = load_preset("standard")
     systems = {
         "pgx": lambda: child_rates("pgx", seconds, r),
@@ -91,7 +102,16 @@ def one_round(seconds: float, r: int) -> dict[str, float | None]:
         "vecgame_b": lambda: vec_rates(rules, BATCH, True, seconds, seed=r).wall,
         "one_core": lambda: child_rates("vecgame", seconds, r, cpus="0"),
         "two_cores": lambda: child_rates("vecgame", seconds, r, cpus="0,1"),
+        "vecgame_b_1024": lambda: vec_rates(rules, VECTOR_ENVS, True, seconds, seed=r).wall,
+        **{
+            f"vector_{opponents}": lambda opponents=opponents: (
+                gym_vector_rates(rules, VECTOR_ENVS, opponents, seconds, seed=r).wall
+            )
+            for opponents in VECTOR_TARGETS
+        },
     }
+    if only == "vector":
+        systems = {name: systems[name] for name in VECTOR_SYSTEMS}
     names = list(systems)
     order = names[r % len(names) :] + names[: r % len(names)]
     return {name: systems[name]() for name in order}
@@ -101,12 +121,13 @@ def ratios(rate: dict[str, float | None]) -> dict[str, float | None]:
     """The target ratios of one round."""
 
     def over(a: str, b: str) -> float | None:
-        return rate[a] / rate[b] if rate[a] and rate[b] else None
+        return rate[a] / rate[b] if rate.get(a) and rate.get(b) else None
 
     return {
         "vecgame_a_vs_pgx": over("vecgame_a", "pgx"),
         "vecgame_b_vs_pgx": over("vecgame_b", "pgx"),
         "two_cores_vs_one": over("two_cores", "one_core"),
+        **{f"vector_{o}_vs_vecgame_b": over(f"vector_{o}", "vecgame_b_1024") for o in VECTOR_TARGETS},
     }
 
 
@@ -115,6 +136,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default: 5)")
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per system per round (default: 2)")
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--only",
+        choices=("all", "vector"),
+        default="all",
+        help="vector: only the vector env's rows and their base (no PGX, no taskset)",
+    )
     parser.add_argument("--child", choices=("pgx", "vecgame"), help=argparse.SUPPRESS)  # a child's measurement
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.seconds <= 0:
@@ -129,12 +156,15 @@ def main(argv: list[str] | None = None) -> None:
         return
     rounds = []
     for r in range(args.rounds):
-        rate = one_round(args.seconds, r)
+        rate = one_round(args.seconds, r, args.only)
         rounds.append((rate, ratios(rate)))
         shown = ", ".join(f"{k} {v:,.0f}" for k, v in rate.items() if v)
         print(f"round {r + 1}: {shown} steps/s", file=sys.stderr)
     load = os.getloadavg()[0]
-    print(f"B = {BATCH}, standard rules, {args.rounds} rounds of {args.seconds:g} s per system, load {load:.1f}")
+    print(
+        f"B = {BATCH} (the vector env's rows: N = {VECTOR_ENVS}), standard rules, {args.rounds} rounds of "
+        f"{args.seconds:g} s per system, load {load:.1f}"
+    )
     print()
     print("| | median steps/s | |")
     print("|---|---:|---|")
@@ -146,6 +176,8 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---:|---|---:|---|")
     for name, target in TARGETS.items():
         values = [ratio[name] for _, ratio in rounds if ratio[name]]
+        if not values and args.only == "vector" and not name.startswith("vector_"):
+            continue
         if not values:
             print(f"| {name} | not measured | | ≥ {target} | |")
             continue

@@ -33,7 +33,7 @@ def test_each_round_takes_its_own_ratio_and_the_systems_take_turns(bench, monkey
 
     def fake_vector(rules, num_envs, opponents, seconds, seed=0):
         calls.append(opponents)
-        speed = {"random": 200.0, "heuristic-3": 100.0}[opponents]
+        speed = {"random": 300.0, "heuristic-3": 200.0}[opponents]
         return bench.Rates(speed / next(load), speed / 2)
 
     monkeypatch.setattr(bench, "vec_rates", fake_vec)
@@ -45,11 +45,11 @@ def test_each_round_takes_its_own_ratio_and_the_systems_take_turns(bench, monkey
         "random",
     ]
     # Within a round the load is the same for all: the ratio does not see it.
-    assert [r["ratios"] for r in rounds] == [{"random": 0.2, "heuristic-3": 0.1}] * 3
-    assert rounds[0]["cpu_ratios"] == {"random": 0.4, "heuristic-3": 0.2}
+    assert [r["ratios"] for r in rounds] == [{"random": 0.3, "heuristic-3": 0.2}] * 3
+    assert rounds[0]["cpu_ratios"] == {"random": 0.6, "heuristic-3": 0.4}
     row = bench.summarize("heuristic-3", rounds, single=10.0)
-    assert row["ratio_to_vecgame"] == row["ratio_min"] == row["ratio_max"] == 0.1
-    assert row["vecgame_b_steps_per_s"] == 500.0 and row["vector_learner_steps_per_s"] == 50.0
+    assert row["ratio_to_vecgame"] == row["ratio_min"] == row["ratio_max"] == 0.2
+    assert row["vecgame_b_steps_per_s"] == 500.0 and row["vector_learner_steps_per_s"] == 100.0
     assert row["met"] is True and row["target_ratio"] == bench.VECTOR_TARGETS["heuristic-3"]
 
 

@@ -6,7 +6,11 @@ one observation, mask, reward or termination.
 terminations, seats, scores, and with same-step autoreset the final observations). Random opponents run with
 next-step autoreset, heuristic-3 with same-step autoreset; the games of two manches end and restart, so
 exchanges, manche ends, game ends and new deals all show. It was recorded before the vector step was made faster,
-on the NumPy engine and checked on the Numba kernels, now the only form.
+on the NumPy engine and checked on the Numba kernels, now the only form. The random opponents' entries were recorded
+again once, when those opponents moved into the compiled loop (``president_env.core.autoplay``): their draws now come
+from a counter-based stream per game (the same on any number of threads) instead of one generator drawn row by row,
+so their games changed; the heuristic-3 entries, whose choices do not draw, hold unchanged
+(``tests/test_autoplay.py`` checks the new draws: uniform over the legal actions, the same on one thread and two).
 
 Regenerate (only for an intended change of the games, said in the commit): ``python tests/test_vector_env_golden.py``.
 """

@@ -36,21 +36,43 @@ class Kernel(NamedTuple):
     parallel: Any
 
 
-def jit(function: Any) -> Kernel:
+def jit(function: Any, counted: bool = True) -> Kernel:
     """``function`` compiled by Numba (nopython, no GIL, cached on disk, at its first call in a process) as a
     :class:`Kernel`: its ``prange`` loop runs in order in ``serial`` and over threads in ``parallel``.
 
     The threaded form compiles a copy of ``function`` named ``<name>_threaded``: Numba names a kernel's disk cache
     after the function and keys its entries by argument types only, so the two forms of one function would load
-    each other's machine code (a threaded one loaded as the serial form ran no slot at all)."""
+    each other's machine code (a threaded one loaded as the serial form ran no slot at all). ``counted=False``:
+    without reference counting, as :func:`borrowing`."""
     threaded = types.FunctionType(
         function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__
     )
     threaded.__qualname__ = f"{function.__qualname__}_threaded"
+    options = {"cache": True, "nogil": True} if counted else {"cache": True, "nogil": True, "_nrt": False}
     return Kernel(
-        _rebuild_stale_cache(numba.njit(cache=True, nogil=True)(function)),
-        _rebuild_stale_cache(numba.njit(cache=True, nogil=True, parallel=True)(threaded)),
+        _rebuild_stale_cache(numba.njit(**options)(function)),
+        _rebuild_stale_cache(numba.njit(parallel=True, **options)(threaded)),
     )
+
+
+def slot_function(function: Any) -> Any:
+    """``function``, the work of one slot or row, compiled by Numba for the kernels that call it (nopython, no GIL,
+    cached on disk with its callers, inlined into them): the heuristics' scoring of one row serves their batched
+    kernel and the vector env's compiled opponents' loop (``president_env.core.autoplay``)."""
+    return _rebuild_stale_cache(numba.njit(cache=True, nogil=True, inline="always")(function))
+
+
+def borrowing(function: Any) -> Any:
+    """``function`` compiled by Numba without reference counting (``_nrt=False``), on the calling thread: for a
+    function that allocates nothing and only reads and writes the arrays it is given (the caller keeps them alive),
+    called often. Otherwise each array it binds, or a :func:`slot_function` inlined into it takes, costs two atomic
+    counter updates a call, more than a heuristic's scoring of a row (``agents/heuristic.py``'s batched kernel; the
+    vector env's compiled opponents' loop is compiled so by ``jit(..., counted=False)``)."""
+    threaded = types.FunctionType(
+        function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__
+    )
+    threaded.__qualname__ = f"{function.__qualname__}_borrowing"
+    return _rebuild_stale_cache(numba.njit(cache=True, nogil=True, _nrt=False)(threaded))
 
 
 _STALE_INDEX = (ImportError, AttributeError, EOFError, pickle.UnpicklingError)

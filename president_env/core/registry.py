@@ -16,7 +16,9 @@ PettingZoo/Gymnasium observation ``{"observation": (obs_dim,) float32, "action_m
 - ``act_views(views, masks) -> actions``: ``act_batch`` on the observations' named views (the dict
   ``observation.layout(rules).view(observations)`` gives, one ``(B, ...)`` array per segment) instead of the
   vectors; a batched env that holds the state reads them from it (``layout(rules).view_state``) and skips
-  encoding and decoding. It must choose what ``act_batch`` chooses on the same observations.
+  encoding and decoding. It must choose what ``act_batch`` chooses on the same observations;
+- ``compiled_policy(rules) -> CompiledPolicy | None``: its decision as a Numba function that a batched env's compiled
+  loop calls for every opponent decision between two learner turns (:mod:`president_env.core.autoplay`).
 
 :class:`Agent` is the base class the shipped agents share (``act`` is one row of ``act_batch``), and
 :class:`RandomAgent` the one random player (``"random"``, registered here).
@@ -40,6 +42,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from president_env.core.autoplay import CompiledPolicy, uniform_decision
 from president_env.core.engine import sample_legal
 from president_env.core.observation import layout
 from president_env.core.presets import RulesSpec, resolve_rules
@@ -139,6 +142,13 @@ class RandomAgent(Agent):
             if masks.ndim != 2:
                 raise ValueError(f"masks must have shape (B, num_actions), got {masks.shape}")
         return sample_legal(masks, self.rng)
+
+    def compiled_policy(self, rules: Rules) -> CompiledPolicy | None:
+        """The same uniform draw for a batched env's compiled loop (:mod:`president_env.core.autoplay`), keyed from
+        this agent's generator at each call; ``None`` for a subclass that chooses otherwise."""
+        if type(self).act_batch is not RandomAgent.act_batch:
+            return None
+        return CompiledPolicy(uniform_decision, (), key=lambda: int(self.rng.integers(2**63)))
 
     def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
         """The drawn action, with every legal action's probability (``1 / number of legal actions``)."""

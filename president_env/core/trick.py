@@ -110,12 +110,12 @@ def rank_tables(rules: Rules) -> dict[str, np.ndarray]:
 def legal_mask(rules: Rules, state: GameState, slots: np.ndarray) -> np.ndarray:
     """``(n, num_actions) bool``: the legal actions of the player to act in the slots ``slots (n,) int64``."""
     mask = np.zeros((slots.size, rules.num_actions), bool)
-    run(_kernels()[0], slots.size, kernel_rules(rules), state, slots, mask)
+    run(kernels()[0], slots.size, kernel_rules(rules), state, slots, mask)
     return mask
 
 
 def _mask_kernel(t, state, slots, mask):
-    """The legal mask, slot by slot (compiled by :func:`_kernels`; ``t``: :class:`TrickRules`), into ``mask`` all
+    """The legal mask, slot by slot (compiled by :func:`kernels`; ``t``: :class:`TrickRules`), into ``mask`` all
     False: only the entries that may be True are written (a play of ``j + 1`` cards needs ``j + 1`` usable ones:
     ``t.playable[key, j]`` is False from ``j = usable`` on, and a rank not held is skipped)."""
     r, c = t.n_ranks, t.max_count
@@ -173,7 +173,7 @@ def play(rules: Rules, state: GameState, slots: np.ndarray, actions: np.ndarray)
     whose manche ended: every player but one is out (``engine`` scores them and deals the next manche,
     :mod:`president_env.core.manche`)."""
     ended = np.zeros(slots.size, bool)
-    run(_kernels()[1], slots.size, kernel_rules(rules), state, slots, actions, ended)
+    run(kernels()[1], slots.size, kernel_rules(rules), state, slots, actions, ended)
     return ended.nonzero()[0]
 
 
@@ -191,7 +191,7 @@ class Slot:
     they take a ``GameState``), so a call pays only the conversion of those arrays."""
 
     def __init__(self, rules: Rules, state: GameState, slot: int = 0) -> None:
-        mask_kernel, play_kernel = _kernels()
+        mask_kernel, play_kernel = kernels()
         t = kernel_rules(rules)
         self._slots = np.array([slot], np.int64)
         self._action = np.zeros(1, np.int64)
@@ -219,8 +219,10 @@ class Slot:
 
 
 @lru_cache(maxsize=1)
-def _kernels() -> tuple[Kernel, Kernel]:
-    """The compiled ``(mask, play)`` kernels (each compiled at its first call in a process, cached on disk)."""
+def kernels() -> tuple[Kernel, Kernel]:
+    """The compiled ``(mask, play)`` kernels (each compiled at its first call in a process, cached on disk), which
+    :func:`legal_mask` and :func:`play` run and the vector env's compiled opponents' loop calls on its games
+    (``president_env.core.autoplay``)."""
     return jit(_mask_kernel), jit(_play_kernel)
 
 
@@ -278,7 +280,7 @@ def kernel_rules(rules: Rules) -> TrickRules:
 
 
 def _play_kernel(t, state, slots, actions, ended):
-    """:func:`play`, slot by slot (compiled by :func:`_kernels`; ``t``: :class:`TrickRules`)."""
+    """:func:`play`, slot by slot (compiled by :func:`kernels`; ``t``: :class:`TrickRules`)."""
     p = t.n_players
     # The arrays written in the loop, bound by name first: Numba's threaded loop drops writes made through a
     # named tuple's field (numba 0.68: reads work, writes are lost).

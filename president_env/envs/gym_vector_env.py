@@ -44,8 +44,14 @@ A :class:`gymnasium.vector.VectorEnv` over one :class:`~president_env.VecGame` o
 - **Terminal observation**: the table after the game's last play, from the learner's seat
   (final scores, the phase one-hot all 0), as the single env's (the AEC env's is the table before
   that play: ``docs/environment.md``).
-- **Speed**: the opponents' masks and steps run in the engine's compiled kernels; opponents with ``act_views`` (the
-  heuristics) read the state's named views (:class:`~president_env.core.observation.StateViews`).
+- **Speed**: opponents with a compiled policy (``compiled_policy(rules)``: the registry's random agent, the
+  heuristics; one object, or several offering the same, e.g. ``["heuristic-3"] * 3``) play all their decisions
+  between two learner turns in one kernel call
+  (:mod:`president_env.core.autoplay`, parallel over the games); the engine scores the manches that end there and
+  deals the next in the order the Python loop deals them. The random agent's draws come from a counter-based stream
+  per game keyed from its own generator at each step (the same whatever the number of threads). Other opponents act
+  through Python, one call per engine step; their masks and steps run in the engine's compiled kernels, and those
+  with ``act_views`` read the state's named views (:class:`~president_env.core.observation.StateViews`).
 - **Seeding**: ``reset(seed=int)`` seeds the env's ``np_random``, which draws the seats, the
   game generator's seed and the opponents' seeds (``opponent.reset(seed=...)`` where they have
   one); a list of ``N`` seeds (Gymnasium's per-sub-env form) is folded into one ``SeedSequence``.
@@ -73,7 +79,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from president_env.core import engine, registry
+from president_env.core import autoplay, engine, registry
 from president_env.core.observation import StateViews, layout, observe
 from president_env.core.presets import RulesSpec, resolve_rules
 from president_env.core.rules import Rules
@@ -158,6 +164,11 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         # The registry's RandomAgent draws straight from its generator: what its act_batch does, less the checks
         # of masks that the engine made.
         self._draws = [type(o) is registry.RandomAgent for o in self._distinct]
+        # Opponents that offer one compiled policy (the same decide and params: one object, or several alike, e.g.
+        # three "heuristic-3" or three "random") play in one kernel call per loop (_play_compiled); the policies are
+        # asked for at each call (a reseeded agent keys its own from its new generator).
+        self._compiled = _one_policy([autoplay.compiled_policy(o, self.rules) for o in self._distinct]) is not None
+        self._decisions = np.zeros(self.num_envs, np.int64)  # each game's opponent decisions in the compiled loop
         self.game = VecGame(self.rules, batch_size=self.num_envs, reward_mode=reward_mode, autoreset=False)
         self.obs_dim = layout(self.rules).size
         self.num_actions = self.rules.num_actions
@@ -241,12 +252,85 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         state = self.game.state
         active = games[~self._learner_player_at_turn(state, games, games) & (state.phase[games] != engine.PHASE_OVER)]
         try:
-            self._play_opponents(active, reward, terminated)
+            if self._compiled:
+                self._play_compiled(active, reward, terminated)
+            else:
+                self._play_opponents(active, reward, terminated)
         finally:
             self.game.invalidate_mask()
 
+    def _play_compiled(self, active: np.ndarray, reward: np.ndarray, terminated: np.ndarray) -> None:
+        """The loop of :meth:`_advance` over the games ``active`` for an opponent with a compiled policy: one kernel
+        call plays every game to its learner's turn or its manche's end (``autoplay.play``). The manches that end
+        are scored and dealt by the engine in the order :meth:`_play_opponents` deals them, by the opponents'
+        decision at which they ended, then by game (the same deals from the game's generator), and their games go
+        on. All that ended are dealt at once; where a game so continued ends a manche again before the last of
+        them ended (a whole manche without its learner: rare), that batch is undone and dealt decision by
+        decision (:meth:`_deal_by_decision`)."""
+        policies = [autoplay.compiled_policy(o, self.rules) for o in self._distinct]
+        policy = _one_policy(policies)
+        drawn = np.array([p.key() if p.key is not None else 0 for p in policies], np.uint64)  # one per object
+        keys = drawn[self._object_of_position]  # by opponent position
+        self._decisions[active] = 0
+        ended = self._autoplay(active, policy, keys)
+        while ended.size:
+            decided = self._decisions[ended]
+            ended = ended[np.lexsort((ended, decided))]  # by decision, then by game
+            last = int(decided.max())
+            saved = None
+            if int(decided.min()) < last:  # a game dealt now may end again before the last of them ended
+                saved = (self.game.state.take(ended), self.game.rng.bit_generator.state,  # (a new dict)
+                         reward[ended], terminated[ended], self._decisions[ended])  # fmt: skip
+            again = self._autoplay(self._end_manches(ended, reward, terminated), policy, keys)
+            if saved is not None and self._ended_again_too_soon(again, last):
+                _write_back(self.game.state, saved[0], ended)
+                self.game.rng.bit_generator.state = saved[1]
+                reward[ended], terminated[ended], self._decisions[ended] = saved[2:]
+                self._deal_by_decision(ended, policy, keys, reward, terminated)
+                return
+            ended = again
+
+    def _ended_again_too_soon(self, again: np.ndarray, last: int) -> bool:
+        """Whether a game of ``again`` (its manche dealt in this batch ended too) ended it at or before decision
+        ``last``, the batch's latest: its deal would then come before some of the batch's in the Python loop."""
+        return bool(again.size) and int(self._decisions[again].min()) <= last
+
+    def _autoplay(self, games: np.ndarray, policy: autoplay.CompiledPolicy, keys: np.ndarray) -> np.ndarray:
+        """The compiled loop over ``games``; the games among them whose manche ended."""
+        if not games.size:
+            return games
+        status = autoplay.play(self.rules, self.game.state, games, self.learner, policy, keys, self._decisions)
+        if (status == autoplay.ILLEGAL).any():
+            raise ValueError(f"an opponent chose an illegal action in game {int(games[status == autoplay.ILLEGAL][0])}")
+        return games[status == autoplay.MANCHE_OVER]
+
+    def _end_manches(self, games: np.ndarray, reward: np.ndarray, terminated: np.ndarray) -> np.ndarray:
+        """Score the manches just ended in ``games`` and deal the next ones, in that order; the games that go on."""
+        game = self.game
+        events = engine.end_manches(self.rules, game.state, games, game.rng, game.reward_mode)
+        reward[games] += events.rewards[np.arange(games.size), self.learner[games]]
+        terminated[games[events.game_over]] = True
+        return games[~events.game_over]
+
+    def _deal_by_decision(
+        self,
+        ended: np.ndarray,
+        policy: autoplay.CompiledPolicy,
+        keys: np.ndarray,
+        reward: np.ndarray,
+        terminated: np.ndarray,
+    ) -> None:
+        """:meth:`_play_compiled`'s exact order where a game ends several manches: the ended manches of the
+        earliest decision first, and their games played on, until none ends."""
+        while ended.size:
+            decided = self._decisions[ended]
+            first = decided == decided.min()
+            now, ended = np.sort(ended[first]), ended[~first]
+            ended = np.concatenate((ended, self._autoplay(self._end_manches(now, reward, terminated), policy, keys)))
+
     def _play_opponents(self, active: np.ndarray, reward: np.ndarray, terminated: np.ndarray) -> None:
-        """The loop of :meth:`_advance` over the games ``active`` (their opponent is to act)."""
+        """The loop of :meth:`_advance` over the games ``active`` (their opponent is to act), each opponent decision
+        a Python round trip: for opponents without a compiled policy."""
         rules, game, learner = self.rules, self.game, self.learner
         state = game.state
         work, work_games = state, None  # the batch the loop steps, and the game of each of its rows
@@ -487,14 +571,14 @@ class PresidentVectorEnv(gymnasium.vector.VectorEnv):
         if rows.size:
             whole = rows.size == self.num_envs
             game = self.game
-            events = engine.step(
+            events = engine.step(  # every action of the playing games is legal now (checked or replaced above)
                 self.rules,
                 game.state,
                 actions if whole else actions[rows],
                 game.rng,
-                mask=mask if whole else mask[rows],
                 reward_mode=game.reward_mode,
                 slots=None if whole else rows,
+                check=False,
             )
             game.invalidate_mask()
             reward[rows] = self._carried[rows] + events.rewards[np.arange(rows.size), self.learner[rows]]
@@ -557,6 +641,16 @@ def _resolve(opponent: Any, rules: Rules) -> Any:
     if not isinstance(opponent, str) and callable(getattr(opponent, "act_batch", None)):
         return opponent
     return registry.resolve(opponent, rules, None)
+
+
+def _one_policy(policies: list[autoplay.CompiledPolicy | None]) -> autoplay.CompiledPolicy | None:
+    """The compiled policy every opponent object offers (one ``decide``, the same ``params`` and scratch; each object
+    keeps its own random key), else ``None``."""
+    first = policies[0]
+    for p in policies:
+        if p is None or p.decide is not first.decide or p.params is not first.params or p.scratch != first.scratch:
+            return None
+    return first
 
 
 def _is_seed(value: Any) -> bool:
