@@ -13,10 +13,14 @@ At B = 4096 on the standard rules, with random legal actions:
   decision and its opponents' until its next turn), against VecGame (b) at B = 1024 in decisions/s
   (``bench.gym_vector_rates``, ``bench.vec_rates``). Targets ``bench.VECTOR_TARGETS``: ≥ 0.25× and ≥ 0.20×.
   ``--only vector`` measures just these three (no PGX, no ``taskset``).
+- The AEC env ``president_env.env()`` against PettingZoo's ``leduc_holdem_v4`` AEC, agent steps/s of random legal
+  play (``last()`` + ``step()``, ``bench_aec.steps_per_second``). Target ``bench_aec.GOAL``: ≥ 1.6×. Needs the
+  ``bench`` extra (``pettingzoo[classic]``); without it these rows are skipped.
 
 Each round measures every system for ``--seconds`` (the order rotates from round to round) and takes each ratio
 within its round, so the drifting load of a shared machine weighs on both sides alike; the table gives the median
-ratio and its range over the rounds. A "step" is one decision of one game (PGX: one step of one Leduc game).
+ratio and its range over the rounds. A "step" is one decision of one game (PGX: one step of one Leduc game; the
+AEC envs: one agent step).
 """
 
 from __future__ import annotations
@@ -27,9 +31,14 @@ import shutil
 import statistics
 import subprocess
 import sys
+import warnings
+from functools import cache
 
 from bench import VECTOR_ENVS, VECTOR_TARGETS, Rates, _rates, gym_vector_rates, vec_rates
+from bench_aec import GOAL as AEC_GOAL
+from bench_aec import steps_per_second as aec_steps_per_second
 
+import president_env as pe
 from president_env.core.presets import load_preset
 
 BATCH = 4096
@@ -38,6 +47,7 @@ TARGETS = {
     "vecgame_b_vs_pgx": 1.5,
     "two_cores_vs_one": 1.6,
     **{f"vector_{opponents}_vs_vecgame_b": target for opponents, target in VECTOR_TARGETS.items()},
+    "aec_vs_leduc": AEC_GOAL,
 }
 VECTOR_SYSTEMS = ("vecgame_b_1024", *(f"vector_{opponents}" for opponents in VECTOR_TARGETS))
 
@@ -92,6 +102,27 @@ def child_rates(mode: str, seconds: float, seed: int, cpus: str | None = None) -
     return None if last == "none" else float(last)
 
 
+@cache
+def aec_envs() -> dict[str, object] | None:
+    """The two AEC envs, built and warmed once (``"aec"``, ``"leduc_aec"``), or ``None`` without PettingZoo's
+    classic games."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from pettingzoo.classic import leduc_holdem_v4
+    except ImportError:
+        return None
+    envs = {"aec": pe.env(rules="standard"), "leduc_aec": leduc_holdem_v4.env()}
+    for env in envs.values():
+        aec_steps_per_second(env, 0.3, seed=0)
+    return envs
+
+
+def aec_rate(name: str, seconds: float, seed: int) -> float | None:
+    envs = aec_envs()
+    return None if envs is None else aec_steps_per_second(envs[name], seconds, seed=seed)
+
+
 def one_round(seconds: float, r: int, only: str = "all") -> dict[str, float | None]:
     """Every system once (``only="vector"``: the vector env's and their base), in an order rotated by ``r``: their
     wall-clock steps/s."""
@@ -109,6 +140,8 @@ def one_round(seconds: float, r: int, only: str = "all") -> dict[str, float | No
             )
             for opponents in VECTOR_TARGETS
         },
+        "aec": lambda: aec_rate("aec", seconds, r),
+        "leduc_aec": lambda: aec_rate("leduc_aec", seconds, r),
     }
     if only == "vector":
         systems = {name: systems[name] for name in VECTOR_SYSTEMS}
@@ -128,6 +161,7 @@ def ratios(rate: dict[str, float | None]) -> dict[str, float | None]:
         "vecgame_b_vs_pgx": over("vecgame_b", "pgx"),
         "two_cores_vs_one": over("two_cores", "one_core"),
         **{f"vector_{o}_vs_vecgame_b": over(f"vector_{o}", "vecgame_b_1024") for o in VECTOR_TARGETS},
+        "aec_vs_leduc": over("aec", "leduc_aec"),
     }
 
 

@@ -72,3 +72,20 @@ def test_threads_are_never_more_than_the_cpus_and_must_be_positive():
                 cap_threads(bad)
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ({}, "1000"),  # OpenMP's default spin (300,000 checks) stalls the kernels on a busy machine (docs/speed.md)
+        ({"GOMP_SPINCOUNT": "50000"}, "50000"),
+        ({"OMP_WAIT_POLICY": "active"}, None),  # the user's choice of policy is left alone
+    ],
+)
+def test_importing_the_package_sets_openmp_s_spin_count_unless_the_user_did(given, expected):
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    code = "import os, president_env; print(os.environ.get('GOMP_SPINCOUNT'))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={**env, **given}, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == str(expected)

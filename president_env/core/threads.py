@@ -93,4 +93,15 @@ def kernel_threads(threads: int | None = None) -> int:
     return max(1, min(_kernel_threads, available_cpus(), numba.config.NUMBA_NUM_THREADS))
 
 
+SPIN_COUNT_VARIABLE = "GOMP_SPINCOUNT"
+KERNEL_SPIN_COUNT = "1000"
+"""How many times an idle thread of GNU OpenMP (Numba's threading layer on Linux) checks for work before it sleeps,
+unless ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY`` is set: OpenMP's default (300,000) spins a kernel's idle threads on
+the cores another process needs. With one busy process beside it on 2 cores, VecGame (b) at B = 4096 on two
+threads ran 151,000 steps/s with the default, 1.66 M with 1000 (one thread: 1.47 M); on the quiet machine 3.1 M
+against 3.4 M (docs/speed.md, "A busy machine"). Set at import, before Numba starts its threads."""
+
+if SPIN_COUNT_VARIABLE not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+    os.environ[SPIN_COUNT_VARIABLE] = KERNEL_SPIN_COUNT
+
 __all__ = ["available_cpus", "cap_threads", "kernel_threads"]
