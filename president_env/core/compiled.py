@@ -44,10 +44,7 @@ def jit(function: Any, counted: bool = True) -> Kernel:
     after the function and keys its entries by argument types only, so the two forms of one function would load
     each other's machine code (a threaded one loaded as the serial form ran no slot at all). ``counted=False``:
     without reference counting, as :func:`borrowing`."""
-    threaded = types.FunctionType(
-        function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__
-    )
-    threaded.__qualname__ = f"{function.__qualname__}_threaded"
+    threaded = _renamed_copy(function, "threaded")
     options = {"cache": True, "nogil": True} if counted else {"cache": True, "nogil": True, "_nrt": False}
     return Kernel(
         _rebuild_stale_cache(numba.njit(**options)(function)),
@@ -68,11 +65,18 @@ def borrowing(function: Any) -> Any:
     called often. Otherwise each array it binds, or a :func:`slot_function` inlined into it takes, costs two atomic
     counter updates a call, more than a heuristic's scoring of a row (``agents/heuristic.py``'s batched kernel; the
     vector env's compiled opponents' loop is compiled so by ``jit(..., counted=False)``)."""
-    threaded = types.FunctionType(
+    uncounted = _renamed_copy(function, "borrowing")
+    return _rebuild_stale_cache(numba.njit(cache=True, nogil=True, _nrt=False)(uncounted))
+
+
+def _renamed_copy(function: Any, suffix: str) -> Any:
+    """A copy of ``function`` whose qualified name ends in ``_<suffix>``: Numba names a disk cache after it, so each
+    compiled form of one function keeps its own cache."""
+    copy = types.FunctionType(
         function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__
     )
-    threaded.__qualname__ = f"{function.__qualname__}_borrowing"
-    return _rebuild_stale_cache(numba.njit(cache=True, nogil=True, _nrt=False)(threaded))
+    copy.__qualname__ = f"{function.__qualname__}_{suffix}"
+    return copy
 
 
 _STALE_INDEX = (ImportError, AttributeError, EOFError, pickle.UnpicklingError)
