@@ -7,9 +7,9 @@
 
 Names: ``random``, ``heuristic-1`` … ``heuristic-3`` (batched rules of conduct,
 :mod:`.heuristic`), ``mc-4``, ``mc-5`` (Monte-Carlo determinization over the batched
-engine, :mod:`.monte_carlo`), the rule-based styles ``style-hoarder``, ``style-dumper``, ``style-patient``
-(:mod:`.styles`), the learned policy shipped in ``checkpoints/`` (``ppo-universal``, one network for every
-table, :data:`SHIPPED_AGENTS`), or the path of a learned checkpoint
+engine, :mod:`.monte_carlo`), the rule-based styles ``style-hoarder``, ``style-dumper``, ``style-patient``,
+``style-controller``, ``style-shedder`` (:mod:`.styles`), the learned policy shipped in ``checkpoints/``
+(``ppo-universal``, one network for every table, :data:`SHIPPED_AGENTS`), or the path of a learned checkpoint
 (torch checkpoints, ``.pt``, load as :class:`~.torch_policy.TorchPolicyAgent`, or for any table as
 :class:`~.universal.UniversalAgent` when trained by ``training/universal.py``; format in :mod:`.checkpoint`;
 other formats plug in with :func:`register_checkpoint_loader`). Agents see the observation and the mask,

@@ -11,6 +11,15 @@ in *when* they play and *what* they keep; they all give back, in the exchange, a
 - ``style-dumper`` plays its strongest play first, leading and following, and never passes by choice.
 - ``style-patient`` is heuristic-3 that would rather pass than break a group or spend a top card
   (a 2, a joker) while it has more than two groups: it keeps its groups and spends its 2s late.
+- ``style-controller`` is heuristic-3 that plays for control: a master play (one nobody can beat) whenever it
+  has one (unless more than eight groups of the rest are not masters), top cards spent freely, and no single or
+  pair led that a player holding one or two cards could match.
+- ``style-shedder`` is heuristic-3 that sheds cards by volume: it leads its largest groups even of high ranks,
+  follows with its lowest play even if that breaks a group, and matches the rank in force under ``equal_rank``
+  variants.
+
+``style-patient``, ``style-controller`` and ``style-shedder`` are kept out of training: the learned agents are
+measured against them as styles they never met.
 """
 
 from __future__ import annotations
@@ -28,8 +37,13 @@ STYLES: dict[str, Weights] = {
     ),
     "style-dumper": Weights(step=-4.0, group=0.0, pass_=1e6, bad_end=150.0, go_out=-1000.0),
     "style-patient": dataclasses.replace(WEIGHTS[3], pass_=200.0, break_=1000.0, keep_top=500.0),
+    "style-controller": dataclasses.replace(WEIGHTS[3], control=-400.0, control_groups=8, block=80.0, keep_top=0.0),
+    "style-shedder": dataclasses.replace(WEIGHTS[3], group=40.0, break_=0.0, match=200.0),
 }
 """Each style's weights (cost terms of :class:`.heuristic.Weights`, scored by :func:`.heuristic.costs`)."""
+
+HELD_OUT_STYLES = ("style-patient", "style-controller", "style-shedder")
+"""The styles no training config of this project plays against: what the learned agents are measured on."""
 
 
 class StyleAgent(HeuristicAgent):

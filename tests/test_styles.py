@@ -51,7 +51,7 @@ def test_each_style_differs_from_heuristic_3_and_from_the_other_styles(decisions
 
 
 def test_each_style_has_its_habit(decisions):
-    kind, rank, _ = action_tables(RULES)
+    kind, rank, count = action_tables(RULES)
     strength = tables(RULES).strength[0]
     can_pass = decisions["mask"][:, 0] & (decisions["mask"].sum(axis=1) > 1)
 
@@ -63,8 +63,15 @@ def test_each_style_has_its_habit(decisions):
         return strength[rank[decisions[name]][plays]].mean()
 
     assert passes("style-hoarder") > passes("style-patient") > passes("heuristic-3")
+
+    def lead_cards(name):
+        leading = ~decisions["mask"][:, 0] & (decisions["mask"].sum(axis=1) > 1)
+        return count[decisions[name]][leading].mean()
+
     assert passes("style-dumper") == 0.0
     assert played_strength("style-dumper") > played_strength("heuristic-3") > played_strength("style-hoarder")
+    assert played_strength("style-controller") > played_strength("heuristic-3") + 0.5  # spends its masters early
+    assert lead_cards("style-shedder") > lead_cards("heuristic-3") + 0.1  # leads its largest groups
 
 
 def test_an_unknown_style_is_refused():

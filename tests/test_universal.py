@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 from helpers import swap_hidden_cards  # noqa: E402
 
 from president_env import agents  # noqa: E402
+from president_env.agents.styles import HELD_OUT_STYLES  # noqa: E402
 from president_env.agents.universal import (  # noqa: E402
     MAX_COUNT,
     MAX_PLAYERS,
@@ -204,7 +205,6 @@ def test_the_saved_policy_plays_matches_through_the_exchange_at_3_5_and_8_player
 def test_the_shipped_config_loads_and_round_trips(tmp_path):
     config = load_config(ROOT / "configs" / "train" / "universal.yaml")
     assert isinstance(config, UniversalConfig)
-    assert "style-patient" not in config.opponents.baselines  # kept out of training, to measure against
     saved = tmp_path / "config.yaml"
     assert load_config(config.save(saved)) == config
     assert len({(r.n_players, r.decks) for r in config.table_rules()}) >= 4
@@ -349,3 +349,12 @@ def test_the_learning_curve_draws_the_rule_evaluations_beside_the_evaluation(tmp
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     path = plot_learning_curve(tmp_path)
     assert path == tmp_path / "learning_curve.png" and path.stat().st_size > 10_000
+
+
+def test_no_training_config_plays_the_held_out_styles():
+    """The styles kept out of training, to measure the learned agents against, stay out of every config."""
+    configs = sorted((ROOT / "configs" / "train").glob("*.yaml"))
+    assert len(configs) >= 5
+    for path in configs:
+        baselines = load_config(path).opponents.baselines
+        assert not set(HELD_OUT_STYLES) & set(baselines), f"{path.name} trains against a held-out style"

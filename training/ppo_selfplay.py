@@ -48,6 +48,7 @@ from president_env.core.user_input import short_repr
 
 from .bookkeeping import RunLog, TableRewards, evaluate_learner, plot_curve
 from .config import RunConfig, RunSeeds, TrainConfig, apply_override, from_dict
+from .grow import check_growable, grow_state
 from .ppo import ppo_update
 from .rollout import merge_shards, start_shards
 
@@ -81,7 +82,7 @@ class Run:
             torch.manual_seed(self.seeds.network)
             self.net = self.build_net()
         if config.init.weights is not None:
-            self.net.load_state_dict(start_weights(config.init.weights, self.net.spec()))
+            self.net.load_state_dict(start_weights(config.init.weights, self.net, grow=config.init.grow))
         # ``net`` acts (rollouts, snapshots, evaluations, checkpoints) on the CPU; ``learner`` is the copy the update
         # trains on ``device`` (the same object on the CPU), copied back into ``net`` after each update.
         self.device = resolve_device(config.device)
@@ -318,9 +319,10 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def start_weights(source: str, spec: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """The weights (actor and critic) of ``source``, a shipped learned agent's name or a checkpoint file, for a
-    network of ``spec``; ``ValueError`` naming ``init.weights`` when it holds none or another network."""
+def start_weights(source: str, net: torch.nn.Module, grow: bool = False) -> dict[str, torch.Tensor]:
+    """The weights (actor and critic) of ``source``, a shipped learned agent's name or a checkpoint file, for
+    ``net`` (its ``spec()``); with ``grow``, a smaller held network grown into ``net``'s shape (:mod:`.grow`).
+    ``ValueError`` naming ``init.weights`` when it holds no weights or another network."""
     path = agents.weights_file(source)
     if path is None:
         raise ValueError(
@@ -328,10 +330,17 @@ def start_weights(source: str, spec: dict[str, Any]) -> dict[str, torch.Tensor]:
             "name a shipped learned agent or a checkpoint file"
         )
     checkpoint = load_checkpoint(path)
+    spec = net.spec()
     held = {**checkpoint["network"], "hidden": list(checkpoint["network"].get("hidden", ()))}
-    if held != spec:
-        raise ValueError(f"init.weights: {source!r} holds the network {held}; this run builds {spec}")
-    return checkpoint["model"]
+    if held == spec:
+        return checkpoint["model"]
+    if not grow:
+        raise ValueError(
+            f"init.weights: {source!r} holds the network {held}; this run builds {spec} "
+            "(init.grow: true grows a narrower or shallower one into it)"
+        )
+    check_growable(held, spec)
+    return grow_state(checkpoint["model"], net.state_dict(), held["hidden"], spec)
 
 
 class Trainer(Run):
