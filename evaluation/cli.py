@@ -76,6 +76,13 @@ def _parser() -> ArgumentParser:
         "n_players - 1 copies of it (writes versus.json|md|png and one folder per opponent)",
     )
     parser.add_argument(
+        "--paired-with",
+        metavar="AGENT",
+        help="with --against: AGENT plays every opponent too, on the same deals in the same seats, and paired.json|md "
+        "give each one's advantage and the difference, paired over deal groups (evaluation/paired.py; each side's "
+        "files in OUT/agent and OUT/reference)",
+    )
+    parser.add_argument(
         "--out", default="runs/eval", help="output folder (default: %(default)s, beside the training runs)"
     )
     parser.add_argument(
@@ -128,8 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--against needs exactly one agent in --agents and at least one opponent")
     if args.save_replays < 0:
         parser.error(f"--save-replays must be >= 0, got {args.save_replays}")
+    if args.paired_with is not None and (args.against is None or args.rule_suite is not None):
+        parser.error("--paired-with needs --against (and --rules, not --rule-suite)")
     if args.rule_suite is not None:
         return _suite_main(parser, args, lineup, against)
+    if args.paired_with is not None:
+        return _paired_main(parser, args, lineup[0], against)
     # Everything the user named is checked before the tournament runs: a typo must not cost its whole time.
     try:
         rules = resolve_rules(args.rules or "standard")
@@ -196,6 +207,32 @@ def _tournament_options(args: argparse.Namespace) -> dict:
         ray_address=args.ray,
         resume_dir=args.resume,
     )
+
+
+def _paired_main(parser: ArgumentParser, args: argparse.Namespace, agent: str, against: list[str]) -> int:
+    """``--paired-with B``: the agent and ``B`` each against every opponent on the same deals."""
+    from .paired import AGENT, REFERENCE, evaluate_paired, write_paired
+
+    if args.save_replays:
+        parser.error("--save-replays does not apply to --paired-with")
+    reference = args.paired_with.strip()
+    try:
+        if agent in against:
+            raise ValueError(f"the agent {agent!r} is among the opponents: a paired run needs other opponents")
+        rules = resolve_rules(args.rules or "standard")
+        _check_and_start(args, [agent, reference], against, [(rules, None)])
+        for side, who in ((AGENT, agent), (REFERENCE, reference)):  # a resume folder of another run is refused now
+            if args.resume is not None:
+                for folder, seats in _tournaments(f"{args.resume}/{side}", [who], against, rules.n_players):
+                    open_store(folder, seats, rules, args.seed, args.chunk_deals, args.agent_seed)
+    except (ValueError, ImportError) as err:
+        parser.error(str(err))
+    started = time.perf_counter()
+    result = evaluate_paired(agent, reference, against, rules, **_tournament_options(args))
+    folder = write_paired(result, args.out)
+    print(result.to_markdown())
+    print(f"\n{time.perf_counter() - started:.1f} s; results in {folder}/", file=sys.stderr)
+    return 0
 
 
 def _suite_main(parser: ArgumentParser, args: argparse.Namespace, lineup: list[str], against: list[str]) -> int:

@@ -248,28 +248,52 @@ def errorbar_png(
     fig.savefig(path, dpi=120)
 
 
+def _per_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """``(n_groups,)`` the mean of ``values`` within each deal group (``group``: each value's); NaN where none."""
+    count = np.bincount(group, minlength=n_groups)
+    sums = np.bincount(group, weights=values, minlength=n_groups)
+    return np.divide(sums, count, out=np.full(n_groups, np.nan), where=count > 0)
+
+
 def _group_means(
     group: np.ndarray, values: np.ndarray, n_groups: int, bounds: tuple[float, float] = UNBOUNDED
 ) -> Estimate:
     """:func:`mean_ci` over the groups of the per-group means of ``values``; groups without a value are left out;
     ``bounds``: the statistic's range."""
-    count = np.bincount(group, minlength=n_groups)
-    sums = np.bincount(group, weights=values, minlength=n_groups)
-    present = count > 0
-    return mean_ci(sums[present] / count[present], bounds)
+    means = _per_group(group, values, n_groups)
+    return mean_ci(means[~np.isnan(means)], bounds)
+
+
+def _seats(entry_names: Sequence[str], records: MancheRecords) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The distinct agent names, ``who (n, P)`` the name index at each player of each manche, and each seat's
+    advantage ``(n, P)``: its points minus the mean points of the other seats."""
+    p = len(entry_names)
+    names = list(dict.fromkeys(entry_names))
+    name_of_entry = np.array([names.index(n) for n in entry_names])
+    who = name_of_entry[rotation_entries(p)[records.rotation]]
+    points = records.points
+    return names, who, points - (points.sum(axis=1, keepdims=True) - points) / (p - 1)
+
+
+def group_advantages(result: TournamentResult, name: str) -> np.ndarray:
+    """``(n_groups,)`` the advantage of the agent ``name`` in each deal group of ``result`` (its seats' mean over
+    the group's rotations and regular manches): the unit its ``advantage`` interval is taken over."""
+    names, who, advantage = _seats(result.config["lineup"], result.records)
+    if name not in names:
+        raise ValueError(f"{name!r} did not play in this tournament; its agents: {', '.join(names)}")
+    seat = who == names.index(name)
+    group = np.broadcast_to(result.records.group[:, None], who.shape)
+    return _per_group(group[seat], advantage[seat], result.n_groups)
 
 
 def summarize(config: dict[str, Any], entry_names: Sequence[str], records: MancheRecords) -> TournamentResult:
     """Pool the records by agent name into per-group means, their CIs and the Bradley–Terry ratings."""
     p = len(entry_names)
-    names = list(dict.fromkeys(entry_names))
-    name_of_entry = np.array([names.index(n) for n in entry_names])
-    who = name_of_entry[rotation_entries(p)[records.rotation]]  # (n, P) name index at each player
+    names, who, advantage = _seats(entry_names, records)  # who: (n, P) name index at each player
     points, positions = records.points, records.positions
-    others_mean = (points.sum(axis=1, keepdims=True) - points) / (p - 1)
     per_seat = {
         "points": points,
-        "advantage": points - others_mean,
+        "advantage": advantage,
         "position": positions.astype(np.float64),
         "president": (positions == 0).astype(np.float64),
         "trou": (positions == p - 1).astype(np.float64),
@@ -376,6 +400,7 @@ __all__ = [
     "dump_json",
     "errorbar_png",
     "format_estimate",
+    "group_advantages",
     "markdown_table",
     "summarize",
     "versus_markdown",
