@@ -3,6 +3,8 @@
     python scripts/measure_universal.py --seed 0 --deals 200 --out docs/results/universal/seed0
     python scripts/measure_universal.py --seed 0 --deals 200 --opponents heuristic-3,specialist,mc-4,mc-5 --out DIR
     python scripts/measure_universal.py --seed 0 --deals 200 --opponents mc-5 --tables big_table --resume --out DIR
+    python scripts/measure_universal.py --seed 0 --deals 200 --opponents style-patient --paired-with heuristic-3 \\
+        --out DIR
 
 Plays ``president-eval --against`` (:func:`~president_env.evaluation.tournament.evaluate_against`) of the agent
 (``--agent``: ``ppo-universal``, or a universal checkpoint path) at each table of :data:`TABLES` (every preset, and
@@ -12,8 +14,10 @@ figures measured (``results/matches/<agent>/policy.pt``, run from the repository
 the retired names themselves now make ``ppo-universal``). Writes ``OUT/<table>/`` (``versus.*`` and one folder per
 opponent, as ``president-eval --against``) and ``OUT/summary.md`` and ``OUT/summary.json``: one row per table,
 the agent's advantage over each opponent (points per manche above the table's mean) ± the 95 % interval over
-deal groups, and the number of deal groups. A repository maintenance script: it is not part of the installed
-package.
+deal groups, and the number of deal groups. ``--paired-with B``: ``B`` plays every opponent too, on the same deals
+(:mod:`president_env.evaluation.paired`; each table's ``paired.*``, each side's files in ``agent/`` and
+``reference/``), and each cell adds the agent's advantage minus ``B``'s, paired over deal groups. A repository
+maintenance script: it is not part of the installed package.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from president_env.core.presets import load_preset
 from president_env.core.registry import check_name
 from president_env.core.rules import Rules
 from president_env.core.user_input import ArgumentParser, check_writable_dir
+from president_env.evaluation.paired import AGENT, REFERENCE, evaluate_paired, write_paired
 from president_env.evaluation.play import versus_lineup
 from president_env.evaluation.report import dump_json, format_estimate, markdown_table, write_versus
 from president_env.evaluation.statistics import Estimate
@@ -61,32 +66,49 @@ def opponents_at(table: str, opponents: list[str]) -> list[str]:
 
 
 def measure(
-    agent: str, tables: list[str], opponents: list[str], out: Path, resume: bool = False, **options
+    agent: str,
+    tables: list[str],
+    opponents: list[str],
+    out: Path,
+    resume: bool = False,
+    paired_with: str | None = None,
+    **options,
 ) -> dict[str, dict]:
-    """Play and write every table; returns ``{table: {opponent: {advantage, ci, groups}}}`` (opponents as named).
-    ``resume``: keep each table's finished chunks in ``OUT/<table>/chunks/`` and load those already there."""
+    """Play and write every table; returns ``{table: {opponent: {advantage, ci, groups}}}`` (opponents as named;
+    with ``paired_with``, also ``difference`` and ``difference_ci``, the paired edge over it). ``resume``: keep
+    each table's finished chunks in ``OUT/<table>/chunks/`` and load those already there."""
     summary: dict[str, dict] = {}
     for table in tables:
         started = time.perf_counter()
         rules, named = TABLES[table][0], opponents_at(table, opponents)
         resume_dir = out / table / CHUNKS if resume else None
-        results = evaluate_against(agent, named, rules, resume_dir=resume_dir, **options)
-        write_versus(results, out / table)
+        if paired_with is None:
+            results, paired = evaluate_against(agent, named, rules, resume_dir=resume_dir, **options), None
+            write_versus(results, out / table)
+        else:
+            paired = evaluate_paired(agent, paired_with, named, rules, resume_dir=resume_dir, **options)
+            results = paired.agent_results
+            write_paired(paired, out / table)
         own = next(iter(next(iter(results.values())).agents))
-        summary[table] = {
-            label: {
+        summary[table] = {}
+        for label, (opponent, result) in zip(opponents, results.items()):
+            cell = {
                 "opponent": opponent,
                 "advantage": result.agents[own].advantage.mean,
                 "ci": result.agents[own].advantage.ci,
                 "groups": result.n_groups,
             }
-            for label, (opponent, result) in zip(opponents, results.items())
-        }
+            if paired is not None:
+                difference = paired.difference(opponent)
+                cell.update(difference=difference.mean, difference_ci=difference.ci)
+            summary[table][label] = cell
         print(f"{table}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return summary
 
 
-def summary_markdown(agent: str, summary: dict[str, dict], opponents: list[str], seed: int) -> str:
+def summary_markdown(
+    agent: str, summary: dict[str, dict], opponents: list[str], seed: int, paired_with: str | None = None
+) -> str:
     header = ["table", "players"] + [f"vs {name} ×(P-1) (deal groups)" for name in opponents]
     rows = []
     for table, cells in summary.items():
@@ -94,7 +116,11 @@ def summary_markdown(agent: str, summary: dict[str, dict], opponents: list[str],
         for name in opponents:
             cell = cells[name]
             estimate = format_estimate(Estimate(cell["advantage"], cell["ci"], cell["groups"]), signed=True)
-            row.append(f"{estimate} ({cell['groups']})" + (f" `{cell['opponent']}`" if name == SPECIALIST else ""))
+            text = f"{estimate} ({cell['groups']})" + (f" `{cell['opponent']}`" if name == SPECIALIST else "")
+            if "difference" in cell:
+                edge = Estimate(cell["difference"], cell["difference_ci"], cell["groups"])
+                text += f"; edge {format_estimate(edge, signed=True)}"
+            row.append(text)
         rows.append(row)
     manches = "/".join(str(m) for m in sorted({TABLES[table][0].manches for table in summary}))
     caption = (
@@ -102,6 +128,11 @@ def summary_markdown(agent: str, summary: dict[str, dict], opponents: list[str],
         f"in each table's own match ({manches} manches), seed {seed}; ± = 95 % interval over deal groups "
         "(each deal group played in every seat rotation)."
     )
+    if paired_with is not None:
+        caption += (
+            f" Edge: the advantage minus {paired_with}'s against the same opponents on the same deals, paired over "
+            "deal groups."
+        )
     return caption + "\n\n" + markdown_table(header, rows, text_columns=1)
 
 
@@ -126,6 +157,12 @@ def main(argv: list[str] | None = None) -> int:
         help=f"keep each finished chunk in OUT/<table>/{CHUNKS}/ and load the chunks already there (a stopped run "
         "continues where it stopped, with the same result)",
     )
+    parser.add_argument(
+        "--paired-with",
+        metavar="AGENT",
+        help="AGENT plays every opponent too, on the same deals; each cell adds the agent's edge over it, paired "
+        "over deal groups (president-eval --paired-with)",
+    )
     args = parser.parse_args(argv)
     opponents = [name.strip() for name in args.opponents.split(",") if name.strip()]
     tables = [name.strip() for name in args.tables.split(",") if name.strip()]
@@ -143,17 +180,23 @@ def main(argv: list[str] | None = None) -> int:
             rules, named = TABLES[table][0], opponents_at(table, opponents)
             if len(set(named)) < len(named):
                 raise ValueError(f"--opponents {args.opponents!r} names one opponent twice at {table} ({named})")
-            for name in [args.agent, *named]:
+            if args.paired_with is not None and args.agent in named:
+                raise ValueError(f"--paired-with: the agent {args.agent!r} is among the opponents at {table}")
+            for name in [args.agent, *named, *([args.paired_with] if args.paired_with is not None else [])]:
                 check_name(name)
                 agents.make(name, rules)  # a missing checkpoint, or an agent of other rules, is refused now
         check_writable_dir(args.out, "--out")
         if args.resume:
             for table in tables:
                 rules = TABLES[table][0]
-                for name in opponents_at(table, opponents):
-                    lineup = versus_lineup(args.agent, name, rules.n_players)
-                    folder = against_folder(args.out / table / CHUNKS, name)
-                    open_store(folder, lineup, rules, args.seed, args.chunk_deals, None)
+                sides = [(args.out / table / CHUNKS, args.agent)]
+                if args.paired_with is not None:
+                    sides = [(args.out / table / CHUNKS / AGENT, args.agent)]
+                    sides.append((args.out / table / CHUNKS / REFERENCE, args.paired_with))
+                for chunks, who in sides:
+                    for name in opponents_at(table, opponents):
+                        lineup = versus_lineup(who, name, rules.n_players)
+                        open_store(against_folder(chunks, name), lineup, rules, args.seed, args.chunk_deals, None)
     except (ValueError, ImportError, OSError) as err:
         parser.error(" ".join(str(err).split()))
     options = dict(
@@ -163,10 +206,14 @@ def main(argv: list[str] | None = None) -> int:
         chunk_deals=args.chunk_deals,
         progress=not args.no_progress,
     )
-    summary = measure(args.agent, tables, opponents, args.out, resume=args.resume, **options)
-    table = summary_markdown(args.agent, summary, opponents, args.seed)
+    summary = measure(
+        args.agent, tables, opponents, args.out, resume=args.resume, paired_with=args.paired_with, **options
+    )
+    table = summary_markdown(args.agent, summary, opponents, args.seed, args.paired_with)
     (args.out / "summary.md").write_text(table + "\n", encoding="utf-8")
     record = {"agent": args.agent, "seed": args.seed, "deals": args.deals, "opponents": opponents, "tables": summary}
+    if args.paired_with is not None:
+        record["paired_with"] = args.paired_with
     dump_json(record, args.out / "summary.json")
     print(table)
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import json
 import time
 from pathlib import Path
 
@@ -202,6 +203,25 @@ def test_the_measuring_script_writes_one_row_per_table_and_refuses_bad_arguments
         err = capsys.readouterr().err
         assert caught.value.code == 2 and words in err.splitlines()[-1], err
         assert not (tmp_path / "refused").exists()
+
+
+def test_the_measuring_script_pairs_the_agent_with_a_reference_on_the_same_deals(tmp_path):
+    measure = _script("measure_universal")
+    out = tmp_path / "paired"
+    argv = ["--agent", "heuristic-3", "--seed", "3", "--deals", "2", "--tables", "standard", "--no-progress"]
+    paired_argv = [*argv, "--opponents", "style-shedder", "--paired-with", "heuristic-2", "--resume"]
+    for _ in range(2):  # the second run loads both sides' chunks
+        assert measure.main([*paired_argv, "--out", str(out)]) == 0
+    cell = json.loads((out / "summary.json").read_text())["tables"]["standard"]["style-shedder"]
+    paired = json.loads((out / "standard" / "paired.json").read_text())["opponents"]["style-shedder"]
+    assert cell["difference"] == paired["difference"] and cell["advantage"] == paired["advantage"]
+    assert "; edge " in (out / "summary.md").read_text()
+    assert (out / "standard" / "chunks" / "reference" / "style-shedder" / "chunk-00000.npz").is_file()
+    with pytest.raises(SystemExit):
+        measure.main(
+            [*argv, "--opponents", "heuristic-3", "--paired-with", "heuristic-2", "--out", str(tmp_path / "x")]
+        )
+    assert not (tmp_path / "x").exists()
 
 
 def test_president_play_seats_it_at_any_table():
