@@ -159,6 +159,9 @@ def test_a_tiny_run_resumes_bit_for_bit_from_its_compact_checkpoint(tmp_path):
         UniversalTrainer.resume(tmp_path / "b" / "run" / "policy.pt", progress=False)
     with pytest.raises(ValueError, match="accepts budget"):
         UniversalTrainer.resume(checkpoint, progress=False, overrides=["ppo.learning_rate=1e-2"])
+    other_machine = UniversalTrainer.resume(checkpoint, progress=False, overrides=["threads=2", "device=cpu"])
+    assert other_machine.config.threads == 2 and other_machine.update == resumed.update
+    other_machine.close()
 
 
 def test_president_train_runs_and_resumes_a_universal_config(tmp_path, capsys):

@@ -238,9 +238,9 @@ def rollout_workers(config: UniversalConfig) -> int:
 class UniversalTrainer(Run):
     """A run on a mixture of tables with one :class:`UniversalNet`; :meth:`save` writes the compact checkpoint."""
 
-    RESUME_OVERRIDES = ("budget.", "device", "rollout.", "rule_eval.")
-    """What a resumed run may change: its budget, where it runs, and its evaluations (none changes what is
-    trained)."""
+    RESUME_OVERRIDES = ("budget.", "device", "threads", "rollout.", "rule_eval.")
+    """What a resumed run may change: its budget, where it runs and on how many torch threads (a sitting may get
+    another machine), and its evaluations; none changes what is trained, float rounding aside."""
 
     config: UniversalConfig
 
