@@ -361,3 +361,25 @@ def test_no_training_config_plays_the_held_out_styles():
     for path in configs:
         baselines = load_config(path).opponents.baselines
         assert not set(HELD_OUT_STYLES) & set(baselines), f"{path.name} trains against a held-out style"
+
+
+def test_the_device_check_times_each_device_and_compares_their_weights(tmp_path, monkeypatch):
+    """``benchmarks/bench_learner_device.py``, issue 33's check for a machine with a GPU, runs here on the CPU: the
+    same run twice trains the same weights, and a device torch does not see is reported, not run."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_learner_device", ROOT / "benchmarks" / "bench_learner_device.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    path = tiny_config(tmp_path).save(tmp_path / "tiny.yaml")
+    monkeypatch.chdir(tmp_path)
+    results = bench.main(["--config", str(path), "--devices", "cpu,cpu,cuda", "--updates", "2"])
+    first, again, cuda = results
+    assert first["env_steps_per_s"] > 0 and first["update_s_per_update"] > 0 and first["rollout_s_per_update"] > 0
+    assert (
+        first["max_weight_difference"] == 0.0 and again["max_weight_difference"] == 0.0
+    )  # the same run, the same weights
+    assert cuda.get("absent", False) == (not torch.cuda.is_available())
+    assert (tmp_path / "bench_learner_device.json").is_file()
