@@ -185,7 +185,7 @@ class InitConfig(_Section):
     from its target's, so that it starts at the target's strength)."""
 
     weights: str | None = None  # a shipped learned agent's name or a checkpoint file; the network must be its shape
-    grow: bool = False  # the held network may be narrower or shallower: grown into this run's, same function (.grow)
+    grow: bool = False  # the held network may be narrower or shallower: grown into this one, same function (grow.py)
     critic_warmup: int = Field(0, ge=0)  # first updates that train the critic only (the actor frozen)
 
     @field_validator("weights")
