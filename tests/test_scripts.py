@@ -15,6 +15,7 @@ SCRIPTS = sorted([*ROOT.glob("benchmarks/*.py"), *ROOT.glob("scripts/*.py")])
 NEEDS = {
     "expert_iteration.py": "torch",
     "bench_train.py": "torch",
+    "bench_learner_device.py": "torch",
     "bench_search_noise.py": "torch",
     "agents_report.py": "matplotlib",
     "ship_universal.py": "torch",
