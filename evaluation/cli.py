@@ -211,20 +211,19 @@ def _tournament_options(args: argparse.Namespace) -> dict:
 
 def _paired_main(parser: ArgumentParser, args: argparse.Namespace, agent: str, against: list[str]) -> int:
     """``--paired-with B``: the agent and ``B`` each against every opponent on the same deals."""
-    from .paired import AGENT, REFERENCE, evaluate_paired, write_paired
+    from .paired import AGENT, REFERENCE, check_opponents, evaluate_paired, write_paired
 
     if args.save_replays:
         parser.error("--save-replays does not apply to --paired-with")
     reference = args.paired_with.strip()
     try:
-        if agent in against:
-            raise ValueError(f"the agent {agent!r} is among the opponents: a paired run needs other opponents")
+        check_opponents(agent, against)
         rules = resolve_rules(args.rules or "standard")
         _check_and_start(args, [agent, reference], against, [(rules, None)])
-        for side, who in ((AGENT, agent), (REFERENCE, reference)):  # a resume folder of another run is refused now
-            if args.resume is not None:
-                for folder, seats in _tournaments(f"{args.resume}/{side}", [who], against, rules.n_players):
-                    open_store(folder, seats, rules, args.seed, args.chunk_deals, args.agent_seed)
+        sides = () if args.resume is None else ((AGENT, agent), (REFERENCE, reference))
+        for side, who in sides:  # a resume folder of another run is refused now
+            for folder, seats in _tournaments(f"{args.resume}/{side}", [who], against, rules.n_players):
+                open_store(folder, seats, rules, args.seed, args.chunk_deals, args.agent_seed)
     except (ValueError, ImportError) as err:
         parser.error(str(err))
     started = time.perf_counter()

@@ -27,6 +27,8 @@ from .report import TournamentResult, dump_json, format_estimate, group_advantag
 from .statistics import Estimate, mean_ci
 from .tournament import evaluate_against
 
+SAME_DEALS = ("rules", "n_deals", "seed", "chunk_deals", "agent_seed")
+"""The configuration two tournaments share when they played the same deals (their lineups aside)."""
 AGENT, REFERENCE = "agent", "reference"
 """The subfolders of a paired run's output (and of its ``resume_dir``): each side's ``president-eval --against``
 files."""
@@ -41,7 +43,7 @@ def paired_difference(
     deal groups, seeds and chunking, and lineups that differ only where one has ``name`` and the other
     ``reference_name``."""
     config, other = result.config, reference.config
-    differ = [key for key in ("rules", "n_deals", "seed", "chunk_deals", "agent_seed") if config[key] != other[key]]
+    differ = [key for key in SAME_DEALS if config[key] != other[key]]
     swapped = [reference_name if seat == name else seat for seat in config["lineup"]]
     if differ or swapped != other["lineup"]:
         what = ", ".join(differ) or f"lineup ({config['lineup']} against {other['lineup']})"
@@ -68,13 +70,17 @@ class PairedResult:
             self.agent_results[opponent], self.reference_results[opponent], self.agent, self.reference
         )
 
+    def estimates(self, opponent: str) -> tuple[Estimate, Estimate, Estimate]:
+        """Against ``opponent``: the agent's advantage, the reference's, and the paired difference."""
+        own = self.agent_results[opponent].agents[self.agent].advantage
+        ref = self.reference_results[opponent].agents[self.reference].advantage
+        return own, ref, self.difference(opponent)
+
     def to_dict(self) -> dict[str, Any]:
         """Per opponent: each side's advantage and the paired difference (mean, 95 % CI half-width, groups)."""
         out: dict[str, Any] = {"agent": self.agent, "reference": self.reference, "opponents": {}}
         for opponent in self.opponents:
-            own = self.agent_results[opponent].agents[self.agent].advantage
-            ref = self.reference_results[opponent].agents[self.reference].advantage
-            diff = self.difference(opponent)
+            own, ref, diff = self.estimates(opponent)
             out["opponents"][opponent] = {
                 "advantage": own.mean,
                 "advantage_ci": own.ci,
@@ -85,7 +91,7 @@ class PairedResult:
                 "groups": diff.n,
             }
         first = next(iter(self.agent_results.values())).config
-        out["config"] = {key: first[key] for key in ("rules", "n_deals", "seed", "chunk_deals", "agent_seed")}
+        out["config"] = {key: first[key] for key in SAME_DEALS}
         out["notes"] = {
             "difference": "agent's advantage minus the reference's, deal group by deal group (the same deals and "
             "seats against the same opponents); ± = 95 % CI (Student t) over those per-group differences"
@@ -102,12 +108,15 @@ class PairedResult:
         )
         rows = []
         for opponent in self.opponents:
-            own = self.agent_results[opponent].agents[self.agent].advantage
-            ref = self.reference_results[opponent].agents[self.reference].advantage
-            diff = format_estimate(self.difference(opponent), signed=True)
-            rows.append([opponent, format_estimate(own, signed=True), format_estimate(ref, signed=True), diff])
+            rows.append([opponent, *(format_estimate(e, signed=True) for e in self.estimates(opponent))])
         header = ["opponents", f"{self.agent}", f"{self.reference}", "difference (paired)"]
         return caption + "\n\n" + markdown_table(header, rows)
+
+
+def check_opponents(agent: Any, opponents: Sequence[Any]) -> None:
+    """``ValueError`` when ``agent`` is among ``opponents``: a paired run needs opponents other than its agent."""
+    if agent_name(agent) in {agent_name(opponent) for opponent in opponents}:
+        raise ValueError(f"the agent {agent_name(agent)!r} is among the opponents: a paired run needs other opponents")
 
 
 def evaluate_paired(
@@ -118,8 +127,7 @@ def evaluate_paired(
     ``kwargs`` are :func:`~.tournament.evaluate`'s; a ``resume_dir`` keeps each side's chunks in its subfolder
     (:data:`AGENT`, :data:`REFERENCE`)."""
     rules = resolve_rules(rules)
-    if agent_name(agent) in {agent_name(opponent) for opponent in opponents}:
-        raise ValueError(f"the agent {agent_name(agent)!r} is among the opponents: a paired run needs other opponents")
+    check_opponents(agent, opponents)
     resume_dir = kwargs.pop("resume_dir", None)
     sides = {}
     for side, who in ((AGENT, agent), (REFERENCE, reference)):
@@ -140,4 +148,13 @@ def write_paired(result: PairedResult, out: str | os.PathLike) -> Path:
     return folder
 
 
-__all__ = ["AGENT", "REFERENCE", "PairedResult", "evaluate_paired", "paired_difference", "write_paired"]
+__all__ = [
+    "AGENT",
+    "REFERENCE",
+    "SAME_DEALS",
+    "PairedResult",
+    "check_opponents",
+    "evaluate_paired",
+    "paired_difference",
+    "write_paired",
+]

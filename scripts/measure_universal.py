@@ -31,7 +31,7 @@ from president_env.core.presets import load_preset
 from president_env.core.registry import check_name
 from president_env.core.rules import Rules
 from president_env.core.user_input import ArgumentParser, check_writable_dir
-from president_env.evaluation.paired import AGENT, REFERENCE, evaluate_paired, write_paired
+from president_env.evaluation.paired import AGENT, REFERENCE, check_opponents, evaluate_paired, write_paired
 from president_env.evaluation.play import versus_lineup
 from president_env.evaluation.report import dump_json, format_estimate, markdown_table, write_versus
 from president_env.evaluation.statistics import Estimate
@@ -180,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
             rules, named = TABLES[table][0], opponents_at(table, opponents)
             if len(set(named)) < len(named):
                 raise ValueError(f"--opponents {args.opponents!r} names one opponent twice at {table} ({named})")
-            if args.paired_with is not None and args.agent in named:
-                raise ValueError(f"--paired-with: the agent {args.agent!r} is among the opponents at {table}")
+            if args.paired_with is not None:
+                check_opponents(args.agent, named)
             for name in [args.agent, *named, *([args.paired_with] if args.paired_with is not None else [])]:
                 check_name(name)
                 agents.make(name, rules)  # a missing checkpoint, or an agent of other rules, is refused now

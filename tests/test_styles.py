@@ -62,12 +62,11 @@ def test_each_style_has_its_habit(decisions):
         plays = kind[decisions[name]] != KIND_PASS
         return strength[rank[decisions[name]][plays]].mean()
 
-    assert passes("style-hoarder") > passes("style-patient") > passes("heuristic-3")
-
     def lead_cards(name):
         leading = ~decisions["mask"][:, 0] & (decisions["mask"].sum(axis=1) > 1)
         return count[decisions[name]][leading].mean()
 
+    assert passes("style-hoarder") > passes("style-patient") > passes("heuristic-3")
     assert passes("style-dumper") == 0.0
     assert played_strength("style-dumper") > played_strength("heuristic-3") > played_strength("style-hoarder")
     assert played_strength("style-controller") > played_strength("heuristic-3") + 0.5  # spends its masters early

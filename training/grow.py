@@ -52,41 +52,38 @@ def grow_state(
     """The state dict of a network of ``spec`` (freshly initialised as ``fresh``) that computes what ``old`` (a
     network of ``old_hidden``, otherwise ``spec``) computes; call :func:`check_growable` first."""
     grown = {name: tensor.clone() for name, tensor in fresh.items()}
-    for hidden, outputs in _chains(spec):
-        _grow_chain(old, grown, hidden[: len(old_hidden)], hidden, outputs, _outputs_before(spec, len(old_hidden)))
+    for hidden, outputs in _chains(spec, len(old_hidden)):
+        _grow_chain(old, grown, hidden, len(old_hidden), outputs)
     return grown
 
 
-def _chains(spec: Mapping[str, Any]) -> list[tuple[list[str], list[str]]]:
-    """Per MLP chain of a network of ``spec``: its hidden ``nn.Linear`` names, then the output layers they feed."""
+def _chains(spec: Mapping[str, Any], n_old: int) -> list[tuple[list[str], list[tuple[str, str]]]]:
+    """Per MLP chain of a network of ``spec``: its hidden ``nn.Linear`` names, then each output layer they feed
+    with that layer's name in the held network of ``n_old`` hidden layers (a universal MLP's output index moves
+    with its depth)."""
     n = len(spec["hidden"])
     if spec.get("kind") == "universal":
-        return [([f"{mlp}.{2 * i}" for i in range(n)], [f"{mlp}.{2 * n}"]) for mlp in ("actor", "critic")]
-    return [([f"trunk.{2 * i}" for i in range(n)], ["policy_head", "value_head"])]
-
-
-def _outputs_before(spec: Mapping[str, Any], n_old: int) -> dict[str, str]:
-    """The held network's name of each output layer of ``spec`` (a universal MLP's index moves with its depth)."""
-    if spec.get("kind") == "universal":
-        return {f"{mlp}.{2 * len(spec['hidden'])}": f"{mlp}.{2 * n_old}" for mlp in ("actor", "critic")}
-    return {"policy_head": "policy_head", "value_head": "value_head"}
+        return [
+            ([f"{mlp}.{2 * i}" for i in range(n)], [(f"{mlp}.{2 * n}", f"{mlp}.{2 * n_old}")])
+            for mlp in ("actor", "critic")
+        ]
+    return [([f"trunk.{2 * i}" for i in range(n)], [("policy_head", "policy_head"), ("value_head", "value_head")])]
 
 
 @torch.no_grad()
 def _grow_chain(
     old: Mapping[str, torch.Tensor],
     grown: dict[str, torch.Tensor],
-    kept: list[str],
     hidden: list[str],
-    outputs: list[str],
-    held_output: dict[str, str],
+    n_old: int,
+    outputs: list[tuple[str, str]],
 ) -> None:
-    """Fill ``grown``'s layers of one chain in place: the held layers (``kept``) copied into their corner with
-    zeros from new inputs, added layers as identities, the outputs reading only the held units."""
+    """Fill ``grown``'s layers of one chain in place: the first ``n_old`` (held) layers copied into their corner
+    with zeros from new inputs, added layers as identities, the outputs reading only the held units."""
     width = 0  # units of the previous layer that carry the held network's values
-    for name in hidden:
+    for depth, name in enumerate(hidden):
         weight, bias = grown[f"{name}.weight"], grown[f"{name}.bias"]
-        if name in kept:
+        if depth < n_old:
             held_weight = old[f"{name}.weight"]
             rows, cols = held_weight.shape
             weight[:rows] = 0
@@ -97,9 +94,8 @@ def _grow_chain(
             before = weight.shape[1]
             weight[:before] = torch.eye(before, dtype=weight.dtype)
             bias[:before] = 0
-    for name in outputs:
-        held_weight = old[f"{held_output[name]}.weight"]
+    for name, held_name in outputs:
         weight = grown[f"{name}.weight"]
         weight.zero_()
-        weight[:, :width] = held_weight
-        grown[f"{name}.bias"].copy_(old[f"{held_output[name]}.bias"])
+        weight[:, :width] = old[f"{held_name}.weight"]
+        grown[f"{name}.bias"].copy_(old[f"{held_name}.bias"])
