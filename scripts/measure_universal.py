@@ -136,6 +136,25 @@ def summary_markdown(
     return caption + "\n\n" + markdown_table(header, rows, text_columns=1)
 
 
+def write_summary(
+    out: Path,
+    agent: str,
+    summary: dict[str, dict],
+    opponents: list[str],
+    seed: int,
+    deals: int,
+    paired_with: str | None = None,
+) -> str:
+    """``OUT/summary.md`` and ``OUT/summary.json`` of :func:`measure`'s ``summary``; returns the Markdown table."""
+    table = summary_markdown(agent, summary, opponents, seed, paired_with)
+    (out / "summary.md").write_text(table + "\n", encoding="utf-8")
+    record = {"agent": agent, "seed": seed, "deals": deals, "opponents": opponents, "tables": summary}
+    if paired_with is not None:
+        record["paired_with"] = paired_with
+    dump_json(record, out / "summary.json")
+    return table
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", default="ppo-universal", help="agent name or checkpoint path (default: %(default)s)")
@@ -209,13 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = measure(
         args.agent, tables, opponents, args.out, resume=args.resume, paired_with=args.paired_with, **options
     )
-    table = summary_markdown(args.agent, summary, opponents, args.seed, args.paired_with)
-    (args.out / "summary.md").write_text(table + "\n", encoding="utf-8")
-    record = {"agent": args.agent, "seed": args.seed, "deals": args.deals, "opponents": opponents, "tables": summary}
-    if args.paired_with is not None:
-        record["paired_with"] = args.paired_with
-    dump_json(record, args.out / "summary.json")
-    print(table)
+    print(write_summary(args.out, args.agent, summary, opponents, args.seed, args.deals, args.paired_with))
     return 0
 
 
