@@ -10,9 +10,11 @@ torch = pytest.importorskip("torch")
 from president_env import agents  # noqa: E402
 from president_env.agents.checkpoint import CheckpointError, load_checkpoint  # noqa: E402
 from president_env.agents.torch_policy import masked_entropy, masked_logits  # noqa: E402
+from president_env.core.presets import load_preset  # noqa: E402
 from president_env.training.cli import main  # noqa: E402
 from president_env.training.config import load_config  # noqa: E402
 from president_env.training.curves import read_metrics  # noqa: E402
+from president_env.training.opponents import OpponentPool  # noqa: E402
 from president_env.training.ppo import sample  # noqa: E402
 from president_env.training.ppo_selfplay import Trainer  # noqa: E402
 
@@ -110,6 +112,23 @@ def test_carried_decisions_give_the_same_td0_advantages_as_one_long_rollout(tmp_
     common = set(a) & set(b)
     assert len(common) > 100
     assert all(a[k] == b[k] for k in common)
+
+
+def test_a_capped_baseline_sits_only_at_tables_small_enough_and_its_share_goes_to_the_others():
+    overrides = ["opponents.self_play=0.5", "opponents.snapshots=0.25"]
+    overrides.append("opponents.baselines={mc-4: 0.125, heuristic-3: 0.125}")
+    config = load_config(None, [*overrides, "opponents.max_players={mc-4: 4}"]).opponents
+    rng = np.random.default_rng(0)
+    for n_players, expected in ((4, [0.5, 0.25, 0.125, 0.125]), (5, [4 / 7, 2 / 7, 0.0, 1 / 7])):
+        pool = OpponentPool(config, load_preset("standard").replace(n_players=n_players), 512, rng)
+        assert pool.category_p == pytest.approx(expected)
+        assert pool.baseline_names == ["mc-4", "heuristic-3"]  # ids stay those of the config everywhere
+    pool.draw(np.arange(512))
+    assert not (pool.owner == 1).any() and (pool.owner == 2).any()  # mc-4 (id 1) never sits at 5 players
+    only_mc4 = load_config(None, ["opponents.self_play=0", "opponents.snapshots=0", "opponents.baselines={mc-4: 1}",
+                                  "opponents.max_players={mc-4: 3}"]).opponents  # fmt: skip
+    pool = OpponentPool(only_mc4, load_preset("standard"), 8, rng)
+    assert pool.category_p == pytest.approx([1, 0, 0]) and (pool.owner == 0).all()  # no one left: self-play
 
 
 def test_resume_reproduces_the_next_update_exactly(tmp_path):

@@ -57,6 +57,8 @@ def test_defaults_are_valid_and_overrides_are_typed():
         ("ppo.gae_lambda=1.5", "ppo.gae_lambda must be a finite number in [0, 1], got 1.5"),
         ("opponents.self_play=0.9", "must sum to 1"),
         ("opponents.baselines={heuristic-3: -1}", "opponents.baselines.heuristic-3 must be a finite number in [0, 1]"),
+        ("opponents.max_players={mc-4: 5}", "max_players names 'mc-4', which is not among the baselines"),
+        ("opponents.max_players={heuristic-3: 9}", "max_players of 'heuristic-3' must be a number of players from 3"),
         ("rules=no_such_preset", "neither a rules preset"),
         ("ppo=3", "ppo must be a mapping"),
         ("ppo.learning_rate", "section.field=value"),

@@ -125,6 +125,9 @@ class OpponentConfig(_Section):
     baselines: dict[str, Probability] = Field(
         default_factory=lambda: {"heuristic-3": 0.2, "heuristic-2": 0.05, "random": 0.05}
     )
+    # baseline -> the most players at a table it sits at (a search's cost grows with the table); at a larger
+    # table its probability goes to the other opponents, in proportion
+    max_players: dict[str, int] = Field(default_factory=dict)
     snapshot_every: int = Field(10, ge=1)  # updates between two snapshots joining the pool
     pool_size: int = Field(8, ge=1, le=MAX_POOL_SIZE)  # newest snapshots kept
 
@@ -134,6 +137,15 @@ class OpponentConfig(_Section):
         for name in baselines:
             check_name(name)
         return baselines
+
+    @model_validator(mode="after")
+    def _caps_of_baselines(self) -> OpponentConfig:
+        for name, cap in self.max_players.items():
+            if name not in self.baselines:
+                raise ValueError(f"max_players names {name!r}, which is not among the baselines")
+            if isinstance(cap, bool) or not 3 <= cap <= 8:
+                raise ValueError(f"max_players of {name!r} must be a number of players from 3 to 8, got {cap!r}")
+        return self
 
     @model_validator(mode="after")
     def _sum_to_one(self) -> OpponentConfig:

@@ -39,8 +39,14 @@ class OpponentPool:
         self.baselines = [agents.make(name, rules, seed=s) for name, s in zip(self.baseline_names, seeds)]
         self.snapshots: list[PolicyNet] = []
         self.next_snapshot = 0  # ring position the next snapshot overwrites
-        # categories: self-play, snapshot, baseline 0, baseline 1, ...
-        weights = [config.self_play, config.snapshots] + [config.baselines[n] for n in self.baseline_names]
+        # categories: self-play, snapshot, baseline 0, baseline 1, ...; a baseline capped below this table's size
+        # (opponents.max_players) keeps its id but never sits here
+        weights = [config.self_play, config.snapshots] + [
+            config.baselines[n] if rules.n_players <= config.max_players.get(n, rules.n_players) else 0.0
+            for n in self.baseline_names
+        ]
+        if sum(weights) == 0:  # every opponent is capped out: the learner plays itself here
+            weights[0] = 1.0
         self.category_p = np.asarray(weights, dtype=np.float64) / sum(weights)
         self.owner = np.zeros((batch_size, rules.n_players), dtype=np.int64)
         self.draw(np.arange(batch_size))
