@@ -8,9 +8,9 @@
 Names: ``random``, ``heuristic-1`` … ``heuristic-3`` (batched rules of conduct,
 :mod:`.heuristic`), ``mc-4``, ``mc-5`` (Monte-Carlo determinization over the batched
 engine, :mod:`.monte_carlo`), the rule-based styles ``style-hoarder``, ``style-dumper``, ``style-patient``,
-``style-controller``, ``style-shedder`` (:mod:`.styles`), the learned policy shipped in ``checkpoints/``
-(``ppo-universal``, one network for every table, :data:`SHIPPED_AGENTS`), or the path of a learned checkpoint
-(torch checkpoints, ``.pt``, load as :class:`~.torch_policy.TorchPolicyAgent`, or for any table as
+``style-controller``, ``style-shedder`` and ``style-drawn`` (:mod:`.styles`), the learned policy shipped in
+``checkpoints/`` (``ppo-universal``, one network for every table, :data:`SHIPPED_AGENTS`), or the path of a
+learned checkpoint (torch checkpoints, ``.pt``, load as :class:`~.torch_policy.TorchPolicyAgent`, or for any table as
 :class:`~.universal.UniversalAgent` when trained by ``training/universal.py``; format in :mod:`.checkpoint`;
 other formats plug in with :func:`register_checkpoint_loader`). Agents see the observation and the mask,
 never the engine's hidden state. The retired per-table agents' names (:data:`RETIRED_AGENTS`) still make
@@ -54,7 +54,7 @@ from president_env.core.rules import Rules
 from .base import Agent, ObsView, decode
 from .heuristic import HeuristicAgent
 from .monte_carlo import MonteCarloAgent
-from .styles import STYLES, style_factory
+from .styles import DRAWN_STYLE, STYLES, DrawnStyleAgent, style_factory
 
 
 def _heuristic(level: int) -> AgentFactory:
@@ -257,7 +257,7 @@ _BASELINES: dict[str, AgentFactory] = {
     "mc-4": _monte_carlo(4),
     "mc-5": _monte_carlo(5),
 }
-_STYLES: dict[str, AgentFactory] = {name: style_factory(name) for name in STYLES}
+_STYLES: dict[str, AgentFactory] = {name: style_factory(name) for name in STYLES} | {DRAWN_STYLE: DrawnStyleAgent}
 _SHIPPED: dict[str, AgentFactory] = {name: _shipped(name) for name in SHIPPED_AGENTS}
 _RETIRED: dict[str, AgentFactory] = {name: _retired(name) for name in RETIRED_AGENTS}
 

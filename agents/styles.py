@@ -20,12 +20,18 @@ in *when* they play and *what* they keep; they all give back, in the exchange, a
 
 ``style-patient``, ``style-controller`` and ``style-shedder`` are kept out of training: the learned agents are
 measured against them as styles they never met.
+
+``style-drawn`` is a different style for every seed: heuristic-3's card counting under cost terms drawn at random
+(:func:`draw_weights`), each from off to dominant on the weights' own scale, whatever the styles above use. A
+training pool seats many of them, so that a style it never met is less likely to be new to the learner.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
+
+import numpy as np
 
 from president_env.core.rules import Rules
 
@@ -44,6 +50,45 @@ STYLES: dict[str, Weights] = {
 
 HELD_OUT_STYLES = ("style-patient", "style-controller", "style-shedder")
 """The styles no training config of this project plays against: what the learned agents are measured on."""
+
+
+DRAWN_STYLE = "style-drawn"
+_SCALE = (1.0, 1000.0)
+"""Where a drawn cost term lies when it is on: log-uniform over this range, from below a step of strength (4) to
+beyond every penalty (the scale of :class:`~.heuristic.Weights`: 60+ outweighs any strength, 100+ every penalty)."""
+
+
+def draw_weights(rng: np.random.Generator) -> Weights:
+    """heuristic-3's weights with its style terms drawn: ``step`` uniform in 1..8; ``group``, ``break_``, ``match``,
+    ``keep_top``, ``block`` and (as a bonus) ``control`` each off half the time, else log-uniform over
+    :data:`_SCALE`; ``control_groups`` 1..8; ``pass_`` log-uniform over 10..1e6 (passing freely to only when
+    forced). The same range for every term: none is fitted to a named style."""
+
+    def term() -> float:
+        return 0.0 if rng.random() < 0.5 else float(np.exp(rng.uniform(*np.log(_SCALE))))
+
+    return dataclasses.replace(
+        WEIGHTS[3],
+        step=float(rng.uniform(1.0, 8.0)),
+        group=term(),
+        break_=term(),
+        match=term(),
+        keep_top=term(),
+        block=term(),
+        control=-term(),
+        control_groups=int(rng.integers(1, 9)),
+        pass_=float(np.exp(rng.uniform(np.log(10.0), np.log(1e6)))),
+    )
+
+
+class DrawnStyleAgent(HeuristicAgent):
+    """``style-drawn`` at ``rules``: the weights :func:`draw_weights` draws from ``seed`` (a new style per seed)."""
+
+    def __init__(self, rules: Rules, seed: Any = None) -> None:
+        sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        weights_seed, play_seed = sequence.spawn(2)
+        super().__init__(rules, level=3, seed=play_seed, weights=draw_weights(np.random.default_rng(weights_seed)))
+        self.name = DRAWN_STYLE
 
 
 class StyleAgent(HeuristicAgent):

@@ -23,7 +23,8 @@ from president_env.core.presets import PRESETS
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 
-BASELINES = ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5") + tuple(agents.styles.STYLES)
+STYLES = (*agents.styles.STYLES, agents.styles.DRAWN_STYLE)
+BASELINES = ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5", *STYLES)
 INSTALLED = tuple(name for name in agents.SHIPPED_AGENTS if agents.shipped_checkpoint(name).is_file())
 
 

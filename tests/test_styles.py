@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from president_env import agents
-from president_env.agents.styles import STYLES, StyleAgent
+from president_env.agents.styles import DRAWN_STYLE, HELD_OUT_STYLES, STYLES, DrawnStyleAgent, StyleAgent
 from president_env.core.actions import KIND_PASS, action_tables
 from president_env.core.engine import tables
 from president_env.core.rules import Rules
@@ -76,3 +76,33 @@ def test_each_style_has_its_habit(decisions):
 def test_an_unknown_style_is_refused():
     with pytest.raises(ValueError, match="unknown style 'style-x'"):
         StyleAgent(RULES, "style-x")
+
+
+def test_a_drawn_style_is_one_style_per_seed_and_plays_legal_actions():
+    same = [agents.make(DRAWN_STYLE, RULES, seed=3).weights for _ in range(2)]
+    assert same[0] == same[1]  # the seed fixes the style
+    drawn = [agents.make(DRAWN_STYLE, RULES, seed=s).weights for s in range(200)]
+    assert len({w.step for w in drawn}) == 200 and all(1 <= w.step <= 8 for w in drawn)
+    for field in ("group", "break_", "match", "keep_top", "block"):
+        values = np.array([getattr(w, field) for w in drawn])
+        assert 0.3 < (values == 0).mean() < 0.7 and values.max() <= 1000 and values[values > 0].min() >= 1, field
+    assert all(w.control <= 0 and 1 <= w.control_groups <= 8 and 10 <= w.pass_ <= 1e6 for w in drawn)
+    assert all(w.card_counting for w in drawn)  # heuristic-3's card counting under every drawn style
+    game = VecGame(RULES, batch_size=64, seed=7)
+    styles = [DrawnStyleAgent(RULES, seed=np.random.SeedSequence(s)) for s in range(4)]
+    obs, mask = game.observe(), game.legal_mask()
+    choices = [style.act_batch(obs, mask) for style in styles]
+    assert all(mask[np.arange(64), c].all() for c in choices)
+    assert DRAWN_STYLE in agents.names() and DRAWN_STYLE not in HELD_OUT_STYLES
+
+
+def test_drawn_styles_differ_from_one_another():
+    game = VecGame(RULES, batch_size=64, seed=7)
+    a, b = (agents.make(DRAWN_STYLE, RULES, seed=s) for s in (1, 2))
+    differ = []
+    for _ in range(60):
+        obs, mask = game.observe(), game.legal_mask()
+        choice_a, choice_b = a.act_batch(obs, mask), b.act_batch(obs, mask)
+        differ.append((choice_a != choice_b)[mask.sum(axis=1) > 1])
+        game.step(choice_a)
+    assert np.concatenate(differ).mean() > 0.1  # at the positions with a choice
