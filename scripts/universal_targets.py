@@ -18,7 +18,7 @@ The parts (:data:`PARTS`), each in its own folder of ``OUT``:
 
 Every part keeps its finished chunks, so the same command continues a stopped run with the same result; a part
 whose summary is written is not played again. ``OUT/targets.md`` and ``OUT/targets.json`` then hold each target
-of :data:`TARGETS` with its figure and whether it is met (``not measured`` while its part is missing). The
+of issue 33 (:func:`judge`) with its figure and whether it is met (``not measured`` while its part is missing). The
 presets' reference against mc-4 is the shipped agent's held-out figure, read from :data:`REFERENCE_MC4`. The
 exploitability probe is a training run of its own (``python -m president_env.training.probe``). A repository
 maintenance script: it is not part of the installed package.
@@ -40,7 +40,7 @@ from president_env import agents  # noqa: E402
 from president_env.agents.styles import HELD_OUT_STYLES, STYLES  # noqa: E402
 from president_env.core.registry import check_name  # noqa: E402
 from president_env.core.user_input import ArgumentParser, check_writable_dir  # noqa: E402
-from president_env.evaluation.report import dump_json, markdown_table  # noqa: E402
+from president_env.evaluation.report import dump_json, format_estimate, markdown_table  # noqa: E402
 from president_env.evaluation.statistics import Estimate  # noqa: E402
 from president_env.evaluation.suite import evaluate_suite, write_suite  # noqa: E402
 from president_env.evaluation.tournament import check_counts, check_seeds  # noqa: E402
@@ -69,10 +69,6 @@ class Verdict:
 
 def _estimate(cell: dict[str, Any], key: str = "advantage", ci: str = "ci") -> Estimate:
     return Estimate(cell[key], cell[ci], cell.get("groups", cell.get("n", 0)))
-
-
-def _signed(e: Estimate) -> str:
-    return f"{e.mean:+.2f} ± {e.ci:.2f}"
 
 
 def _load(out: Path, part: str) -> dict[str, Any] | None:
@@ -106,7 +102,7 @@ def judge(out: Path, reference: dict[str, float]) -> list[Verdict]:
         per_set = [_estimate(r, "mean") for r in record["per_rule_set"]]
         mean = _estimate(record["mean"], "mean")
         above = sum(e.low > 0 for e in per_set)
-        figure = f"{above} of {len(per_set)} above 0; mean {_signed(mean)}"
+        figure = f"{above} of {len(per_set)} above 0; mean {format_estimate(mean, signed=True)}"
         verdicts.append(Verdict(target, figure, above >= need_count and mean.mean >= need_mean))
     target = f"the first {SUITE_MC5_RULES} rule sets vs mc-5: the mean's interval above 0"
     mc5 = _load(out, "suite_mc5")
@@ -114,7 +110,7 @@ def judge(out: Path, reference: dict[str, float]) -> list[Verdict]:
         verdicts.append(Verdict(target, "not measured", None))
     else:
         mean = _estimate(mc5["advantage"]["mc-5"]["mean"], "mean")
-        verdicts.append(Verdict(target, f"mean {_signed(mean)}", mean.low > 0))
+        verdicts.append(Verdict(target, f"mean {format_estimate(mean, signed=True)}", mean.low > 0))
     presets = _load(out, "presets")
     for table in TABLES:
         target = f"{table} vs mc-4: at least the shipped agent's held-out figure - 0.05"
@@ -123,9 +119,9 @@ def judge(out: Path, reference: dict[str, float]) -> list[Verdict]:
             continue
         e = _estimate(presets["tables"][table]["mc-4"])
         if table not in reference:
-            verdicts.append(Verdict(target, f"{_signed(e)} (no reference)", None))
+            verdicts.append(Verdict(target, f"{format_estimate(e, signed=True)} (no reference)", None))
             continue
-        figure = f"{_signed(e)} (reference {reference[table]:+.2f})"
+        figure = f"{format_estimate(e, signed=True)} (reference {reference[table]:+.2f})"
         verdicts.append(Verdict(target, figure, e.mean >= reference[table] - 0.05))
     presets_mc5 = _load(out, "presets_mc5")
     for table, target, test in (
@@ -136,7 +132,7 @@ def judge(out: Path, reference: dict[str, float]) -> list[Verdict]:
             verdicts.append(Verdict(target, "not measured", None))
             continue
         e = _estimate(presets_mc5["tables"][table]["mc-5"])
-        verdicts.append(Verdict(target, _signed(e), test(e)))
+        verdicts.append(Verdict(target, format_estimate(e, signed=True), test(e)))
     styles = _load(out, "styles")
     for style in STYLE_OPPONENTS:
         held_out = style in HELD_OUT_STYLES
@@ -151,7 +147,7 @@ def judge(out: Path, reference: dict[str, float]) -> list[Verdict]:
             cells = {table: _estimate(styles["tables"][table][style], key, ci) for table in styles["tables"]}
             worst = min(cells, key=lambda table: cells[table].low)
             passing = sum(e.low > 0 for e in cells.values())
-            figure = f"{passing} of {len(cells)}; lowest {worst} {_signed(cells[worst])}"
+            figure = f"{passing} of {len(cells)}; lowest {worst} {format_estimate(cells[worst], signed=True)}"
             verdicts.append(Verdict(target, figure, passing == len(TABLES) == len(cells)))
     return verdicts
 
