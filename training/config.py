@@ -127,7 +127,7 @@ class OpponentConfig(_Section):
     )
     # baseline -> the most players at a table it sits at (a search's cost grows with the table); at a larger
     # table its probability goes to the other opponents, in proportion
-    max_players: dict[str, int] = Field(default_factory=dict)
+    max_players: dict[str, Annotated[int, Field(ge=3, le=8)]] = Field(default_factory=dict)
     snapshot_every: int = Field(10, ge=1)  # updates between two snapshots joining the pool
     pool_size: int = Field(8, ge=1, le=MAX_POOL_SIZE)  # newest snapshots kept
 
@@ -140,11 +140,9 @@ class OpponentConfig(_Section):
 
     @model_validator(mode="after")
     def _caps_of_baselines(self) -> OpponentConfig:
-        for name, cap in self.max_players.items():
+        for name in self.max_players:
             if name not in self.baselines:
                 raise ValueError(f"max_players names {name!r}, which is not among the baselines")
-            if isinstance(cap, bool) or not 3 <= cap <= 8:
-                raise ValueError(f"max_players of {name!r} must be a number of players from 3 to 8, got {cap!r}")
         return self
 
     @model_validator(mode="after")
