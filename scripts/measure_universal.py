@@ -72,16 +72,18 @@ def measure(
     out: Path,
     resume: bool = False,
     paired_with: str | None = None,
+    chunks: Path | None = None,
     **options,
 ) -> dict[str, dict]:
     """Play and write every table; returns ``{table: {opponent: {advantage, ci, groups}}}`` (opponents as named;
     with ``paired_with``, also ``difference`` and ``difference_ci``, the paired edge over it). ``resume``: keep
-    each table's finished chunks in ``OUT/<table>/chunks/`` and load those already there."""
+    each table's finished chunks in ``<chunks>/<table>/chunks/`` (``chunks`` defaults to ``out``) and load those
+    already there."""
     summary: dict[str, dict] = {}
     for table in tables:
         started = time.perf_counter()
         rules, named = TABLES[table][0], opponents_at(table, opponents)
-        resume_dir = out / table / CHUNKS if resume else None
+        resume_dir = (chunks or out) / table / CHUNKS if resume else None
         if paired_with is None:
             results, paired = evaluate_against(agent, named, rules, resume_dir=resume_dir, **options), None
             write_versus(results, out / table)

@@ -3,16 +3,21 @@
     python scripts/model_cards.py             # writes docs/models.md
     python scripts/model_cards.py --check     # exit 1 if docs/models.md differs from what the checkpoints say
 
-Each card says what the agent plays, its network, the recipe and seed it trained with, how long (env steps,
-updates, training minutes, torch threads), the file and its sha256, and links to the run's folder and its
-measurements under ``docs/results/``: the figures live there, once. ``tests/test_docs_site.py`` checks that the
-page matches the checkpoints. A repository maintenance script, not part of the installed package (needs torch).
+Each card says what the agent plays, its network, and each stage of its training (:data:`LINEAGE`: the recipe,
+seed, tables, env steps, updates and minutes, read from the checkpoint each stage ended at), the file and its
+sha256, and links to the runs. Its figures are the verdict table of its held-out measurement
+(:data:`MEASURED`, written by ``scripts/universal_targets.py``), shown only where that measurement played these
+very weights; its known limits are the targets not met there and :data:`LIMITS`. ``tests/test_docs_site.py``
+checks that the page matches the checkpoints. A repository maintenance script, not part of the installed package
+(needs torch).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,30 +32,54 @@ INTRO = """# Model cards: the shipped agent
 The learned agent in `agents/checkpoints/` (package data, installed with the package), made by name for any table:
 `agents.make("ppo-universal", "quebec")`, `president-play --rules quebec --opponents ppo-universal`,
 `president-eval --rules quebec --agents ppo-universal --against heuristic-3`. A masked-PPO policy trained by
-self-play, against past versions of itself and against baselines ([Training](training.md); the card gives the mix
-of its tables), acting greedily (the most probable legal action), one network for every table, in each table's own
-match. How strong it is: [the universal run's measurements](results/experiments/universal/README.md); how the
-figures are measured: [Agents and baselines](baselines.md).
+self-play, against past versions of itself and against baselines ([Training](training.md); the card gives its
+stages and tables), acting greedily (the most probable legal action), one network for every table, in each
+table's own match. How the figures are measured: [Agents and baselines](baselines.md).
 
-**Retired.** The per-table agents it replaced (`agents.RETIRED_AGENTS`: it beats each on that agent's own table,
-held-out deals, +0.45 to +0.96) left the package: their names still make `ppo-universal`, with a deprecation
-warning ([Learned agents](agents.md#retired-agents)); their checkpoints are under `results/matches/`, their recipes
-and figures under `docs/results/` ([the agents table](results/matches/agents.md)).
+**Retired.** The per-table agents it replaced (`agents.RETIRED_AGENTS`: its first weights beat each on that
+agent's own table, held-out deals, +0.45 to +0.96) left the package: their names still make `ppo-universal`, with
+a deprecation warning ([Learned agents](agents.md#retired-agents)); their checkpoints are under
+`results/matches/`, their recipes and figures under `docs/results/` ([the agents table](results/matches/agents.md)).
 
 This page is written from the checkpoints by `python scripts/model_cards.py`; `tests/test_docs_site.py` checks
 that it matches them.
 """
 
-# agent: (its training run's folder, its measurements' folder), under docs/results/
-FOLDERS = {
-    "ppo-universal": ("experiments/universal/", "experiments/universal/"),
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of an agent's training: its recipe, the checkpoint it ended at, its run's folder (docs/results/)."""
+
+    recipe: str
+    checkpoint: str
+    run: str
+
+
+LINEAGE = {
+    "ppo-universal": (
+        Stage("configs/train/universal.yaml", "results/experiments/universal/sitting3/checkpoint.pt",
+              "experiments/universal/"),
+        Stage("configs/train/universal_rules.yaml", "results/experiments/universal_rules/sitting2/checkpoint.pt",
+              "experiments/universal_rules/"),
+        Stage("configs/train/universal_rules_phase2.yaml", "agents/checkpoints/ppo-universal.pt",
+              "experiments/universal_rules/"),
+    ),
+}  # fmt: skip
+"""agent: its training stages, oldest first; each starts from the weights the one before it ended at."""
+MEASURED = {"ppo-universal": "experiments/universal_rules/heldout/"}
+"""agent: its held-out measurement's folder under docs/results/ (``scripts/universal_targets.py --out``)."""
+LIMITS = {
+    "ppo-universal": (
+        "It acts greedily and searches nothing at play time: on the same table and observation it always plays the "
+        "same card.",
+        "Against a patient, pass-heavy player at `or_nothing` its edge over heuristic-3 is its smallest: "
+        "heuristic-3's habit of always matching the rank in force is near the ceiling there, and mc-5 did no "
+        "better on development deals ([the run's README](results/experiments/universal_rules/README.md)).",
+        "The exploitability probe last ran on its first weights (standard table: none found); these weights have "
+        "not been probed.",
+    ),
 }
-
-
-def recipe(name: str) -> str | None:
-    """The shipped training config the agent's run used, if it is in ``configs/train/``."""
-    path = Path("configs") / "train" / (name.removeprefix("ppo-").replace("-", "_") + ".yaml")
-    return path.as_posix() if (ROOT / path).is_file() else None
+"""agent: what its card says it cannot do, beside the held-out targets it misses."""
 
 
 def results_link(folder: str) -> str:
@@ -76,12 +105,73 @@ def opponents_text(opponents: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def trained_on(checkpoint: dict[str, Any]) -> str:
-    config = checkpoint["config"]
+def trained_on(config: dict[str, Any]) -> str:
+    """The tables a stage trained on: its fixed tables, or its draws from the rule space."""
+    space = config.get("rule_space")
+    if space:
+        return (
+            f"the rule space: {space['draws']} rule sets drawn every {config['budget']['checkpoint_every']} updates "
+            f"(every field of `Rules`, 3 to 8 players), {space['preset_share']:.0%} of them the "
+            f"{len(space['presets'])} preset tables"
+        )
     tables = ", ".join(
         t["rules"] + (f" ({t['n_players']} players)" if t.get("n_players") else "") for t in config["tables"]
     )
     return f"{len(config['tables'])} tables, each its preset's match: {tables}"
+
+
+def stage_rows(stages: tuple[Stage, ...]) -> tuple[list[str], dict[str, float]]:
+    """One table row per stage, and the totals over all of them."""
+    from president_env.agents.checkpoint import load_checkpoint
+
+    rows, total = [], {"global_step": 0.0, "update": 0.0, "elapsed_s": 0.0}
+    for number, stage in enumerate(stages, 1):
+        checkpoint = load_checkpoint(ROOT / stage.checkpoint)
+        progress, config = checkpoint["progress"], checkpoint["config"]
+        for key in total:
+            total[key] += progress[key]
+        rows.append(
+            f"| {number} | `{stage.recipe}`, seed {config['seed']} | {trained_on(config)} | "
+            f"{progress['global_step'] / 1e6:.1f} M | {progress['update']} | {progress['elapsed_s'] / 60:.0f} | "
+            f"{results_link(stage.run)} |"
+        )
+    return rows, total
+
+
+def same_weights(a: Path, b: Path) -> bool:
+    """Whether two checkpoints hold the same network weights (the actor and critic)."""
+    import torch
+
+    from president_env.agents.checkpoint import load_checkpoint
+
+    first, second = load_checkpoint(a)["model"], load_checkpoint(b)["model"]
+    return first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
+
+
+def figures(name: str, path: Path) -> tuple[list[str], list[str]]:
+    """The held-out verdict table of :data:`MEASURED` and the targets it misses, where it measured these weights."""
+    folder = ROOT / "docs" / "results" / MEASURED[name]
+    targets, settings = folder / "targets.json", folder / "settings.json"
+    if not (targets.is_file() and settings.is_file()):
+        return ["Not measured on held-out seeds yet."], []
+    kept = json.loads(settings.read_text(encoding="utf-8"))
+    if not same_weights(ROOT / kept["agent"], path):
+        return [f"Its held-out measurement ({results_link(MEASURED[name])}) played other weights: not shown."], []
+    verdicts = json.loads(targets.read_text(encoding="utf-8"))["targets"]
+    mark = {True: "met", False: "**not met**", None: "not measured yet"}
+    measured = sum(v["met"] is not None for v in verdicts)
+    table = [
+        f"Issue 33's targets on held-out seeds (rule seed {kept['rule_seed']}; deal seed {kept['seed']} for the "
+        f"suite, {kept['preset_seed']} for the presets and styles; advantage in points per manche, ± = 95 % "
+        f"interval), {measured} of {len(verdicts)} measured so far; the tables and the command: "
+        f"[`docs/results/{MEASURED[name]}`](results/{MEASURED[name]}targets.md).",
+        "",
+        "| target | figure | verdict |",
+        "|---|---|---|",
+        *(f"| {v['target']} | {v['figure'] if v['met'] is not None else ''} | {mark[v['met']]} |" for v in verdicts),
+    ]
+    missed = [f"Held out, not met: {v['target']} ({v['figure']})." for v in verdicts if v["met"] is False]
+    return table, missed
 
 
 def card(path: Path, descriptions: dict[str, str]) -> str:
@@ -89,33 +179,40 @@ def card(path: Path, descriptions: dict[str, str]) -> str:
 
     name = path.stem
     checkpoint = load_checkpoint(path)
-    progress, config = checkpoint["progress"], checkpoint["config"]
-    run, measured = FOLDERS[name]
-    source = recipe(name)
     rows = [
         ("plays", descriptions[name]),
-        ("trained on", trained_on(checkpoint)),
-        ("opponents", opponents_text(config["opponents"])),
+        ("opponents", opponents_text(checkpoint["config"]["opponents"]) + " (its last stage)"),
         ("network", network_text(checkpoint["network"])),
-        (
-            "recipe",
-            (f"`{source}`, " if source else "") + f"seed {config['seed']} (the resolved config: the run's folder)",
-        ),
-        (
-            "training",
-            f"{progress['global_step'] / 1e6:.1f} M env steps, {progress['update']} updates, "
-            f"{progress['elapsed_s'] / 60:.0f} training minutes, {config['threads']} torch thread"
-            + ("s" if config["threads"] != 1 else ""),
-        ),
         (
             "file",
             f"`agents/checkpoints/{path.name}`, {path.stat().st_size / 1e6:.1f} MB, "
             f"sha256 `{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}…`",
         ),
-        ("run", results_link(run) + " (config, metrics, learning curve)"),
-        ("measured", results_link(measured)),
     ]
-    lines = [f"## `{name}`", "", "| | |", "|---|---|", *(f"| {key} | {value} |" for key, value in rows)]
+    stages, total = stage_rows(LINEAGE[name])
+    table, missed = figures(name, path)
+    lines = [
+        f"## `{name}`",
+        "",
+        "| | |",
+        "|---|---|",
+        *(f"| {key} | {value} |" for key, value in rows),
+        "",
+        f"**Training**: {total['global_step'] / 1e6:.1f} M env steps, {total['update']:.0f} updates, "
+        f"{total['elapsed_s'] / 60:.0f} training minutes, in {len(stages)} stages; each starts from the weights "
+        "the one before ended at (the resolved configs and curves: each run's folder).",
+        "",
+        "| stage | recipe | trained on | env steps | updates | minutes | run |",
+        "|---:|---|---|---:|---:|---:|---|",
+        *stages,
+        "",
+        "**Figures.** " + table[0],
+        *table[1:],
+        "",
+        "**Known limits.**",
+        "",
+        *(f"- {limit}" for limit in (*missed, *LIMITS[name])),
+    ]
     return "\n".join(lines) + "\n"
 
 

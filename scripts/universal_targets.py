@@ -16,12 +16,13 @@ The parts (:data:`PARTS`), each in its own folder of ``OUT``:
 - ``styles``: against the held-out styles (``agents.styles.HELD_OUT_STYLES``) and the training ones at every
   table, paired with heuristic-3 on the same deals (``measure_universal.py --paired-with heuristic-3``).
 
-Every part keeps its finished chunks, so the same command continues a stopped run with the same result; a part
-whose summary is written is not played again. ``OUT/targets.md`` and ``OUT/targets.json`` then hold each target
-of issue 33 (:func:`judge`) with its figure and whether it is met (``not measured`` while its part is missing). The
-presets' reference against mc-4 is the shipped agent's held-out figure, read from :data:`REFERENCE_MC4`. The
-exploitability probe is a training run of its own (``python -m president_env.training.probe``). A repository
-maintenance script: it is not part of the installed package.
+Every part keeps its finished chunks (in ``--chunks``, ``OUT`` by default: give a folder outside ``docs/``, which
+holds no binaries), so the same command continues a stopped run with the same result; a part whose summary is
+written is not played again, and its chunks may then go. ``OUT/targets.md`` and ``OUT/targets.json`` then hold
+each target of issue 33 (:func:`judge`) with its figure and whether it is met (``not measured`` while its part is
+missing). The presets' reference against mc-4 is the first shipped weights' held-out figure (issue 22), read from
+:data:`REFERENCE_MC4`. The exploitability probe is a training run of its own (``python -m
+president_env.training.probe``). A repository maintenance script: it is not part of the installed package.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from president_env.evaluation.tournament import check_counts, check_seeds  # noq
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_MC4 = "docs/results/experiments/universal/heldout_20261202_mc4*/summary.json"
-"""The shipped ``ppo-universal``'s held-out figures against mc-4 at every table (seed 20261202, 200 groups)."""
+"""``ppo-universal``'s first weights' held-out figures against mc-4 at every table (seed 20261202, 200 groups)."""
 SUITE_RULES, SUITE_MC5_RULES = 20, 5
 TRAINING_STYLES = tuple(name for name in STYLES if name not in HELD_OUT_STYLES)
 STYLE_OPPONENTS = (*HELD_OUT_STYLES, *TRAINING_STYLES)
@@ -78,7 +79,7 @@ def _load(out: Path, part: str) -> dict[str, Any] | None:
 
 
 def reference_mc4(root: Path = ROOT) -> dict[str, float]:
-    """``{table: advantage}``: the shipped agent's held-out figure against mc-4 at each table."""
+    """``{table: advantage}``: the first shipped weights' held-out figure against mc-4 at each table."""
     reference = {}
     for path in sorted(root.glob(REFERENCE_MC4)):
         for table, cells in json.loads(path.read_text(encoding="utf-8"))["tables"].items():
@@ -113,7 +114,7 @@ def judge(out: Path, reference: dict[str, float]) -> list[Verdict]:
         verdicts.append(Verdict(target, f"mean {format_estimate(mean, signed=True)}", mean.low > 0))
     presets = _load(out, "presets")
     for table in TABLES:
-        target = f"{table} vs mc-4: at least the shipped agent's held-out figure - 0.05"
+        target = f"{table} vs mc-4: at least the first weights' held-out figure - 0.05"
         if presets is None or table not in presets["tables"]:
             verdicts.append(Verdict(target, "not measured", None))
             continue
@@ -152,11 +153,21 @@ def judge(out: Path, reference: dict[str, float]) -> list[Verdict]:
     return verdicts
 
 
-def verdict_markdown(verdicts: list[Verdict], agent: str) -> str:
+def command(settings: dict[str, Any], out: Path) -> str:
+    """The command line that plays (or continues) the measurement of ``settings`` into ``out``."""
+    options = " ".join(f"--{name.replace('_', '-')} {value}" for name, value in settings.items())
+    return f"python scripts/universal_targets.py {options} --workers 2 --out {out.as_posix()}"
+
+
+def verdict_markdown(verdicts: list[Verdict], settings: dict[str, Any], out: Path) -> str:
     mark = {True: "met", False: "**not met**", None: "not measured"}
     rows = [[v.target, v.figure, mark[v.met]] for v in verdicts]
-    caption = f"Issue 33's targets for `{agent}` (advantage in points per manche, ± = 95 % interval)."
-    return caption + "\n\n" + markdown_table(["target", "figure", "verdict"], rows, text_columns=3)
+    caption = f"Issue 33's targets for `{settings['agent']}` (advantage in points per manche, ± = 95 % interval)."
+    table = markdown_table(["target", "figure", "verdict"], rows, text_columns=3)
+    reproduce = (
+        f"Each part's tables are in its folder here. To reproduce (or continue) them:\n\n    {command(settings, out)}"
+    )
+    return f"{caption}\n\n{table}\n\n{reproduce}"
 
 
 def check_settings(out: Path, settings: dict[str, Any]) -> None:
@@ -180,8 +191,8 @@ def check_settings(out: Path, settings: dict[str, Any]) -> None:
 
 
 def play(part: str, args: Any) -> None:
-    """Play ``part`` into ``OUT/<part>/``, keeping its chunks there (a rerun continues them)."""
-    folder = args.out / part
+    """Play ``part`` into ``OUT/<part>/``, keeping its chunks in ``CHUNKS/<part>/`` (a rerun continues them)."""
+    folder, chunks = args.out / part, (args.chunks or args.out) / part
     options = dict(workers=args.workers, progress=not args.no_progress)
     if part in ("suite", "suite_mc5"):
         opponents, n_rules, deals = (
@@ -191,7 +202,7 @@ def play(part: str, args: Any) -> None:
         )
         result = evaluate_suite(
             args.agent, opponents, args.rule_seed, n_rules, n_deals=deals, seed=args.seed,
-            chunk_deals=min(args.chunk_deals, deals), resume_dir=folder / "chunks", **options,
+            chunk_deals=min(args.chunk_deals, deals), resume_dir=chunks / "chunks", **options,
         )  # fmt: skip
         write_suite(result, folder)
         return
@@ -202,7 +213,7 @@ def play(part: str, args: Any) -> None:
     }[part]
     deals = args.preset_deals
     summary = measure(
-        args.agent, tables, opponents, folder, resume=True, paired_with=paired_with, n_deals=deals,
+        args.agent, tables, opponents, folder, resume=True, paired_with=paired_with, chunks=chunks, n_deals=deals,
         seed=args.preset_seed, chunk_deals=min(args.chunk_deals, deals), **options,
     )  # fmt: skip
     write_summary(folder, args.agent, summary, opponents, args.preset_seed, deals, paired_with)
@@ -221,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset-deals", type=int, default=100, help="deal groups a table (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
     parser.add_argument("--chunk-deals", type=int, default=10, help="deal groups a kept chunk (default: %(default)s)")
+    parser.add_argument("--chunks", type=Path, help="where the parts keep their chunks (default: OUT)")
     parser.add_argument("--judge-only", action="store_true", help="play nothing: the verdict of the finished parts")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
@@ -237,7 +249,10 @@ def main(argv: list[str] | None = None) -> int:
         for rules, _ in TABLES.values():  # a missing checkpoint, or one of other rules, is refused now
             agents.make(args.agent, rules)
         check_writable_dir(args.out, "--out")
-        check_settings(args.out, {name: getattr(args, name) for name in SETTINGS})
+        if args.chunks is not None:
+            check_writable_dir(args.chunks, "--chunks")
+        settings = {name: getattr(args, name) for name in SETTINGS}
+        check_settings(args.out, settings)
     except (ValueError, ImportError, OSError) as err:
         parser.error(" ".join(str(err).split()))
     if not args.judge_only:
@@ -245,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             if _load(args.out, part) is None:
                 play(part, args)
     verdicts = judge(args.out, reference_mc4())
-    table = verdict_markdown(verdicts, args.agent)
+    table = verdict_markdown(verdicts, settings, args.out)
     (args.out / "targets.md").write_text(table + "\n", encoding="utf-8")
     dump_json({"agent": args.agent, "targets": [asdict(v) for v in verdicts]}, args.out / "targets.json")
     print(table)

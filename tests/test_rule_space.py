@@ -138,7 +138,9 @@ def test_the_long_run_config_round_trips_and_keeps_the_held_out_seeds_out(tmp_pa
     assert load_config(config.save(tmp_path / "config.yaml")) == config
     held_out = {HELDOUT_RULE_SEED, HELDOUT_DEAL_SEED}
     assert config.rule_eval.seed not in held_out and config.seed not in held_out
-    assert config.rule_space is not None and config.init.weights == "ppo-universal"
+    assert config.rule_space is not None  # it starts from ppo-universal's first weights, kept under results/
+    assert config.init.weights == "results/experiments/universal/sitting3/checkpoint.pt"
+    assert (ROOT / config.init.weights).is_file()
     with pytest.raises(ValueError, match="rule_eval.seed: 20261204 is a held-out seed of the rule-set suite"):
         load_config(ROOT / "configs" / "train" / "universal_rules.yaml", ["rule_eval.seed=20261204"])
 

@@ -126,7 +126,13 @@ def test_a_folder_keeps_one_set_of_settings(tmp_path, capsys):
     out = tmp_path / "out"
     assert targets.main([*SEEDS, "--agent", "heuristic-3", "--out", str(out), "--judge-only"]) == 0
     assert json.loads((out / "settings.json").read_text())["preset_seed"] == 98
-    assert "not measured" in (out / "targets.md").read_text()
+    text = (out / "targets.md").read_text()
+    assert "not measured" in text
+    command = text.splitlines()[-1].strip()  # the command that continues this very folder
+    assert command.startswith("python scripts/universal_targets.py --agent heuristic-3 ")
+    argv = command.split()[2:]
+    assert argv[argv.index("--out") + 1] == out.as_posix() and argv[argv.index("--preset-seed") + 1] == "98"
+    assert targets.main([*argv, "--judge-only"]) == 0  # the same settings: accepted
     with pytest.raises(SystemExit):
         targets.main([*SEEDS, "--agent", "heuristic-3", "--out", str(out), "--preset-deals", "50", "--judge-only"])
     assert "--preset-deals is 50, but" in capsys.readouterr().err
@@ -148,3 +154,36 @@ def test_a_part_plays_resumes_and_is_judged(tmp_path, monkeypatch):
     assert (out / "targets.json").read_text() == first
     judged = [v for v in json.loads(first)["targets"] if v["target"].startswith("vs style")]
     assert [v["met"] is not None for v in judged] == [True, True, True]  # patient: ahead, edge; hoarder: ahead
+
+
+def test_chunks_kept_elsewhere_continue_a_part_and_leave_out_free_of_binaries(tmp_path, monkeypatch):
+    """``--chunks`` keeps the binaries outside ``OUT`` (docs/ holds none); a run stopped mid-part continues from them
+    to the same figures as a run in one go."""
+    monkeypatch.setattr(targets, "TABLES", {"standard_3p": targets.TABLES["standard_3p"]})
+    monkeypatch.setattr(targets, "STYLE_OPPONENTS", ("style-patient",))
+    common = [*SEEDS, "--agent", "heuristic-2", "--parts", "styles", "--no-progress", "--chunk-deals", "1"]
+    whole = tmp_path / "whole"
+    assert targets.main([*common, "--preset-deals", "3", "--out", str(whole)]) == 0
+    out, chunks = tmp_path / "out", tmp_path / "chunks"
+    real_measure = targets.measure
+    calls = []
+
+    def stopping_measure(*args, **kwargs):  # the first run stops after its first table's chunks are kept
+        calls.append(kwargs["chunks"])
+        if len(calls) == 1:
+            kwargs["n_deals"] = 2  # two of the three chunks, then "stop": no summary
+            real_measure(*args, **kwargs)
+            raise KeyboardInterrupt
+        return real_measure(*args, **kwargs)
+
+    monkeypatch.setattr(targets, "measure", stopping_measure)
+    with pytest.raises(KeyboardInterrupt):
+        targets.main([*common, "--preset-deals", "3", "--out", str(out), "--chunks", str(chunks)])
+    kept = {p: p.stat().st_mtime_ns for p in (chunks / "styles").rglob("chunk-*.npz")}
+    assert kept and not list(out.rglob("*.npz")) and not (out / "styles" / "summary.json").exists()
+    assert targets.main([*common, "--preset-deals", "3", "--out", str(out), "--chunks", str(chunks)]) == 0
+    assert calls == [chunks / "styles", chunks / "styles"] and not list(out.rglob("*.npz"))
+    assert {p: p.stat().st_mtime_ns for p in kept} == kept  # loaded, not replayed
+    assert len(list((chunks / "styles").rglob("chunk-*.npz"))) > len(kept)  # the third groups' chunks
+    cell = json.loads((out / "styles" / "summary.json").read_text())["tables"]["standard_3p"]["style-patient"]
+    assert cell == json.loads((whole / "styles" / "summary.json").read_text())["tables"]["standard_3p"]["style-patient"]
