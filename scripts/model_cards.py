@@ -128,6 +128,10 @@ def stage_rows(stages: tuple[Stage, ...]) -> tuple[list[str], dict[str, float]]:
     for number, stage in enumerate(stages, 1):
         checkpoint = load_checkpoint(ROOT / stage.checkpoint)
         progress, config = checkpoint["progress"], checkpoint["config"]
+        start = (config.get("init") or {}).get("weights")
+        if number > 1 and start != "ppo-universal" and start != stages[number - 2].checkpoint:
+            # a stage names the one before it by path (stage 2, by the name that then meant stage 1's weights)
+            raise ValueError(f"{stage.checkpoint} started from {start}, not from {stages[number - 2].checkpoint}")
         for key in total:
             total[key] += progress[key]
         rows.append(

@@ -211,3 +211,8 @@ def test_president_eval_refuses_a_bad_suite_with_exit_2_and_one_error_line(extra
     error = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
     assert len(error) == 1 and message in error[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_the_probes_sampled_table_is_the_rule_set_its_header_names():
+    path = ROOT / "configs" / "rules" / "tables" / "sampled_5150.yaml"
+    assert Rules.from_yaml(path.read_text(encoding="utf-8")) == rule_suite(5150, 1)[0]
