@@ -1,15 +1,16 @@
-"""Write ``docs/models.md``: one model card per shipped learned agent (a universal network), read from its checkpoint.
+"""Write ``docs/models.md``, one model card per shipped learned agent, and the README's table of its figures.
 
-    python scripts/model_cards.py             # writes docs/models.md
-    python scripts/model_cards.py --check     # exit 1 if docs/models.md differs from what the checkpoints say
+    python scripts/model_cards.py             # writes docs/models.md and the README's figures
+    python scripts/model_cards.py --check     # exit 1 if either differs from what the checkpoints and results say
 
 Each card says what the agent plays, its network, and each stage of its training (:data:`LINEAGE`: the recipe,
 seed, tables, env steps, updates and minutes, read from the checkpoint each stage ended at), the file and its
 sha256, and links to the runs. Its figures are the verdict table of its held-out measurement
 (:data:`MEASURED`, written by ``scripts/universal_targets.py``), shown only where that measurement played these
-very weights; its known limits are the targets not met there and :data:`LIMITS`. ``tests/test_docs_site.py``
-checks that the page matches the checkpoints. A repository maintenance script, not part of the installed package
-(needs torch).
+very weights; its known limits are the targets not met there and :data:`LIMITS`. The README's table, between
+:data:`README_START` and :data:`README_END`, gives the same measurement's figures at each preset table and on the
+rule-set suite. ``tests/test_docs_site.py`` checks both pages. A repository maintenance script, not part of the
+installed package (needs torch).
 """
 
 from __future__ import annotations
@@ -23,8 +24,13 @@ from typing import Any
 
 from president_env.core.user_input import ArgumentParser
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # measure_universal, universal_targets: scripts beside it
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "models.md"
+README = ROOT / "README.md"
+README_START = "<!-- ppo-universal's held-out figures: written by scripts/model_cards.py -->"
+README_END = "<!-- end of ppo-universal's held-out figures -->"
 CHECKPOINTS = ROOT / "agents" / "checkpoints"
 
 INTRO = """# Model cards: the shipped agent
@@ -220,6 +226,84 @@ def card(path: Path, descriptions: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _part(name: str, part: str) -> dict[str, Any] | None:
+    """One finished part of the agent's held-out measurement (its summary), or ``None`` while it is measured."""
+    folder = ROOT / "docs" / "results" / MEASURED[name] / part
+    path = folder / ("suite.json" if part.startswith("suite") else "summary.json")
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def readme_figures(name: str = "ppo-universal") -> str:
+    """The README's table of the agent's held-out figures: every preset table, then the rule-set suite."""
+    from measure_universal import TABLES
+    from universal_targets import MC5_TABLES
+
+    from president_env.evaluation.report import format_estimate
+    from president_env.evaluation.statistics import Estimate
+
+    folder = ROOT / "docs" / "results" / MEASURED[name]
+    settings = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
+    if not same_weights(ROOT / settings["agent"], CHECKPOINTS / f"{name}.pt"):
+        raise ValueError(f"docs/results/{MEASURED[name]} measured other weights than the shipped {name}")
+    presets, presets_mc5, styles = (_part(name, part) for part in ("presets", "presets_mc5", "styles"))
+
+    def cell(summary: dict[str, Any] | None, table: str, opponent: str, edge: bool = False) -> str:
+        if summary is None:
+            return "measuring"
+        found = summary["tables"][table][opponent]
+        text = format_estimate(Estimate(found["advantage"], found["ci"], found["groups"]), signed=True)
+        if edge:
+            text += f" ({format_estimate(Estimate(found['difference'], found['difference_ci'], 0), signed=True)})"
+        return text
+
+    rows = [
+        f"| {table} ({TABLES[table][0].n_players}) | {cell(presets, table, 'mc-4')} | "
+        f"{cell(presets_mc5, table, 'mc-5') if table in MC5_TABLES else ''} | "
+        f"{cell(styles, table, 'style-patient', edge=True)} |"
+        for table in TABLES
+    ]
+    suites = {"heuristic-3": _part(name, "suite"), "mc-4": _part(name, "suite"), "mc-5": _part(name, "suite_mc5")}
+    means, above = [], []
+    for opponent, suite in suites.items():
+        if suite is None:
+            means.append("measuring")
+            above.append("measuring")
+            continue
+        record = suite["advantage"][opponent]
+        mean = record["mean"]
+        means.append(format_estimate(Estimate(mean["mean"], mean["ci"], mean["n"]), signed=True))
+        lows = [r["mean"] - r["ci"] > 0 for r in record["per_rule_set"]]
+        above.append(f"{sum(lows)} of {len(lows)}")
+    lines = [
+        f"`{name}` on held-out deals (deal seed {settings['preset_seed']}, {settings['preset_deals']} deal groups a "
+        "table; one agent against P − 1 copies, each table's 5-manche match; points per manche above the table's "
+        "mean, ± the 95 % interval; in brackets, its edge over heuristic-3 on the same deals; mc-5 at "
+        f"{' and '.join(MC5_TABLES)} only):",
+        "",
+        "| table (players) | vs mc-4 | vs mc-5 | vs style-patient (edge over heuristic-3) |",
+        "|---|---:|---:|---:|",
+        *rows,
+        "",
+        f"On the held-out rule-set suite (`--rule-suite {settings['rule_seed']}:20`, deal seed {settings['seed']}; "
+        f"{settings['suite_deals']} deal groups a rule set, {settings['mc5_deals']} against mc-5 on its first five):",
+        "",
+        "| | vs heuristic-3 | vs mc-4 | vs mc-5 |",
+        "|---|---:|---:|---:|",
+        "| mean over the rule sets | " + " | ".join(means) + " |",
+        "| rule sets with the interval above 0 | " + " | ".join(above) + " |",
+        "",
+        "Each figure's command, and its verdict against issue 33's targets: the card, "
+        "[docs/models.md](docs/models.md).",
+    ]
+    return "\n".join(lines)
+
+
+def readme(text: str, name: str = "ppo-universal") -> str:
+    """``text`` (the README) with the figures between its two markers written anew."""
+    start, end = text.index(README_START) + len(README_START), text.index(README_END)
+    return text[:start] + "\n" + readme_figures(name) + "\n" + text[end:]
+
+
 def page() -> str:
     """The whole page, as the checkpoints say it."""
     from president_env import agents
@@ -231,17 +315,16 @@ def page() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = ArgumentParser(prog="model_cards.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if docs/models.md is not what it would write")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page is not what it would write")
     args = parser.parse_args(argv)
-    text = page()
+    pages = {PAGE: page(), README: readme(README.read_text(encoding="utf-8"))}
     if args.check:
-        same = PAGE.is_file() and PAGE.read_text(encoding="utf-8") == text
-        print(
-            "docs/models.md matches the checkpoints" if same else "docs/models.md differs: run scripts/model_cards.py"
-        )
-        return 0 if same else 1
-    PAGE.write_text(text, encoding="utf-8")
-    print(f"wrote {PAGE.relative_to(ROOT)}")
+        differ = [path.name for path, text in pages.items() if path.read_text(encoding="utf-8") != text]
+        print(f"{' and '.join(differ)} differ: run scripts/model_cards.py" if differ else "the pages match")
+        return 1 if differ else 0
+    for path, text in pages.items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.relative_to(ROOT)}")
     return 0
 
 

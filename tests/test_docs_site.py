@@ -116,7 +116,7 @@ def test_the_site_builds_strictly(tmp_path):
 
 @pytest.mark.slow
 def test_the_model_cards_match_the_checkpoints():
-    """``docs/models.md`` is what ``scripts/model_cards.py`` writes from ``agents/checkpoints/``."""
+    """``docs/models.md`` and the README's figures are what ``scripts/model_cards.py`` writes from the checkpoints."""
     pytest.importorskip("torch")
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "model_cards.py"), "--check"], cwd=ROOT, capture_output=True, text=True
