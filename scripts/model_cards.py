@@ -5,8 +5,8 @@
 
 Each card says what the agent plays, its network, and each stage of its training (:data:`LINEAGE`: the recipe,
 seed, tables, env steps, updates and minutes, read from the checkpoint each stage ended at), the file and its
-sha256, and links to the runs. Its figures are the verdict table of its held-out measurement
-(:data:`MEASURED`, written by ``scripts/universal_targets.py``), shown only where that measurement played these
+sha256, and links to the runs. Its figures are the verdicts of its held-out measurement (:data:`MEASURED`,
+played by ``scripts/universal_targets.py`` and judged by its ``judge``), shown only where that measurement played these
 very weights; its known limits are the targets not met there and :data:`LIMITS`. The README's table, between
 :data:`README_START` and :data:`README_END`, gives the same measurement's figures at each preset table and on the
 rule-set suite. ``tests/test_docs_site.py`` checks both pages. A repository maintenance script, not part of the
@@ -134,6 +134,8 @@ def stage_rows(stages: tuple[Stage, ...]) -> tuple[list[str], dict[str, float]]:
     for number, stage in enumerate(stages, 1):
         checkpoint = load_checkpoint(ROOT / stage.checkpoint)
         progress, config = checkpoint["progress"], checkpoint["config"]
+        if not (ROOT / stage.recipe).is_file():
+            raise ValueError(f"{stage.recipe}: no such recipe (LINEAGE names the configs a stage trained with)")
         start = (config.get("init") or {}).get("weights")
         if number > 1 and start != "ppo-universal" and start != stages[number - 2].checkpoint:
             # a stage names the one before it by path (stage 2, by the name that then meant stage 1's weights)
@@ -161,15 +163,17 @@ def same_weights(a: Path, b: Path) -> bool:
 def figures(name: str, path: Path) -> tuple[list[str], list[str]]:
     """The held-out verdict table of :data:`MEASURED` and the targets it misses, where it measured these weights."""
     folder = ROOT / "docs" / "results" / MEASURED[name]
-    targets, settings = folder / "targets.json", folder / "settings.json"
-    if not (targets.is_file() and settings.is_file()):
+    from universal_targets import judge, reference_mc4
+
+    settings = folder / "settings.json"
+    if not settings.is_file():
         return ["Not measured on held-out seeds yet."], []
     kept = json.loads(settings.read_text(encoding="utf-8"))
     if not same_weights(ROOT / kept["agent"], path):
         return [f"Its held-out measurement ({results_link(MEASURED[name])}) played other weights: not shown."], []
-    verdicts = json.loads(targets.read_text(encoding="utf-8"))["targets"]
+    verdicts = judge(folder, reference_mc4())  # from the parts' summaries, as universal_targets.py judges them
     mark = {True: "met", False: "**not met**", None: "not measured yet"}
-    measured = sum(v["met"] is not None for v in verdicts)
+    measured = sum(v.met is not None for v in verdicts)
     table = [
         f"Issue 33's targets on held-out seeds (rule seed {kept['rule_seed']}; deal seed {kept['seed']} for the "
         f"suite, {kept['preset_seed']} for the presets and styles; advantage in points per manche, ± = 95 % "
@@ -178,9 +182,9 @@ def figures(name: str, path: Path) -> tuple[list[str], list[str]]:
         "",
         "| target | figure | verdict |",
         "|---|---|---|",
-        *(f"| {v['target']} | {v['figure'] if v['met'] is not None else ''} | {mark[v['met']]} |" for v in verdicts),
+        *(f"| {v.target} | {v.figure if v.met is not None else ''} | {mark[v.met]} |" for v in verdicts),
     ]
-    missed = [f"Held out, not met: {v['target']} ({v['figure']})." for v in verdicts if v["met"] is False]
+    missed = [f"Held out, not met: {v.target} ({v.figure})." for v in verdicts if v.met is False]
     return table, missed
 
 
