@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # measure_universal, u
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "models.md"
 README = ROOT / "README.md"
+AGENTS = ROOT / "docs" / "agents.md"
 README_START = "<!-- ppo-universal's held-out figures: written by scripts/model_cards.py -->"
 README_END = "<!-- end of ppo-universal's held-out figures -->"
 CHECKPOINTS = ROOT / "agents" / "checkpoints"
@@ -237,8 +238,9 @@ def _part(name: str, part: str) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def readme_figures(name: str = "ppo-universal") -> str:
-    """The README's table of the agent's held-out figures: every preset table, then the rule-set suite."""
+def held_out_figures(name: str = "ppo-universal") -> tuple[str, str]:
+    """The agent's held-out figures: a table for docs/agents.md (every preset table, then the rule-set suite) and
+    one paragraph for the README (a first page holds no result table)."""
     from measure_universal import TABLES
     from universal_targets import MC5_TABLES
 
@@ -296,16 +298,33 @@ def readme_figures(name: str = "ppo-universal") -> str:
         "| mean over the rule sets | " + " | ".join(means) + " |",
         "| rule sets with the interval above 0 | " + " | ".join(above) + " |",
         "",
-        "Each figure's command, and its verdict against issue 33's targets: the card, "
-        "[docs/models.md](docs/models.md).",
+        "Each figure's command, and its verdict against issue 33's targets: the card, [models.md](models.md).",
     ]
-    return "\n".join(lines)
+    if presets is None:
+        mc4 = "mc-4 at the presets: measuring"
+    else:
+        values = [presets["tables"][table]["mc-4"]["advantage"] for table in TABLES]
+        mc4 = f"mc-4 at every preset table ({min(values):+.2f} to {max(values):+.2f})"
+    mc5 = " and ".join(f"{table} ({cell(presets_mc5, table, 'mc-5')})" for table in MC5_TABLES)
+    suite = [
+        f"{opponent} (mean {mean}, {count} above 0)" if count != "measuring" else f"{opponent} (measuring)"
+        for opponent, mean, count in zip(suites, means, above)
+    ]
+    summary = (
+        f"**How strong `{name}` is.** On held-out deals ({settings['preset_deals']} deal groups a table, ± the 95 % "
+        f"interval) it beats {mc4} and mc-5 at {mc5}. On the 20 held-out rule sets of `--rule-suite "
+        f"{settings['rule_seed']}:20` it beats {suite[0]} and {suite[1]}; against "
+        f"mc-5 on the first five: {suite[2].removeprefix('mc-5 ')}. The tables: "
+        "[docs/agents.md](docs/agents.md#held-out-figures); each figure's command and verdict: "
+        "[docs/models.md](docs/models.md)."
+    )
+    return "\n".join(lines), summary
 
 
-def readme(text: str, name: str = "ppo-universal") -> str:
-    """``text`` (the README) with the figures between its two markers written anew."""
+def between_markers(text: str, content: str) -> str:
+    """``text`` with ``content`` written anew between its two markers (:data:`README_START`, :data:`README_END`)."""
     start, end = text.index(README_START) + len(README_START), text.index(README_END)
-    return text[:start] + "\n" + readme_figures(name) + "\n" + text[end:]
+    return text[:start] + "\n" + content + "\n" + text[end:]
 
 
 def page() -> str:
@@ -321,7 +340,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = ArgumentParser(prog="model_cards.py", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a page is not what it would write")
     args = parser.parse_args(argv)
-    pages = {PAGE: page(), README: readme(README.read_text(encoding="utf-8"))}
+    table, summary = held_out_figures()
+    pages = {
+        PAGE: page(),
+        README: between_markers(README.read_text(encoding="utf-8"), summary),
+        AGENTS: between_markers(AGENTS.read_text(encoding="utf-8"), table),
+    }
     if args.check:
         differ = [path.name for path, text in pages.items() if path.read_text(encoding="utf-8") != text]
         print(f"{' and '.join(differ)} differ: run scripts/model_cards.py" if differ else "the pages match")
