@@ -231,18 +231,11 @@ def card(path: Path, descriptions: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _part(name: str, part: str) -> dict[str, Any] | None:
-    """One finished part of the agent's held-out measurement (its summary), or ``None`` while it is measured."""
-    folder = ROOT / "docs" / "results" / MEASURED[name] / part
-    path = folder / ("suite.json" if part.startswith("suite") else "summary.json")
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
 def held_out_figures(name: str = "ppo-universal") -> tuple[str, str]:
     """The agent's held-out figures: a table for docs/agents.md (every preset table, then the rule-set suite) and
     one paragraph for the README (a first page holds no result table)."""
     from measure_universal import TABLES
-    from universal_targets import MC5_TABLES
+    from universal_targets import MC5_TABLES, _load
 
     from president_env.evaluation.report import format_estimate
     from president_env.evaluation.statistics import Estimate
@@ -251,7 +244,7 @@ def held_out_figures(name: str = "ppo-universal") -> tuple[str, str]:
     settings = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
     if not same_weights(ROOT / settings["agent"], CHECKPOINTS / f"{name}.pt"):
         raise ValueError(f"docs/results/{MEASURED[name]} measured other weights than the shipped {name}")
-    presets, presets_mc5, styles = (_part(name, part) for part in ("presets", "presets_mc5", "styles"))
+    presets, presets_mc5, styles = (_load(folder, part) for part in ("presets", "presets_mc5", "styles"))
 
     def cell(summary: dict[str, Any] | None, table: str, opponent: str, edge: bool = False) -> str:
         if summary is None:
@@ -268,7 +261,7 @@ def held_out_figures(name: str = "ppo-universal") -> tuple[str, str]:
         f"{cell(styles, table, 'style-patient', edge=True)} |"
         for table in TABLES
     ]
-    suites = {"heuristic-3": _part(name, "suite"), "mc-4": _part(name, "suite"), "mc-5": _part(name, "suite_mc5")}
+    suites = {"heuristic-3": _load(folder, "suite"), "mc-4": _load(folder, "suite"), "mc-5": _load(folder, "suite_mc5")}
     means, above = [], []
     for opponent, suite in suites.items():
         if suite is None:
@@ -278,7 +271,7 @@ def held_out_figures(name: str = "ppo-universal") -> tuple[str, str]:
         record = suite["advantage"][opponent]
         mean = record["mean"]
         means.append(format_estimate(Estimate(mean["mean"], mean["ci"], mean["n"]), signed=True))
-        lows = [r["mean"] - r["ci"] > 0 for r in record["per_rule_set"]]
+        lows = [Estimate(r["mean"], r["ci"], r["n"]).low > 0 for r in record["per_rule_set"]]
         above.append(f"{sum(lows)} of {len(lows)}")
     lines = [
         f"`{name}` on held-out deals (deal seed {settings['preset_seed']}, {settings['preset_deals']} deal groups a "
