@@ -82,11 +82,37 @@ LIMITS = {
         "Against a patient, pass-heavy player at `or_nothing` its edge over heuristic-3 is its smallest: "
         "heuristic-3's habit of always matching the rank in force is near the ceiling there, and mc-5 did no "
         "better on development deals ([the run's README](results/experiments/universal_rules/README.md)).",
-        "The exploitability probe last ran on its first weights (standard table: none found); these weights have "
-        "not been probed.",
     ),
 }
-"""agent: what its card says it cannot do, beside the held-out targets it misses."""
+"""agent: what its card says it cannot do, beside the held-out targets it misses and its probes' figures."""
+PROBES = {
+    "ppo-universal": (
+        ("the standard table", "probe/ppo-universal-rule-space-standard/"),
+        ("`sampled_5150` (`rule_suite(5150, 1)[0]`: 7 players, two decks, `or_nothing`, 7 manches)",
+         "probe/ppo-universal-rule-space-sampled/"),
+    ),
+}  # fmt: skip
+"""agent: its exploitability probes (``python -m president_env.training.probe``), each a table and its folder under
+docs/results/ (``probe.json``)."""
+
+
+def probe_sentence(name: str, docs: str) -> str:
+    """What the best responses of :data:`PROBES` won against copies of ``name``; ``docs``: the link's path to docs/."""
+    found = []
+    for table, folder in PROBES[name]:
+        probe = json.loads((ROOT / "docs" / "results" / folder / "probe.json").read_text(encoding="utf-8"))
+        if probe["target"] != name:
+            raise ValueError(f"docs/results/{folder}probe.json probed {probe['target']!r}, not {name!r}")
+        estimate = f"{probe['advantage']:+.2f} ± {probe['advantage_ci95']:.2f}"
+        found.append((table, estimate, probe["env_steps"], probe["deal_groups"], probe["seed"]))
+    steps = {f"{row[2] / 1e6:.1f} M" for row in found}
+    deals = {f"{row[3]} deal groups of seed {row[4]}" for row in found}
+    figures = " and ".join(f"**{estimate}** a manche at {table}" for table, estimate, *_ in found)
+    return (
+        f"A best response trained from its weights against copies of it ({' / '.join(sorted(steps))} env steps; "
+        f"the exploitability probe) wins {figures}, on {' / '.join(sorted(deals))} (new deals; the zero control, "
+        f"the target in its seat, scores 0): [the probe's report]({docs}results/probe/README.md)."
+    )
 
 
 def results_link(folder: str) -> str:
@@ -164,7 +190,7 @@ def same_weights(a: Path, b: Path) -> bool:
 def figures(name: str, path: Path) -> tuple[list[str], list[str]]:
     """The held-out verdict table of :data:`MEASURED` and the targets it misses, where it measured these weights."""
     folder = ROOT / "docs" / "results" / MEASURED[name]
-    from universal_targets import judge, reference_mc4
+    from universal_targets import AGAIN, command, judge, reference_mc4
 
     settings = folder / "settings.json"
     if not settings.is_file():
@@ -178,12 +204,19 @@ def figures(name: str, path: Path) -> tuple[list[str], list[str]]:
     table = [
         f"Issue 33's targets on held-out seeds (rule seed {kept['rule_seed']}; deal seed {kept['seed']} for the "
         f"suite, {kept['preset_seed']} for the presets and styles; advantage in points per manche, ± = 95 % "
-        f"interval), {measured} of {len(verdicts)} measured so far; the tables and the command: "
+        f"interval), {measured} of {len(verdicts)} measured so far; the tables: "
         f"[`docs/results/{MEASURED[name]}`](results/{MEASURED[name]}targets.md).",
         "",
-        "| target | figure | verdict |",
-        "|---|---|---|",
-        *(f"| {v.target} | {v.figure if v.met is not None else ''} | {mark[v.met]} |" for v in verdicts),
+        "| target | figure | verdict | part |",
+        "|---|---|---|---|",
+        *(f"| {v.target} | {v.figure if v.met is not None else ''} | {mark[v.met]} | `{v.part}` |" for v in verdicts),
+        "",
+        "Each figure is reproduced by playing its part (the last column) again, into a new folder; the same seeds "
+        "give the same figures:",
+        "",
+        "```bash",
+        command(kept, AGAIN, "PART"),
+        "```",
     ]
     missed = [f"Held out, not met: {v.target} ({v.figure})." for v in verdicts if v.met is False]
     return table, missed
@@ -226,7 +259,7 @@ def card(path: Path, descriptions: dict[str, str]) -> str:
         "",
         "**Known limits.**",
         "",
-        *(f"- {limit}" for limit in (*missed, *LIMITS[name])),
+        *(f"- {limit}" for limit in (*missed, probe_sentence(name, ""), *LIMITS[name])),
     ]
     return "\n".join(lines) + "\n"
 
@@ -306,10 +339,10 @@ def held_out_figures(name: str = "ppo-universal") -> tuple[str, str]:
     summary = (
         f"**How strong `{name}` is.** On held-out deals ({settings['preset_deals']} deal groups a table, ± the 95 % "
         f"interval) it beats {mc4} and mc-5 at {mc5}. On the 20 held-out rule sets of `--rule-suite "
-        f"{settings['rule_seed']}:20` it beats {suite[0]} and {suite[1]}; against "
-        f"mc-5 on the first five: {suite[2].removeprefix('mc-5 ')}. The tables: "
+        f"{settings['rule_seed']}:20` it beats {suite[0]}, {suite[1]} and, on the first five, {suite[2]}. The "
+        "tables: "
         "[docs/agents.md](docs/agents.md#held-out-figures); each figure's command and verdict: "
-        "[docs/models.md](docs/models.md)."
+        f"[docs/models.md](docs/models.md). It can be exploited. {probe_sentence(name, 'docs/')}"
     )
     return "\n".join(lines), summary
 

@@ -61,11 +61,13 @@ SETTINGS = ("agent", "rule_seed", "seed", "preset_seed", "suite_deals", "mc5_dea
 
 @dataclass
 class Verdict:
-    """One target: what it asks, the figure measured, and whether it is met (``None``: not measured yet)."""
+    """One target: what it asks, the figure measured, whether it is met (``None``: not measured yet), and the part
+    (:data:`PARTS`) that measures it."""
 
     target: str
     figure: str
     met: bool | None
+    part: str
 
 
 def _estimate(cell: dict[str, Any], key: str = "advantage", ci: str = "ci") -> Estimate:
@@ -97,43 +99,43 @@ def judge(out: Path, reference: dict[str, float]) -> list[Verdict]:
             f"mean >= +{need_mean}"
         )
         if suite is None:
-            verdicts.append(Verdict(target, "not measured", None))
+            verdicts.append(Verdict(target, "not measured", None, "suite"))
             continue
         record = suite["advantage"][opponent]
         per_set = [_estimate(r, "mean") for r in record["per_rule_set"]]
         mean = _estimate(record["mean"], "mean")
         above = sum(e.low > 0 for e in per_set)
         figure = f"{above} of {len(per_set)} above 0; mean {format_estimate(mean, signed=True)}"
-        verdicts.append(Verdict(target, figure, above >= need_count and mean.mean >= need_mean))
+        verdicts.append(Verdict(target, figure, above >= need_count and mean.mean >= need_mean, "suite"))
     target = f"the first {SUITE_MC5_RULES} rule sets vs mc-5: the mean's interval above 0"
     mc5 = _load(out, "suite_mc5")
     if mc5 is None:
-        verdicts.append(Verdict(target, "not measured", None))
+        verdicts.append(Verdict(target, "not measured", None, "suite_mc5"))
     else:
         mean = _estimate(mc5["advantage"]["mc-5"]["mean"], "mean")
-        verdicts.append(Verdict(target, f"mean {format_estimate(mean, signed=True)}", mean.low > 0))
+        verdicts.append(Verdict(target, f"mean {format_estimate(mean, signed=True)}", mean.low > 0, "suite_mc5"))
     presets = _load(out, "presets")
     for table in TABLES:
         target = f"{table} vs mc-4: at least the first weights' held-out figure - 0.05"
         if presets is None or table not in presets["tables"]:
-            verdicts.append(Verdict(target, "not measured", None))
+            verdicts.append(Verdict(target, "not measured", None, "presets"))
             continue
         e = _estimate(presets["tables"][table]["mc-4"])
         if table not in reference:
-            verdicts.append(Verdict(target, f"{format_estimate(e, signed=True)} (no reference)", None))
+            verdicts.append(Verdict(target, f"{format_estimate(e, signed=True)} (no reference)", None, "presets"))
             continue
         figure = f"{format_estimate(e, signed=True)} (reference {reference[table]:+.2f})"
-        verdicts.append(Verdict(target, figure, e.mean >= reference[table] - 0.05))
+        verdicts.append(Verdict(target, figure, e.mean >= reference[table] - 0.05, "presets"))
     presets_mc5 = _load(out, "presets_mc5")
     for table, target, test in (
         ("or_nothing", "or_nothing vs mc-5: interval above 0", lambda e: e.low > 0),
         ("standard", "standard vs mc-5: >= +0.25", lambda e: e.mean >= 0.25),
     ):
         if presets_mc5 is None or table not in presets_mc5["tables"]:
-            verdicts.append(Verdict(target, "not measured", None))
+            verdicts.append(Verdict(target, "not measured", None, "presets_mc5"))
             continue
         e = _estimate(presets_mc5["tables"][table]["mc-5"])
-        verdicts.append(Verdict(target, format_estimate(e, signed=True), test(e)))
+        verdicts.append(Verdict(target, format_estimate(e, signed=True), test(e), "presets_mc5"))
     styles = _load(out, "styles")
     for style in STYLE_OPPONENTS:
         held_out = style in HELD_OUT_STYLES
@@ -143,28 +145,37 @@ def judge(out: Path, reference: dict[str, float]) -> list[Verdict]:
         for what, key, ci in checks:
             target = f"vs {style}{' (held out)' if held_out else ''}: {what}"
             if styles is None:
-                verdicts.append(Verdict(target, "not measured", None))
+                verdicts.append(Verdict(target, "not measured", None, "styles"))
                 continue
             cells = {table: _estimate(styles["tables"][table][style], key, ci) for table in styles["tables"]}
             worst = min(cells, key=lambda table: cells[table].low)
             passing = sum(e.low > 0 for e in cells.values())
             figure = f"{passing} of {len(cells)}; lowest {worst} {format_estimate(cells[worst], signed=True)}"
-            verdicts.append(Verdict(target, figure, passing == len(TABLES) == len(cells)))
+            verdicts.append(Verdict(target, figure, passing == len(TABLES) == len(cells), "styles"))
     return verdicts
 
 
-def command(settings: dict[str, Any], out: Path) -> str:
-    """The command line that plays (or continues) the measurement of ``settings`` into ``out``."""
+def command(settings: dict[str, Any], out: Path, part: str | None = None) -> str:
+    """The command line that plays (or continues) the measurement of ``settings`` into ``out``: every part, or
+    ``part`` alone."""
     options = " ".join(f"--{name.replace('_', '-')} {value}" for name, value in settings.items())
-    return f"python scripts/universal_targets.py {options} --workers 2 --out {out.as_posix()}"
+    parts = f" --parts {part}" if part else ""
+    return f"python scripts/universal_targets.py {options}{parts} --workers 2 --out {out.as_posix()}"
+
+
+AGAIN = Path("runs/heldout-again")
+"""Where :func:`verdict_markdown`'s per-part command plays a part again (a new folder: a finished part is not
+replayed in its own)."""
 
 
 def verdict_markdown(verdicts: list[Verdict], settings: dict[str, Any], out: Path) -> str:
     mark = {True: "met", False: "**not met**", None: "not measured"}
-    rows = [[v.target, v.figure, mark[v.met]] for v in verdicts]
+    rows = [[v.target, v.figure, mark[v.met], f"`{v.part}`"] for v in verdicts]
     caption = f"Issue 33's targets for `{settings['agent']}` (advantage in points per manche, ± = 95 % interval)."
-    table = markdown_table(["target", "figure", "verdict"], rows, text_columns=3)
+    table = markdown_table(["target", "figure", "verdict", "part"], rows, text_columns=4)
     reproduce = (
+        "One part's figures alone (the last column), played again into a new folder (the same seeds give the same "
+        f"figures):\n\n    {command(settings, AGAIN, 'PART')}\n\n"
         f"Each part's tables are in its folder here. To reproduce (or continue) them:\n\n    {command(settings, out)}"
     )
     return f"{caption}\n\n{table}\n\n{reproduce}"
@@ -267,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["PARTS", "Verdict", "check_settings", "judge", "main", "reference_mc4"]
+__all__ = ["AGAIN", "PARTS", "Verdict", "check_settings", "command", "judge", "main", "reference_mc4"]
 
 if __name__ == "__main__":
     sys.exit(main())

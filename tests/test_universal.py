@@ -267,6 +267,17 @@ def test_a_rule_space_run_draws_new_tables_each_segment_and_resumes_bit_for_bit(
         assert torch.equal(tensor, resumed.net.state_dict()[name]), name
 
 
+def test_a_table_is_named_by_its_preset_or_file_and_rules_given_as_text_by_a_short_word():
+    from president_env.core.presets import resolve_rules
+    from president_env.training.config import TableConfig
+    from president_env.training.universal import table_name
+
+    sampled = str(Path(__file__).resolve().parents[1] / "configs" / "rules" / "tables" / "sampled_5150.yaml")
+    text = resolve_rules("quebec").to_yaml()
+    names = [table_name(resolve_rules(spec), TableConfig(rules=spec)) for spec in ("big_table", sampled, text)]
+    assert names == ["big_table-8p", "sampled_5150-7p", "inline-4p"]  # YAML text never becomes a metric's name
+
+
 def test_the_tables_split_over_groups_of_their_own_train_the_same_run(tmp_path):
     from president_env.evaluation.distributed import LocalGroup
     from president_env.training.universal import TableGroup

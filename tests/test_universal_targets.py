@@ -48,6 +48,18 @@ def test_nothing_measured_is_judged_not_measured(tmp_path):
     assert verdicts and all(v.met is None and v.figure == "not measured" for v in verdicts)
 
 
+def test_each_target_names_the_part_that_measures_it_and_the_command_that_plays_that_part_again(tmp_path):
+    verdicts = targets.judge(tmp_path, {})
+    assert {v.part for v in verdicts} == set(targets.PARTS)
+    assert [v.part for v in verdicts if "vs mc-5" in v.target] == ["suite_mc5", "presets_mc5", "presets_mc5"]
+    settings = {"agent": "ppo-universal", "rule_seed": 4242, "seed": 99}
+    line = targets.command(settings, targets.AGAIN, "styles")
+    assert line.endswith(" --parts styles --workers 2 --out runs/heldout-again")
+    assert "--rule-seed 4242 --seed 99" in line and "--parts" not in targets.command(settings, tmp_path)
+    page = targets.verdict_markdown(verdicts, settings, tmp_path)
+    assert "`suite_mc5`" in page and line.replace("styles", "PART") in page
+
+
 def test_the_suite_targets_count_the_rule_sets_whose_interval_is_above_zero(tmp_path):
     # heuristic-3: every interval above 0 and mean 0.6 -> met; mc-4: 17 of 20 above 0 (three at 0.05 +- 0.1) -> not
     _write(tmp_path / "suite" / "suite.json", _suite({"heuristic-3": [0.6] * 20, "mc-4": [0.3] * 17 + [0.05] * 3}))

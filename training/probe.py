@@ -225,7 +225,8 @@ def run_probe(
 
 
 def target_steps(target: str) -> int | None:
-    """The env steps the target trained for, where its checkpoint says."""
+    """The env steps the target's checkpoint says it trained for: those of its last run only, where that run
+    started from another's weights (``ppo-universal``: 34.1 M of 189.4 M, docs/models.md)."""
     path = agents.weights_file(target)
     if path is None:
         return None

@@ -142,7 +142,10 @@ class Table:
 
 
 def table_name(rules: Rules, spec: TableConfig) -> str:
-    return f"{Path(spec.rules).stem}-{rules.n_players}p"
+    """``<preset or file stem>-<N>p``, or ``inline-<N>p`` for rules given as YAML text (the probe's table), whose
+    text would make a metric's name."""
+    inline = any(mark in spec.rules for mark in ("\n", ": ", "{"))
+    return f"{'inline' if inline else Path(spec.rules).stem}-{rules.n_players}p"
 
 
 def games_root(config: UniversalConfig) -> int:
