@@ -294,7 +294,8 @@ def held_out_figures(name: str = "ppo-universal") -> tuple[str, str]:
         f"{cell(styles, table, 'style-patient', edge=True)} |"
         for table in TABLES
     ]
-    suites = {"heuristic-3": _load(folder, "suite"), "mc-4": _load(folder, "suite"), "mc-5": _load(folder, "suite_mc5")}
+    suite_h3_mc4 = _load(folder, "suite")  # one file holds both opponents
+    suites = {"heuristic-3": suite_h3_mc4, "mc-4": suite_h3_mc4, "mc-5": _load(folder, "suite_mc5")}
     means, above = [], []
     for opponent, suite in suites.items():
         if suite is None:

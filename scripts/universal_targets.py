@@ -92,6 +92,10 @@ def reference_mc4(root: Path = ROOT) -> dict[str, float]:
 def judge(out: Path, reference: dict[str, float]) -> list[Verdict]:
     """Issue 33's targets (its section 5) against the parts finished in ``out``."""
     verdicts: list[Verdict] = []
+
+    def add(part: str, target: str, figure: str = "not measured", met: bool | None = None) -> None:
+        verdicts.append(Verdict(target, figure, met, part))
+
     suite = _load(out, "suite")
     for opponent, need_mean, need_count in (("heuristic-3", 0.5, SUITE_RULES), ("mc-4", 0.2, SUITE_RULES - 2)):
         target = (
@@ -99,43 +103,43 @@ def judge(out: Path, reference: dict[str, float]) -> list[Verdict]:
             f"mean >= +{need_mean}"
         )
         if suite is None:
-            verdicts.append(Verdict(target, "not measured", None, "suite"))
+            add("suite", target)
             continue
         record = suite["advantage"][opponent]
         per_set = [_estimate(r, "mean") for r in record["per_rule_set"]]
         mean = _estimate(record["mean"], "mean")
         above = sum(e.low > 0 for e in per_set)
         figure = f"{above} of {len(per_set)} above 0; mean {format_estimate(mean, signed=True)}"
-        verdicts.append(Verdict(target, figure, above >= need_count and mean.mean >= need_mean, "suite"))
+        add("suite", target, figure, above >= need_count and mean.mean >= need_mean)
     target = f"the first {SUITE_MC5_RULES} rule sets vs mc-5: the mean's interval above 0"
     mc5 = _load(out, "suite_mc5")
     if mc5 is None:
-        verdicts.append(Verdict(target, "not measured", None, "suite_mc5"))
+        add("suite_mc5", target)
     else:
         mean = _estimate(mc5["advantage"]["mc-5"]["mean"], "mean")
-        verdicts.append(Verdict(target, f"mean {format_estimate(mean, signed=True)}", mean.low > 0, "suite_mc5"))
+        add("suite_mc5", target, f"mean {format_estimate(mean, signed=True)}", mean.low > 0)
     presets = _load(out, "presets")
     for table in TABLES:
         target = f"{table} vs mc-4: at least the first weights' held-out figure - 0.05"
         if presets is None or table not in presets["tables"]:
-            verdicts.append(Verdict(target, "not measured", None, "presets"))
+            add("presets", target)
             continue
         e = _estimate(presets["tables"][table]["mc-4"])
         if table not in reference:
-            verdicts.append(Verdict(target, f"{format_estimate(e, signed=True)} (no reference)", None, "presets"))
+            add("presets", target, f"{format_estimate(e, signed=True)} (no reference)", None)
             continue
         figure = f"{format_estimate(e, signed=True)} (reference {reference[table]:+.2f})"
-        verdicts.append(Verdict(target, figure, e.mean >= reference[table] - 0.05, "presets"))
+        add("presets", target, figure, e.mean >= reference[table] - 0.05)
     presets_mc5 = _load(out, "presets_mc5")
     for table, target, test in (
         ("or_nothing", "or_nothing vs mc-5: interval above 0", lambda e: e.low > 0),
         ("standard", "standard vs mc-5: >= +0.25", lambda e: e.mean >= 0.25),
     ):
         if presets_mc5 is None or table not in presets_mc5["tables"]:
-            verdicts.append(Verdict(target, "not measured", None, "presets_mc5"))
+            add("presets_mc5", target)
             continue
         e = _estimate(presets_mc5["tables"][table]["mc-5"])
-        verdicts.append(Verdict(target, format_estimate(e, signed=True), test(e), "presets_mc5"))
+        add("presets_mc5", target, format_estimate(e, signed=True), test(e))
     styles = _load(out, "styles")
     for style in STYLE_OPPONENTS:
         held_out = style in HELD_OUT_STYLES
@@ -145,13 +149,13 @@ def judge(out: Path, reference: dict[str, float]) -> list[Verdict]:
         for what, key, ci in checks:
             target = f"vs {style}{' (held out)' if held_out else ''}: {what}"
             if styles is None:
-                verdicts.append(Verdict(target, "not measured", None, "styles"))
+                add("styles", target)
                 continue
             cells = {table: _estimate(styles["tables"][table][style], key, ci) for table in styles["tables"]}
             worst = min(cells, key=lambda table: cells[table].low)
             passing = sum(e.low > 0 for e in cells.values())
             figure = f"{passing} of {len(cells)}; lowest {worst} {format_estimate(cells[worst], signed=True)}"
-            verdicts.append(Verdict(target, figure, passing == len(TABLES) == len(cells), "styles"))
+            add("styles", target, figure, passing == len(TABLES) == len(cells))
     return verdicts
 
 

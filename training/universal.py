@@ -59,6 +59,7 @@ from president_env.agents.universal import (
     to_universal,
     universal_mask,
 )
+from president_env.core.presets import rules_source
 from president_env.core.rule_space import rule_suite
 from president_env.core.rules import Rules
 from president_env.core.threads import available_cpus, cap_threads
@@ -144,8 +145,8 @@ class Table:
 def table_name(rules: Rules, spec: TableConfig) -> str:
     """``<preset or file stem>-<N>p``, or ``inline-<N>p`` for rules given as YAML text (the probe's table), whose
     text would make a metric's name."""
-    inline = any(mark in spec.rules for mark in ("\n", ": ", "{"))
-    return f"{'inline' if inline else Path(spec.rules).stem}-{rules.n_players}p"
+    source = "inline" if rules_source(spec.rules) == "text" else Path(spec.rules).stem
+    return f"{source}-{rules.n_players}p"
 
 
 def games_root(config: UniversalConfig) -> int:

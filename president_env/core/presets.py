@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from president_env.core.rules import Rules, looks_like_path
 from president_env.core.user_input import is_file, short_repr
@@ -80,13 +80,12 @@ def resolve_rules(spec: RulesSpec) -> Rules:
             "rules must be a president_env.Rules, a preset name, a YAML file path, a mapping of rules fields "
             f"or YAML text; got {type(spec).__name__} {short_repr(spec)}"
         )
-    if spec in PRESETS:
+    source = rules_source(spec)
+    if source == "preset":
         return load_preset(spec)
-    if is_file(spec):
-        return Rules.from_yaml(Path(spec))
-    if looks_like_path(spec):
+    if source == "file":
         return Rules.from_yaml(Path(spec))  # a missing file (its name may hold a ':'): the loader's error names it
-    if any(ch in spec for ch in "\n:{"):
+    if source == "text":
         return Rules.from_yaml(spec)
     raise ValueError(
         f"{short_repr(spec, 200)} is neither a rules preset ({', '.join(PRESETS)}), nor an existing YAML file, "
@@ -94,4 +93,16 @@ def resolve_rules(spec: RulesSpec) -> Rules:
     )
 
 
-__all__ = ["PRESETS", "RulesSpec", "load_preset", "preset_path", "resolve_rules"]
+def rules_source(spec: str) -> Literal["preset", "file", "text"] | None:
+    """How :func:`resolve_rules` reads the string ``spec``: a preset name, a YAML file (existing, or a missing one
+    that looks like a path), YAML text, or none of them (``None``)."""
+    if spec in PRESETS:
+        return "preset"
+    if is_file(spec) or looks_like_path(spec):
+        return "file"
+    if any(ch in spec for ch in "\n:{"):
+        return "text"
+    return None
+
+
+__all__ = ["PRESETS", "RulesSpec", "load_preset", "preset_path", "resolve_rules", "rules_source"]
