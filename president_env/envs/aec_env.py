@@ -37,8 +37,9 @@ the game (`president_env.game.replay.Replay.of(game)`; once the game ended,
   into [-1, 1] (divided by its largest magnitude); `"points"`: the raw points
   (`scoring: per_opponent_behind`: one per player who went out after you;
   `president_vice`: Président 2, Vice-Président 1).
-- `render_mode`: `None`, `"ansi"` (`render()` returns the text) or `"human"`
-  (prints it, also after every step).
+- `render_mode`: `None`, `"ansi"` (`render()` returns the text), `"human"`
+  (prints it, also after every step) or `"rgb_array"` (`render()` returns the
+  table drawn as a picture, a `(540, 960, 3) uint8` array for every table).
 - `info_schema`: `"rich"` (default) or `"numeric"` (fixed keys, numbers only);
   see Infos.
 
@@ -167,7 +168,8 @@ from pettingzoo.utils.env_logger import EnvLogger
 from president_env.core.actions import as_action
 from president_env.core.presets import RulesSpec, resolve_rules
 from president_env.envs.spaces import LegalActionSpace, observation_box
-from president_env.game.render import pretty_cards, render_for_mode, render_result, render_table
+from president_env.game.picture import draw_table
+from president_env.game.render import TableView, describe_result, describe_table, pretty_cards, render_for_mode
 from president_env.game.single import INFO_SCHEMAS, Event, SingleGame, Standing, check_reset_options
 
 _AFTER_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"})
@@ -222,7 +224,12 @@ def env(**kwargs) -> AECEnv:
 class raw_env(AECEnv, EzPickle):
     """Président as a PettingZoo AEC environment; see the module docstring."""
 
-    metadata = {"name": "president_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1}
+    metadata = {
+        "name": "president_v0",
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
 
     def __init__(
         self,
@@ -394,18 +401,26 @@ class raw_env(AECEnv, EzPickle):
                 self.infos[agent] = self.standing.info(game, i, self.possible_agents, self.info_schema)
 
     # ---- render -----------------------------------------------------------------
-    def render(self) -> str | None:
-        """The table as text (``render_mode`` ``"ansi"`` returns it, ``"human"`` prints it)."""
-        return render_for_mode(self.render_mode, self.render_text, "president_env.env()")
+    def render(self) -> str | np.ndarray | None:
+        """The table as text (``render_mode`` ``"ansi"`` returns it, ``"human"`` prints it) or as a picture
+        (``"rgb_array"``: an ``(H, W, 3) uint8`` array of one size for every table)."""
+        return render_for_mode(
+            self.render_mode, self.render_text, "president_env.env()", lambda: draw_table(self.render_view())
+        )
 
     def render_text(self, viewer: int | str | None = None) -> str:
         """The table as text, showing the hand of ``viewer`` (default: the agent to act)."""
+        return self.render_view(viewer).text()
+
+    def render_view(self, viewer: int | str | None = None) -> TableView:
+        """What the render shows (the text and the picture draw it), with the hand of ``viewer`` (default: the agent
+        to act); once the game ended, its result."""
         result = self.standing.result
         if result is not None:
-            text = render_result(self.standing.positions, result["scores"], result["winner"], result["manches"])
-            return f"Last: {self.last_action}\n{text}"
+            positions = self.standing.positions
+            return describe_result(positions, result["scores"], result["winner"], result["manches"], self.last_action)
         game = self.game
-        return render_table(
+        return describe_table(
             self.rules,
             game.to_state(),
             0,

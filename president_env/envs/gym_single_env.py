@@ -30,7 +30,8 @@ the core's one-game :class:`~president_env.game.single.SingleGame`, beside the A
   ``finish_position``, and at the end ``winner`` and ``match_position``, the learner's place in the game:
   :class:`president_env.game.single.Standing`), plus ``action_mask`` and ``player``.
 - **Render**: ``"ansi"`` / ``"human"``: the table from the learner's seat, its hand with canonical suits (as the
-  vector env's; the AEC env follows the real suits).
+  vector env's; the AEC env follows the real suits); ``"rgb_array"``: the same drawn as a picture, an
+  ``(H, W, 3) uint8`` array of one size for every table, which ``gymnasium.wrappers.RecordVideo`` records.
 - **Reward**: the learner's manche rewards (``reward_mode``, see the AEC env)
   that fell during the step: its own action and the opponents' until its next
   turn or the end of the game.
@@ -58,14 +59,15 @@ from president_env.core.engine import sample_legal
 from president_env.core.observation import observe
 from president_env.core.presets import RulesSpec, resolve_rules
 from president_env.envs.spaces import ILLEGAL_ACTION_MODES, LegalActionSpace, observation_box
-from president_env.game.render import render_for_mode, render_result, render_table
+from president_env.game.picture import draw_table
+from president_env.game.render import TableView, describe_result, describe_table, render_for_mode
 from president_env.game.single import SingleGame, Standing, check_reset_options
 
 
 class PresidentGymEnv(gymnasium.Env):
     """One learning player against opponents; see the module docstring."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -227,15 +229,19 @@ class PresidentGymEnv(gymnasium.Env):
             self.render()
         return obs, float(reward), self._over, False, info
 
-    def render(self) -> str | None:
-        """The table as text, from the learner's seat (``render_mode`` ``"ansi"`` returns it, ``"human"`` prints it)."""
-        return render_for_mode(self.render_mode, self._render_text, "president_env.gym_env()")
+    def render(self) -> str | np.ndarray | None:
+        """The table from the learner's seat: text (``render_mode`` ``"ansi"`` returns it, ``"human"`` prints it) or a
+        picture (``"rgb_array"``: an ``(H, W, 3) uint8`` array)."""
+        view = self._render_view
+        return render_for_mode(
+            self.render_mode, lambda: view().text(), "president_env.gym_env()", lambda: draw_table(view())
+        )
 
-    def _render_text(self) -> str:
+    def _render_view(self) -> TableView:
         result = self.standing.result
         if self._over and result is not None:
-            return render_result(self.standing.positions, result["scores"], result["winner"], result["manches"])
-        return render_table(self.rules, self.game, 0, self.learner)
+            return describe_result(self.standing.positions, result["scores"], result["winner"], result["manches"])
+        return describe_table(self.rules, self.game, 0, self.learner)
 
     def close(self) -> None:
         """Close the env: ``reset`` and ``step`` then raise ``RuntimeError`` (as the vector env's)."""

@@ -1,7 +1,10 @@
 """The table as text, for humans: ``render_table`` draws one slot of a game.
 
-Used by the AEC env's ``render()`` (``"ansi"`` returns the text, ``"human"``
-prints it) and by ``python scripts/render_demo.py``. The engine stores
+What a render shows is computed once, as a :class:`TableView` (:func:`describe_table`;
+:func:`describe_result` at the end of a game); its ``text()`` is the text, and
+:func:`president_env.game.picture.draw_table` draws it as a picture. Used by the
+envs' ``render()`` (``"ansi"`` returns the text, ``"human"`` prints it,
+``"rgb_array"`` returns the picture) and by ``python scripts/render_demo.py``. The engine stores
 hands as counts per rank; suits exist only for display. The AEC env (with a
 render mode) follows the real cards from the deal (``GameState.dealt_to``)
 through the exchange and the plays, and passes them as ``suits``; without them
@@ -22,6 +25,7 @@ A rendered table (standard rules, the Président giving back cards)::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import gymnasium
 import numpy as np
@@ -87,7 +91,81 @@ def _player_name(player: int) -> str:
     return f"player_{player}"
 
 
-def render_table(
+@dataclass(frozen=True)
+class SeatView:
+    """One row of the table: a seat (or, in a finished game's view, a player) and what is known of it."""
+
+    seat: int
+    name: str
+    role: str | None
+    """A :data:`ROLE_LABELS` entry; ``None`` before the first roles."""
+    cards: int
+    notes: tuple[str, ...] = ()
+    """``"out 1st"``, ``"passed"``, ``"dealer"``; in a finished game's view its place and score."""
+    to_act: bool = False
+
+
+@dataclass(frozen=True)
+class TableView:
+    """What a render of one table shows, computed once for both drawings of it: the text
+    (:meth:`text`, ``render_mode="ansi"``) and the picture (:func:`president_env.game.picture.draw_table`,
+    ``"rgb_array"``). Built by :func:`describe_table` and, for a finished game, :func:`describe_result`."""
+
+    n_players: int
+    manche: str
+    """``"manche 1/5"``, ``"decisive manche"``, or ``"5 manche(s)"`` once finished."""
+    phase: str
+    """``"exchange"``, ``"play"`` or ``"finished"``."""
+    seats: tuple[SeatView, ...]
+    order: str | None = None
+    """With ``rules.revolution``: ``"REVOLUTION (3 strongest)"`` or ``"normal order"``."""
+    exchanges: tuple[str, ...] = ()
+    """The gives still due, one line each."""
+    trick: tuple[str, ...] = ()
+    """The cards of the play in force (a rank name alone where their suits are unknown); empty: no trick."""
+    trick_line: str | None = None
+    """The text of the ``Trick:`` line (who played it, or who leads); ``None`` in the exchange."""
+    constraint: str | None = None
+    """The "or nothing" rule's demand, if any."""
+    hand_owner: str = ""
+    hand: tuple[str, ...] = ()
+    """The shown hand's card strings, weakest first."""
+    hand_exchange: str | None = None
+    """What the hand's owner gave and received in this manche's exchange."""
+    last: str | None = None
+    """What just happened, one line."""
+    result: tuple[str, ...] = ()
+    """A finished game's lines (:func:`describe_result`)."""
+    winner: str | None = None
+
+    def text(self) -> str:
+        """The view as text: :func:`render_table`'s (or :func:`render_result`'s) lines."""
+        if self.phase == "finished":
+            return "\n".join(((f"Last: {self.last}",) if self.last else ()) + self.result)
+        header = f"Président · {self.n_players} players · {self.manche} · {self.phase}"
+        lines = [header + (f" · {self.order}" if self.order else "")]
+        width = max(len(label) for label in ROLE_LABELS)
+        for row in self.seats:
+            parts = [f"  seat {row.seat}  {row.name:<9} {row.role or '-':<{width}}"]
+            parts.append(f"{row.cards:>3} card{'s' if row.cards != 1 else ' '}")
+            parts += row.notes
+            if row.to_act:
+                parts.append("← to act")
+            lines.append("  ".join(parts))
+        lines += [f"Exchange: {line}" for line in self.exchanges]
+        if self.trick_line is not None:
+            lines.append(f"Trick: {self.trick_line}")
+        if self.constraint:
+            lines.append(f"Or nothing: {self.constraint}")
+        lines.append(f"Hand of {self.hand_owner} ({len(self.hand)}): {pretty_cards(self.hand)}")
+        if self.hand_exchange:
+            lines.append(f"  exchange: {self.hand_exchange}")
+        if self.last:
+            lines.append(f"Last: {self.last}")
+        return "\n".join(lines)
+
+
+def describe_table(
     rules: Rules,
     game,
     slot: int = 0,
@@ -98,8 +176,8 @@ def render_table(
     last_action: str | None = None,
     names: Sequence[str] | None = None,
     you: int | None = None,
-) -> str:
-    """The table of one slot as text.
+) -> TableView:
+    """What the table of one slot shows, as a :class:`TableView`.
 
     Args:
         rules: the rules of ``game``.
@@ -137,66 +215,87 @@ def render_table(
     def verb(seat: int, third: str, second: str) -> str:
         return second if you is not None and int(player_at[seat]) == you else third
 
-    manche = int(state.manche[slot])
-    header = f"Président · {p} players · manche {manche + 1}/{rules.manches}"
-    if state.decisive[slot]:
-        header = f"Président · {p} players · decisive manche"
+    manche = "decisive manche" if state.decisive[slot] else f"manche {int(state.manche[slot]) + 1}/{rules.manches}"
     exchanging = int(state.phase[slot]) == PHASE_EXCHANGE
-    header += " · exchange" if exchanging else " · play"
+    order = None
     if rules.revolution:
-        header += " · REVOLUTION (3 strongest)" if state.revolution[slot] else " · normal order"
-    lines = [header]
+        order = "REVOLUTION (3 strongest)" if state.revolution[slot] else "normal order"
 
-    width = max(len(label) for label in ROLE_LABELS)
+    seats = []
     for seat in range(p):
-        player = int(player_at[seat])
         role = int(roles[seat])
-        held = int(state.n_held[slot, seat])
-        parts = [f"  seat {seat}  {name_of(player):<9} {ROLE_LABELS[role] if role >= 0 else '-':<{width}}"]
-        parts.append(f"{held:>3} card{'s' if held != 1 else ' '}")
-        order = int(state.out_order[slot, seat])
-        if order >= 0:
-            parts.append(
-                f"out {ordinal(order + 1)}" + (" (on a 2: ranked last)" if state.penalized[slot, seat] else "")
-            )
+        notes = []
+        finish = int(state.out_order[slot, seat])
+        if finish >= 0:
+            penalized = " (on a 2: ranked last)" if state.penalized[slot, seat] else ""
+            notes.append(f"out {ordinal(finish + 1)}{penalized}")
         if state.passed[slot, seat]:
-            parts.append("passed")
+            notes.append("passed")
         if seat == int(state.dealer[slot]):
-            parts.append("dealer")
-        if seat == current:
-            parts.append("← to act")
-        lines.append("  ".join(parts))
+            notes.append("dealer")
+        seats.append(
+            SeatView(
+                seat,
+                name_of(int(player_at[seat])),
+                ROLE_LABELS[role] if role >= 0 else None,
+                int(state.n_held[slot, seat]),
+                tuple(notes),
+                seat == current,
+            )
+        )
 
+    exchanges = []
     if exchanging:
         for seat in np.flatnonzero(state.gives_left[slot] > 0):
             partner = int(state.partner[slot, seat])
             due = int(state.gives_left[slot, seat]) + int(state.gave[slot, seat].sum())
-            lines.append(
-                f"Exchange: {who(int(seat))} {verb(int(seat), 'gives', 'give')} back {due} card(s) to {who(partner)}, "
+            exchanges.append(
+                f"{who(int(seat))} {verb(int(seat), 'gives', 'give')} back {due} card(s) to {who(partner)}, "
                 f"{int(state.gives_left[slot, seat])} left"
             )
+    trick: tuple[str, ...] = ()
+    trick_line = None
     trick_rank = int(state.trick_rank[slot])
     if trick_rank >= 0:
         count = int(state.trick_count[slot])
-        shown = pretty_cards(trick_cards) if trick_cards else " ".join([RANK_NAMES[trick_rank]] * count)
-        lines.append(f"Trick: {shown} ({count} × {RANK_NAMES[trick_rank]}) by {who(int(state.trick_owner[slot]))}")
+        trick = tuple(sort_cards(trick_cards)) if trick_cards else (RANK_NAMES[trick_rank],) * count
+        shown = pretty_cards(trick_cards) if trick_cards else " ".join(trick)
+        trick_line = f"{shown} ({count} × {RANK_NAMES[trick_rank]}) by {who(int(state.trick_owner[slot]))}"
     elif not exchanging:
-        lines.append(f"Trick: none, {who(current)} {verb(current, 'leads', 'lead')}")
+        trick_line = f"none, {who(current)} {verb(current, 'leads', 'lead')}"
+    constraint = None
     if state.constrained[slot]:
-        lines.append(f"Or nothing: {who(current)} must play {RANK_NAMES[trick_rank]} again or pass")
+        constraint = f"{who(current)} must play {RANK_NAMES[trick_rank]} again or pass"
 
     seat = int(seat_of[viewer])
     if suits is not None:
         hand = list(suits[viewer])
     else:
         hand = assign_suits(rules, state.hands[slot, seat_of])[viewer]
-    lines.append(f"Hand of {name_of(viewer)} ({len(hand)}): {pretty_cards(hand)}")
     gave, received = state.gave[slot, seat], state.received[slot, seat]
+    hand_exchange = None
     if gave.any() or received.any():
-        lines.append(f"  exchange: gave [{_rank_text(gave)}], received [{_rank_text(received)}]")
-    if last_action:
-        lines.append(f"Last: {last_action}")
-    return "\n".join(lines)
+        hand_exchange = f"gave [{_rank_text(gave)}], received [{_rank_text(received)}]"
+    return TableView(
+        n_players=p,
+        manche=manche,
+        phase="exchange" if exchanging else "play",
+        seats=tuple(seats),
+        order=order,
+        exchanges=tuple(exchanges),
+        trick=trick,
+        trick_line=trick_line,
+        constraint=constraint,
+        hand_owner=name_of(viewer),
+        hand=tuple(sort_cards(hand)),
+        hand_exchange=hand_exchange,
+        last=last_action,
+    )
+
+
+def render_table(rules: Rules, game, *args, **kwargs) -> str:
+    """The table of one slot as text: the :func:`describe_table` of the same arguments, as text."""
+    return describe_table(rules, game, *args, **kwargs).text()
 
 
 def _rank_text(counts: np.ndarray) -> str:
@@ -204,25 +303,53 @@ def _rank_text(counts: np.ndarray) -> str:
     return text or "nothing"
 
 
-def render_result(positions: Sequence[int], scores: Sequence[int], winner: int | None, manches: int) -> str:
-    """The end of a game: finishing order of the last manche, totals and the winner."""
+def describe_result(
+    positions: Sequence[int], scores: Sequence[int], winner: int | None, manches: int, last_action: str | None = None
+) -> TableView:
+    """A finished game: each player's place in the last manche and total, the winner (:func:`render_result`)."""
     order = sorted(range(len(positions)), key=lambda i: positions[i])
     lines = [f"Game over after {manches} manche(s)."]
     lines.append("Last manche: " + ", ".join(f"{ordinal(positions[i] + 1)} {_player_name(i)}" for i in order))
     lines.append("Scores: " + ", ".join(f"{_player_name(i)} {int(s)}" for i, s in enumerate(scores)))
-    if winner is not None and winner >= 0:
+    has_winner = winner is not None and winner >= 0
+    if has_winner:
         lines.append(f"Winner: {_player_name(winner)}")
-    return "\n".join(lines)
+    rows = tuple(
+        SeatView(i, _player_name(i), None, 0, (f"{ordinal(positions[i] + 1)} in the last manche", f"score {int(s)}"))
+        for i, s in enumerate(scores)
+    )
+    return TableView(
+        n_players=len(positions),
+        manche=f"{manches} manche(s)",
+        phase="finished",
+        seats=rows,
+        last=last_action,
+        result=tuple(lines),
+        winner=_player_name(winner) if has_winner else None,
+    )
 
 
-def render_for_mode(render_mode: str | None, make_text: Callable[[], str], factory: str) -> str | None:
-    """The envs' ``render()``: text for ``"ansi"``, printed for ``"human"``, a warning without a mode."""
+def render_result(positions: Sequence[int], scores: Sequence[int], winner: int | None, manches: int) -> str:
+    """The end of a game: finishing order of the last manche, totals and the winner."""
+    return describe_result(positions, scores, winner, manches).text()
+
+
+def render_for_mode(
+    render_mode: str | None,
+    make_text: Callable[[], str],
+    factory: str,
+    make_picture: Callable[[], np.ndarray] | None = None,
+) -> str | np.ndarray | None:
+    """The envs' ``render()``: text for ``"ansi"``, printed for ``"human"``, ``make_picture()`` for ``"rgb_array"``
+    (:func:`president_env.game.picture.draw_table` of the same view), a warning without a mode."""
     if render_mode is None:
         gymnasium.logger.warn(
             "You are calling render method without specifying any render mode. "
-            f'Pass render_mode="ansi" or "human" to {factory}.'
+            f'Pass render_mode="ansi", "human" or "rgb_array" to {factory}.'
         )
         return None
+    if render_mode == "rgb_array" and make_picture is not None:
+        return make_picture()
     text = make_text()
     if render_mode == "human":
         print(text + "\n")
@@ -232,7 +359,11 @@ def render_for_mode(render_mode: str | None, make_text: Callable[[], str], facto
 
 __all__ = [
     "ROLE_LABELS",
+    "SeatView",
+    "TableView",
     "assign_suits",
+    "describe_result",
+    "describe_table",
     "pretty_card",
     "pretty_cards",
     "render_for_mode",
