@@ -80,6 +80,9 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, validate_default=True)
 
 
+SectionT = typing.TypeVar("SectionT", bound=_Section)
+
+
 class PPOConfig(_Section):
     """Masked PPO (CleanRL's ``ppo.py`` defaults where they fit)."""
 
@@ -463,7 +466,12 @@ def from_dict(data: dict[str, Any] | None) -> TrainConfig | UniversalConfig:
     kind = data.get("kind", "ppo")
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {short_repr(kind)}")
-    model = KINDS[kind]
+    return validated(KINDS[kind], data)
+
+
+def validated(model: type[SectionT], data: Any) -> SectionT:
+    """``model`` (a config section: strict, unknown keys refused) validated from ``data``; ``ValueError`` of one line
+    naming the key (the league's config, :mod:`.league`, is read through it too)."""
     try:
         return model.model_validate(data)
     except ValidationError as err:
@@ -487,7 +495,9 @@ def load_config(
             path = TRAIN_CONFIGS / f"{path}.yaml"  # a shipped config by name: "quick", "standard_4p"
         name = short_repr(str(path), 200)
         if not os.path.isfile(path):  # False, not OSError, for a name too long for the file system
-            shipped = ", ".join(sorted(p.stem for p in TRAIN_CONFIGS.glob("*.yaml")))
+            # league*.yaml configure training/league.py, not a run
+            runs = (p.stem for p in TRAIN_CONFIGS.glob("*.yaml") if not p.stem.startswith("league"))
+            shipped = ", ".join(sorted(runs))
             raise ValueError(f"config file {name} does not exist (shipped configs by name: {shipped})")
         data = load_yaml(read_text(path, "config file"), f"config file {name}") or {}
         if not isinstance(data, dict):
