@@ -1,4 +1,4 @@
-"""Issue 34's engine targets in one run of interleaved rounds: ``python benchmarks/bench_targets.py [--rounds 5]``.
+"""The engine's speed targets in one run of interleaved rounds: ``python benchmarks/bench_targets.py [--rounds 5]``.
 
 At B = 4096 on the standard rules, with random legal actions:
 

@@ -202,7 +202,7 @@ def figures(name: str, path: Path) -> tuple[list[str], list[str]]:
     mark = {True: "met", False: "**not met**", None: "not measured yet"}
     measured = sum(v.met is not None for v in verdicts)
     table = [
-        f"Issue 33's targets on held-out seeds (rule seed {kept['rule_seed']}; deal seed {kept['seed']} for the "
+        f"The rule-space agent's held-out targets (rule seed {kept['rule_seed']}; deal seed {kept['seed']} for the "
         f"suite, {kept['preset_seed']} for the presets and styles; advantage in points per manche, ± = 95 % "
         f"interval), {measured} of {len(verdicts)} measured so far; the tables: "
         f"[`docs/results/{MEASURED[name]}`](results/{MEASURED[name]}targets.md).",
@@ -325,7 +325,8 @@ def held_out_figures(name: str = "ppo-universal") -> tuple[str, str]:
         "| mean over the rule sets | " + " | ".join(means) + " |",
         "| rule sets with the interval above 0 | " + " | ".join(above) + " |",
         "",
-        "Each figure's command, and its verdict against issue 33's targets: the card, [models.md](models.md).",
+        "Each figure's command, and its verdict against the rule-space agent's held-out targets: the card, "
+        "[models.md](models.md).",
     ]
     if presets is None:
         mc4 = "mc-4 at the presets: measuring"

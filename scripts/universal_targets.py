@@ -1,8 +1,8 @@
-"""Issue 33's targets for a universal policy: every measurement in one resumable command, then the verdict.
+"""The rule-space agent's held-out targets: every measurement in one resumable command, then the verdict.
 
     python scripts/universal_targets.py --agent ppo-universal --rule-seed 20261204 --seed 20261205 \\
         --preset-seed 20261206 --workers 2 --out docs/results/experiments/universal_rules/heldout
-    python scripts/universal_targets.py ... --parts suite,presets     # some parts in this sitting, the rest later
+    python scripts/universal_targets.py ... --parts suite,presets     # some parts now, the rest later
     python scripts/universal_targets.py ... --judge-only             # the verdict of the parts finished so far
 
 The parts (:data:`PARTS`), each in its own folder of ``OUT``:
@@ -175,7 +175,10 @@ replayed in its own)."""
 def verdict_markdown(verdicts: list[Verdict], settings: dict[str, Any], out: Path) -> str:
     mark = {True: "met", False: "**not met**", None: "not measured"}
     rows = [[v.target, v.figure, mark[v.met], f"`{v.part}`"] for v in verdicts]
-    caption = f"Issue 33's targets for `{settings['agent']}` (advantage in points per manche, ± = 95 % interval)."
+    caption = (
+        f"The rule-space agent's held-out targets, for `{settings['agent']}` (advantage in points per manche, "
+        "± = 95 % interval)."
+    )
     table = markdown_table(["target", "figure", "verdict", "part"], rows, text_columns=4)
     reproduce = (
         "One part's figures alone (the last column), played again into a new folder (the same seeds give the same "

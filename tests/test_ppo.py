@@ -183,7 +183,8 @@ def test_resuming_a_spent_run_says_which_budget_to_raise(tmp_path, capsys):
     err, run = resume()
     assert "at step 512 of budget.total_steps=512; nothing is left to train" in err and run.global_step == 512
     err, run = resume("budget.total_steps=1024", "budget.time_limit_min=1e-6")
-    assert "of budget.time_limit_min=1e-06, which counts every sitting" in err and run.global_step == 512
+    assert "of budget.time_limit_min=1e-06, which counts the whole run, every resume included" in err
+    assert run.global_step == 512
     assert run.config.budget.time_limit_min == 1e-6  # overrides stay in the checkpoint, for the next sittings
     err, run = resume("budget.total_steps=768", "budget.time_limit_min=null")
     assert "nothing is left" not in err and run.global_step == 768

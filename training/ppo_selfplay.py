@@ -211,7 +211,7 @@ class Run:
         if budget.time_limit_min is not None and self.elapsed >= budget.time_limit_min * 60.0:
             return (
                 f"the run has trained {self.elapsed / 60:.0f} min of budget.time_limit_min={budget.time_limit_min:g}, "
-                "which counts every sitting"
+                "which counts the whole run, every resume included"
             )
         return None
 

@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         "--rules", default=None, help="preset name or rules YAML path (default: the target's table, the preset's match)"
     )
     parser.add_argument("--steps", type=int, default=None, help="env steps of the whole run (default: the recipe's)")
-    parser.add_argument("--minutes", type=float, default=None, help="train at most this long in this sitting")
+    parser.add_argument("--minutes", type=float, default=None, help="train at most this long now (a rerun continues)")
     parser.add_argument("--deals", type=int, default=200, help="duplicate deal groups of the measurement")
     parser.add_argument("--seed", type=int, default=PROBE_SEED, help="seed of the measurement's deals")
     parser.add_argument("--from-scratch", action="store_true", help="a fresh learner (a scale, not a best response)")
@@ -262,7 +262,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.deals < 2:
             raise ValueError(f"--deals must be at least 2 deal groups, got {args.deals}")
         if args.seed == RESERVED_SEED or args.seed < 0:
-            raise ValueError(f"--seed {args.seed} is not allowed (negative, or issue 22's reserved held-out seed)")
+            raise ValueError(
+                f"--seed {args.seed} is not allowed (negative, or the reserved held-out seed of the universal "
+                "agent's final measurements)"
+            )
         out = check_writable_dir(args.out, "--out")
     except (ValueError, ImportError) as err:
         parser.error(str(err))
