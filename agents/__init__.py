@@ -9,7 +9,8 @@ Names: ``random``, ``heuristic-1`` … ``heuristic-3`` (batched rules of conduct
 :mod:`.heuristic`), ``mc-4``, ``mc-5`` (Monte-Carlo determinization over the batched
 engine, :mod:`.monte_carlo`), the rule-based styles ``style-hoarder``, ``style-dumper``, ``style-patient``,
 ``style-controller``, ``style-shedder`` and ``style-drawn`` (:mod:`.styles`), the learned policy shipped in
-``checkpoints/`` (``ppo-universal``, one network for every table, :data:`SHIPPED_AGENTS`), or the path of a
+``checkpoints/`` (``ppo-universal``, one network for every table, :data:`SHIPPED_AGENTS`), the same network with
+search at play time (``ppo-universal-search``, :data:`SEARCH_AGENTS`, :mod:`.policy_search`), or the path of a
 learned checkpoint (torch checkpoints, ``.pt``, load as :class:`~.torch_policy.TorchPolicyAgent`, or for any table as
 :class:`~.universal.UniversalAgent` when trained by ``training/universal.py``; format in :mod:`.checkpoint`;
 other formats plug in with :func:`register_checkpoint_loader`). Agents see the observation and the mask,
@@ -99,6 +100,13 @@ UNIVERSAL_AGENTS: tuple[str, ...] = tuple(SHIPPED_AGENTS)
 play any rules the universal layout holds (:func:`~.universal.coverage_error`), any match length, and default to
 the standard game."""
 
+SEARCH_AGENTS: dict[str, str] = {
+    "ppo-universal-search": "ppo-universal",
+}
+"""The agents that search at play time over a shipped policy, each with the policy it searches over
+(:class:`~.policy_search.PolicySearchAgent` with :data:`~.policy_search.SHIPPED_SEARCH`): the strongest and slowest
+agents, offered where their policy plays the table."""
+
 REPLACEMENT_AGENT = "ppo-universal"
 """The agent a retired name makes (:data:`RETIRED_AGENTS`)."""
 
@@ -174,9 +182,20 @@ def _load_shipped(name: str, rules: Rules | None, seed: Any, asked_for: str | No
     return agent
 
 
+def _searching(name: str) -> AgentFactory:
+    def factory(rules: Rules | None, seed: Any = None) -> Any:
+        from .policy_search import SHIPPED_SEARCH, PolicySearchAgent
+
+        policy = _load_shipped(SEARCH_AGENTS[name], rules, seed, asked_for=name)
+        return PolicySearchAgent(policy.rules, policy, seed=seed, config=SHIPPED_SEARCH, name=name)
+
+    return factory
+
+
 def _plays(name: str, rules: Rules) -> bool:
-    """Whether the agent ``name`` can play ``rules``: any agent but a shipped learned one, which plays any rules its
-    universal layout holds, where its checkpoint and torch are installed."""
+    """Whether the agent ``name`` can play ``rules``: any agent but a shipped learned one (or a search over one),
+    which plays any rules its universal layout holds, where its checkpoint and torch are installed."""
+    name = SEARCH_AGENTS.get(name, name)
     if name not in SHIPPED_AGENTS:
         return True
     if not shipped_checkpoint(name).is_file() or importlib.util.find_spec("torch") is None:
@@ -259,6 +278,7 @@ _BASELINES: dict[str, AgentFactory] = {
 }
 _STYLES: dict[str, AgentFactory] = {name: style_factory(name) for name in STYLES} | {DRAWN_STYLE: DrawnStyleAgent}
 _SHIPPED: dict[str, AgentFactory] = {name: _shipped(name) for name in SHIPPED_AGENTS}
+_SEARCHING: dict[str, AgentFactory] = {name: _searching(name) for name in SEARCH_AGENTS}
 _RETIRED: dict[str, AgentFactory] = {name: _retired(name) for name in RETIRED_AGENTS}
 
 
@@ -272,8 +292,8 @@ def _never() -> bool:
 
 def register_opponents() -> None:
     """Fill the agent registry (:mod:`president_env.core.registry`): the baselines, the styles, the shipped learned
-    agent (listed where its checkpoint is installed), the retired names (never listed) and the loaders of torch
-    checkpoint files.
+    agent and the search over it (listed where its checkpoint is installed), the retired names (never listed) and
+    the loaders of torch checkpoint files.
 
     The entry point of this package in the group ``president_env.opponents``; calling it again changes nothing.
     """
@@ -283,6 +303,8 @@ def register_opponents() -> None:
         registry.register(name, factory)
     for name, factory in _SHIPPED.items():  # a universal agent has no rules of its own: the standard game by default
         registry.register(name, factory, installed=_installed(name))
+    for name, factory in _SEARCHING.items():
+        registry.register(name, factory, installed=_installed(SEARCH_AGENTS[name]))
     for name, factory in _RETIRED.items():  # made without rules at the table it was trained for; never listed
         registry.register(name, factory, own_rules=True, installed=_never)
     registry.register_checkpoint_loader(_universal_checkpoint_loader)  # before the torch loader, which it defers to
@@ -318,6 +340,7 @@ __all__ = [
     "REPLACEMENT_AGENT",
     "RETIRED_AGENTS",
     "RetiredAgentWarning",
+    "SEARCH_AGENTS",
     "SHIPPED_AGENTS",
     "UNIVERSAL_AGENTS",
     "retired_message",

@@ -16,9 +16,9 @@ model the table well, the agent plays at least as well as its policy. Heuristic-
 serves at least as well as the policy there: against three mc-5 over 200 deal groups, +0.18 ± 0.07
 where ``others=None`` gets +0.15 ± 0.08 (the policy alone: +0.12 ± 0.08). The policy must be an agent
 with a ``policy_logits(observations)`` method (:class:`~.torch_policy.TorchPolicyAgent`).
-No name makes one: the search over the standard table's first agent, where it was measured, was retired with that
-agent (``agents.RETIRED_AGENTS``); any learned policy is wrapped with ``PolicySearchAgent(rules, policy)``.
-Like every agent, it reads only the observation and the mask.
+``agents.make("ppo-universal-search", rules)`` makes it over the shipped universal policy with
+:data:`SHIPPED_SEARCH` (``agents.SEARCH_AGENTS``); any other learned policy is wrapped with
+``PolicySearchAgent(rules, policy)``. Like every agent, it reads only the observation and the mask.
 """
 
 from __future__ import annotations
@@ -56,6 +56,11 @@ class PolicySearchConfig:
             raise ValueError(f"others must be a heuristic level (1, 2 or 3) or None, got {self.others!r}")
         if not 0.0 < self.confident <= 1.0:
             raise ValueError(f"confident must be a probability in (0, 1], got {self.confident!r}")
+
+
+SHIPPED_SEARCH = PolicySearchConfig()
+"""The search of ``ppo-universal-search`` (``agents.SEARCH_AGENTS``): its play time and strength are in
+docs/agents.md."""
 
 
 def searched_choice(values: np.ndarray, probs: np.ndarray, tie_bonus: float) -> np.ndarray:
@@ -101,6 +106,17 @@ class PolicySearchAgent(MonteCarloAgent):
     def probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """``(B, A) float64``: the policy's probabilities over the legal actions (0 elsewhere)."""
         return legal_probabilities(self.policy.policy_logits(observations), masks)
+
+    def explain(self, observation: dict[str, np.ndarray], info: dict | None = None) -> dict[str, Any]:
+        """The decision and the mean points of each searched candidate; a decision not searched (one legal action,
+        or the policy sure of its move) shows the policy's probability of every legal action."""
+        decision = super().explain(observation, info)
+        if decision["values"]:
+            return decision
+        mask = np.asarray(observation["action_mask"]).astype(bool)
+        probs = self.probabilities(np.asarray(observation["observation"], np.float32)[None], mask[None])[0]
+        values = {int(a): float(probs[a]) for a in np.flatnonzero(mask)}
+        return {"action": decision["action"], "measure": "probability", "values": values}
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The searched choice per row: the policy's best moves scored by rollouts over sampled hidden hands."""

@@ -25,7 +25,9 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 STYLES = (*agents.styles.STYLES, agents.styles.DRAWN_STYLE)
 BASELINES = ("random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5", *STYLES)
-INSTALLED = tuple(name for name in agents.SHIPPED_AGENTS if agents.shipped_checkpoint(name).is_file())
+INSTALLED = tuple(name for name in agents.SHIPPED_AGENTS if agents.shipped_checkpoint(name).is_file()) + tuple(
+    name for name, policy in agents.SEARCH_AGENTS.items() if agents.shipped_checkpoint(policy).is_file()
+)
 
 
 @pytest.mark.parametrize(

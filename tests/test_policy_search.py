@@ -13,7 +13,7 @@ import president_env as pe
 from president_env import agents
 from president_env.agents.heuristic import choose, rollout_view
 from president_env.agents.monte_carlo import MonteCarloAgent
-from president_env.agents.policy_search import PolicySearchAgent, PolicySearchConfig
+from president_env.agents.policy_search import SHIPPED_SEARCH, PolicySearchAgent, PolicySearchConfig
 from president_env.core.observation import layout, observe
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
@@ -184,3 +184,38 @@ def test_the_search_wraps_a_learned_checkpoint_and_explains_its_candidates():
     explained = agent.explain({"observation": game.observe()[0], "action_mask": mask[0].astype(np.int8)})
     assert explained["action"] in explained["values"] or explained["values"] == {}  # its candidates, or sure
     assert set(explained["values"]) <= set(np.flatnonzero(mask[0]).tolist())
+
+
+def test_ppo_universal_search_is_the_shipped_policy_with_the_shipped_search_at_any_table():
+    """``agents.make("ppo-universal-search", rules)``: the search of :data:`SHIPPED_SEARCH` over ``ppo-universal`` at
+    those rules, offered wherever ``ppo-universal`` is, and a search agent of its own at other rules."""
+    assert agents.SEARCH_AGENTS == {"ppo-universal-search": "ppo-universal"}
+    for preset in ("party", "big_table"):
+        assert "ppo-universal-search" in agents.names(preset)
+    rules = pe.load_preset("party")
+    agent = agents.make("ppo-universal-search", rules, seed=0)
+    assert isinstance(agent, PolicySearchAgent) and agent.name == "ppo-universal-search"
+    assert agent.search == SHIPPED_SEARCH and agent.rules == rules
+    assert agent.policy.name == "ppo-universal" and agent.policy.rules == rules
+    again = agent.for_rules(pe.load_preset("big_table"), seed=1)
+    assert again.name == "ppo-universal-search" and again.rules.n_players == 8 and again.search == SHIPPED_SEARCH
+    game = mid_manche(rules, 4, seed=2, steps=5)
+    mask = game.legal_mask()
+    actions = agent.act_batch(game.observe(), mask)
+    assert mask[np.arange(4), actions].all()
+    # reproducible from its seed: a fresh agent with the same seed decides the same
+    assert (agents.make("ppo-universal-search", rules, seed=0).act_batch(game.observe(), mask) == actions).all()
+
+
+def test_a_decision_it_does_not_search_explains_the_policy_s_probabilities():
+    policy = LinearPolicy(pe.Rules(), seed=0)
+    sure = PolicySearchAgent(pe.Rules(), policy, seed=0, config=PolicySearchConfig(worlds=4, confident=1e-9))
+    game = mid_manche(pe.Rules(), 1, seed=6, steps=9)
+    mask = game.legal_mask()[0]
+    explained = sure.explain({"observation": game.observe()[0], "action_mask": mask.astype(np.int8)})
+    assert explained["measure"] == "probability" and set(explained["values"]) == set(np.flatnonzero(mask).tolist())
+    assert sum(explained["values"].values()) == pytest.approx(1.0)
+    searching = PolicySearchAgent(pe.Rules(), policy, seed=0, config=SMALL)
+    explained = searching.explain({"observation": game.observe()[0], "action_mask": mask.astype(np.int8)})
+    if mask.sum() > 1:
+        assert explained["measure"] == "mean points" and explained["action"] in explained["values"]

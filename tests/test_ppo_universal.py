@@ -52,7 +52,8 @@ def test_it_is_made_and_listed_for_every_preset_at_3_5_and_8_players_and_any_mat
 def test_without_rules_it_plays_the_standard_game_and_any_rules_combination_lists_it():
     assert agents.make(NAME).rules == pe.Rules()
     odd = pe.Rules(n_players=7, decks=2, jokers=3, revolution=True, equal_rank="skip", exchange=(4, 3, 2, 1))
-    assert agents.names(odd)[-1] == NAME and agents.names("quebec")[-1] == NAME  # the one learned agent listed
+    learned = (NAME, f"{NAME}-search")  # the one learned agent listed, and the search over it
+    assert agents.names(odd)[-2:] == learned and agents.names("quebec")[-2:] == learned
     env = pe.gym_env(rules=odd.replace(manches=1), opponents=NAME, seat=0)  # an opponent of the Gym envs by name
     _, info = env.reset(seed=2)
     assert all(type(opponent) is UniversalAgent for opponent in env.unwrapped.opponents)
@@ -160,7 +161,7 @@ def test_the_web_app_offers_it_at_a_table_without_a_specialist_and_hints_with_it
     with TestClient(create_app()) as test_client:
         client = Keyed(test_client)
         offered = client.post("/api/rules", json={"yaml": table}).json()["agents"]
-        assert NAME in offered and not any(name.startswith("ppo-standard") for name in offered)
+        assert {NAME, f"{NAME}-search"} <= set(offered) and not any(n.startswith("ppo-standard") for n in offered)
         setup = {"mode": "play", "yaml": table, "human": 0, "seed": 1, "pace": 0, "seats": ["human"] + [NAME] * 5}
         created = client.post("/api/games", json=setup)
         assert created.status_code == 201, created.text
@@ -170,7 +171,7 @@ def test_the_web_app_offers_it_at_a_table_without_a_specialist_and_hints_with_it
             time.sleep(0.01)
             view = client.get(f"/api/games/{game_id}").json()
         hint = client.post(f"/api/games/{game_id}/hint").json()
-        assert hint["agent"] == NAME and hint["action"] in [move["action"] for move in view["legal"]]
+        assert hint["agent"] == f"{NAME}-search" and hint["action"] in [move["action"] for move in view["legal"]]
 
 
 def test_the_measuring_script_writes_one_row_per_table_and_refuses_bad_arguments_before_playing(tmp_path, capsys):

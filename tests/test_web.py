@@ -521,7 +521,7 @@ def test_hint_rules_page_and_playable_agents(client):
     assert hint["action"] in [m["action"] for m in view["legal"]]
     assert hint["version"] == view["version"]
     learned = "ppo-universal" in client.post("/api/rules", json={"preset": "standard"}).json()["agents"]
-    assert hint["agent"] == ("ppo-universal" if learned else "heuristic-3")  # the strongest quick agent
+    assert hint["agent"] == ("ppo-universal-search" if learned else "heuristic-3")  # the strongest agent
     assert client.get(f"/api/games/{game_id}").json()["version"] == view["version"]  # a hint plays nothing
 
 

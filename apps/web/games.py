@@ -71,10 +71,10 @@ REPLAY_CHUNK = 200
 """Moves of a replay checked and turned into frames per turn of the replay worker (a fraction of a second)."""
 QUICK_AGENTS = frozenset({"random", "heuristic-1", "heuristic-2", "heuristic-3", "mc-4", "mc-5"})
 """Agents made in microseconds (no file to load): made on the event loop, never refused as busy."""
-HINT_AGENTS = ("ppo-universal",)
-"""Hints come from the first of these that plays the table (``ppo-universal``, the strongest agent in a match at
-every table, plays them all where torch is installed), else the table's shipped learned agent, else heuristic-3
-(the Monte-Carlo agents take seconds)."""
+HINT_AGENTS = ("ppo-universal-search", "ppo-universal")
+"""Hints come from the first of these that plays the table (``ppo-universal-search``, the strongest agent, searches
+over ``ppo-universal`` in well under a second a decision; both play every table where torch is installed), else the
+table's shipped learned agent, else heuristic-3 (the Monte-Carlo agents take seconds)."""
 DROP_AFTER = 20.0
 """Seconds without a request after which a person at a table for friends is away: an agent plays for them."""
 RETURN_WITHIN = 600.0
@@ -996,7 +996,8 @@ class Store:
         return list(await loop.run_in_executor(self.loader, agent_registry.names, rules))
 
     async def hint(self, session: Session, me: int) -> dict[str, Any]:
-        """What the strongest quick agent for the table would play in the human's place, and what it weighed.
+        """What the strongest agent for the table (:data:`HINT_AGENTS`) would play in the human's place, and what it
+        weighed.
 
         It sees only the human's observation; learned agents for the table come first, else ``heuristic-3``.
         """

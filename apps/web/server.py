@@ -13,7 +13,7 @@ the client polls it (see ``docs/web.md`` for the API and why polling):
 ``POST /api/games``                         new play or watch game -> ``{"id", ...view}`` (play: and ``key``)
 ``GET  /api/games/{id}?since=N&limit=L``    the view (play: the player's, log from N; watch/replay: frames from N)
 ``POST /api/games/{id}/move``               play mode: ``{"version", "move": "play"|"pass"|"give", "cards"}``
-``POST /api/games/{id}/hint``               play mode, your turn: what the strongest quick agent would play
+``POST /api/games/{id}/hint``               play mode, your turn: what the strongest agent would play
 ``POST /api/games/{id}/pace``               ``{"pace": seconds, "paused": bool}``
 ``POST /api/games/{id}/back``               a table for friends: "I am back" (the turn clock had run out)
 ``GET  /api/games/{id}/replay``             the game as a replay (play mode: once the game is over)
