@@ -57,18 +57,13 @@ def one_torch_thread():
 
 
 # ---- CI runs each test once: the core install's step logs what passed there, the full install's step skips it ----
-RUN_IN_BOTH = ("test_aec_env.py", "test_gym_env.py", "test_gym_vector_env.py", "test_env_conventions.py")
-"""Test files run in both of CI's environments whatever passed: the envs against both Gymnasium releases (the core
-install's newest, and the one RLlib pins in the full install)."""
-
-
 def pytest_addoption(parser):
     group = parser.getgroup("president-env CI")
     group.addoption("--passed-log", metavar="FILE", help="append the node id of each test that passed to FILE")
     group.addoption(
         "--skip-passed",
         metavar="FILE",
-        help="deselect the tests that FILE lists as passed (a --passed-log of another environment), except the envs'",
+        help="deselect the tests that FILE lists as passed (a --passed-log of another environment)",
     )
 
 
@@ -80,8 +75,7 @@ def pytest_collection_modifyitems(config, items):
         passed = {line.strip() for line in log if line.strip()}
     keep, deselected = [], []
     for item in items:
-        again = item.nodeid not in passed or item.nodeid.split("::")[0].endswith(RUN_IN_BOTH)
-        (keep if again else deselected).append(item)
+        (deselected if item.nodeid in passed else keep).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = keep

@@ -270,8 +270,8 @@ def test_the_envs_do_not_import_one_another():
     ]
 
 
-RENDERED = frozenset({"render_text", "last_action", "render"})
-"""What an env renders as text: a front end shows the one-game holder's facts, never re-reads these."""
+RENDERED = frozenset({"render_text", "render_view", "last_action", "render"})
+"""What an env renders (text or picture): a front end shows the one-game holder's facts, never re-reads these."""
 
 
 def private_reads(modules: dict[str, Path]) -> list[str]:

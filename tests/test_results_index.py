@@ -25,14 +25,18 @@ PAGE_SUFFIXES = {".md", ".json", ".jsonl", ".yaml", ".csv", ".txt", ".py", ".png
 """What docs/ may hold: text a page shows or names, and PNG images; checkpoints, chunks and events live in results/."""
 
 
+IMAGE_MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".gif": b"GIF89a"}
+"""The pictures docs/ may hold, each by the first bytes of its format."""
+
+
 def test_docs_hold_no_binary_files():
     found = []
     for path in (ROOT / "docs").rglob("*"):
         if not path.is_file() or "__pycache__" in path.parts:
             continue
         data = path.read_bytes()
-        if path.suffix == ".png":
-            ok = data.startswith(b"\x89PNG\r\n\x1a\n")
+        if path.suffix in IMAGE_MAGIC:  # the pages' pictures
+            ok = data.startswith(IMAGE_MAGIC[path.suffix])
         else:
             ok = path.suffix in PAGE_SUFFIXES and b"\0" not in data
         if not ok:
