@@ -6,9 +6,9 @@ For each decision (a row of ``act_batch``) the agent
    probable action reaches ``confident``, is played as the policy says (no search);
 2. otherwise it keeps the policy's ``candidates`` most probable legal actions and scores each as
    :mod:`.monte_carlo` does: ``worlds`` sampled deals of the hidden cards consistent with the
-   observation (:mod:`.determinize`), the same worlds for every candidate, each played to the end of
-   the manche — but the searching seat's later moves in the rollouts are the *policy's* (greedy),
-   and the other seats play heuristic-3 (``others``; or the policy too);
+   observation (:mod:`.determinize`; fewer at a deck above ``worlds_at_cards``), the same worlds for every
+   candidate, each played to the end of the manche — but the searching seat's later moves in the rollouts
+   are the *policy's* (greedy), and the other seats play heuristic-3 (``others``; or the policy too);
 3. plays the candidate with the best mean points; the policy's own choice gets ``tie_bonus``.
 
 This is one step of policy improvement over the policy, in the sampled worlds: when the rollouts
@@ -46,6 +46,7 @@ class PolicySearchConfig:
     confident: float = 0.99  # no search when the policy's top action has at least this probability
     tie_bonus: float = 0.02  # points credited to the policy's own choice (breaks ties, damps noise)
     others: int | None = 3  # heuristic level of the other seats in the rollouts; None: the policy plays them too
+    worlds_at_cards: int | None = None  # worlds are for a deck of this many cards, fewer at a larger deck (None: all)
 
     def __post_init__(self) -> None:
         for name in ("worlds", "candidates"):
@@ -56,10 +57,21 @@ class PolicySearchConfig:
             raise ValueError(f"others must be a heuristic level (1, 2 or 3) or None, got {self.others!r}")
         if not 0.0 < self.confident <= 1.0:
             raise ValueError(f"confident must be a probability in (0, 1], got {self.confident!r}")
+        cards = self.worlds_at_cards
+        if cards is not None and (isinstance(cards, bool) or not isinstance(cards, (int, np.integer)) or cards < 1):
+            raise ValueError(f"worlds_at_cards must be a positive integer or None, got {cards!r}")
+
+    def worlds_for(self, rules: Rules) -> int:
+        """The worlds searched at ``rules``: ``worlds``, or in proportion fewer where the deck holds more cards than
+        ``worlds_at_cards`` (a rollout's moves, and so its time, grow with the cards in play), at least 16."""
+        if self.worlds_at_cards is None or rules.n_cards <= self.worlds_at_cards:
+            return self.worlds
+        return max(min(16, self.worlds), round(self.worlds * self.worlds_at_cards / rules.n_cards))
 
 
-SHIPPED_SEARCH = PolicySearchConfig()
-"""The search of ``ppo-universal-search`` (``agents.SEARCH_AGENTS``): its play time and strength are in
+SHIPPED_SEARCH = PolicySearchConfig(others=None, worlds_at_cards=52)
+"""The search of ``ppo-universal-search`` (``agents.SEARCH_AGENTS``): the policy plays every seat of the rollouts
+(a model of strong play at any table, where heuristic-3 is one of weaker play); its play time and strength are in
 docs/agents.md."""
 
 
@@ -93,7 +105,9 @@ class PolicySearchAgent(MonteCarloAgent):
         if not callable(getattr(policy, "policy_logits", None)):
             raise TypeError(f"policy must have a policy_logits(observations) method, got {type(policy).__name__}")
         self.search = config or PolicySearchConfig()
-        super().__init__(rules, seed=seed, config=SearchConfig(worlds=self.search.worlds, rollout_level=3))
+        self.worlds = self.search.worlds_for(rules)
+        """The worlds each searched decision samples at these rules (:meth:`PolicySearchConfig.worlds_for`)."""
+        super().__init__(rules, seed=seed, config=SearchConfig(worlds=self.worlds, rollout_level=3))
         self.policy = policy
         self.name = name or f"search-{getattr(policy, 'name', 'policy')}"
 
@@ -126,7 +140,7 @@ class PolicySearchAgent(MonteCarloAgent):
         searched, candidates = self.candidates(probs, masks)
         if searched.size == 0:
             return actions
-        values = self.action_values(observations[searched], candidates, self.search.worlds)
+        values = self.action_values(observations[searched], candidates, self.worlds)
         actions[searched] = searched_choice(values, probs[searched], self.search.tie_bonus)
         return actions
 

@@ -219,3 +219,15 @@ def test_a_decision_it_does_not_search_explains_the_policy_s_probabilities():
     explained = searching.explain({"observation": game.observe()[0], "action_mask": mask.astype(np.int8)})
     if mask.sum() > 1:
         assert explained["measure"] == "mean points" and explained["action"] in explained["values"]
+
+
+def test_worlds_shrink_in_proportion_at_a_larger_deck():
+    config = PolicySearchConfig(worlds=128, worlds_at_cards=52)
+    assert config.worlds_for(pe.Rules()) == 128 and config.worlds_for(pe.Rules(n_players=3)) == 128
+    assert config.worlds_for(pe.load_preset("big_table")) == round(128 * 52 / 108)  # two decks and four jokers
+    assert PolicySearchConfig(worlds=20, worlds_at_cards=10).worlds_for(pe.Rules()) == 16  # never below 16
+    assert PolicySearchConfig(worlds=128).worlds_for(pe.load_preset("big_table")) == 128  # None: no scaling
+    agent = PolicySearchAgent(pe.load_preset("big_table"), LinearPolicy(pe.load_preset("big_table")), config=config)
+    assert agent.worlds == 62 and agent.config.worlds == 62
+    with pytest.raises(ValueError, match="worlds_at_cards must be a positive integer or None, got 0"):
+        PolicySearchConfig(worlds_at_cards=0)
