@@ -174,6 +174,20 @@ def rule_sets(n_random: int, seed: int) -> list[Rules]:
     return [load_preset(name) for name in PRESETS] + mixed + drawn
 
 
+def uncovered(rule_sets: list[Rules]) -> dict[str, list]:
+    """The values of each rules field that :func:`random_rules` can draw and no rule set of ``rule_sets`` has
+    (exchange: by its number of roles that give), empty when every value of every field is played."""
+    values = {
+        "n_players": range(3, 9), "decks": (1, 2), "jokers": range(5), "reseat_by_role": (False, True),
+        "exchange": range(5), "top_rank_ends_trick": (False, True), "revolution": (False, True),
+        "twos_wild": (False, True), "manches": (1, 2, 3), **RULE_CHOICES,
+    }  # fmt: skip
+    seen = {name: {len(r.exchange) if name == "exchange" else getattr(r, name) for r in rule_sets} for name in values}
+    return {
+        name: missing for name, options in values.items() if (missing := [v for v in options if v not in seen[name]])
+    }
+
+
 @st.composite
 def rules_strategy(draw) -> Rules:
     """Hypothesis: a random combination of every rules field (the same ranges as :func:`random_rules`)."""
