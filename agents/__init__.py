@@ -104,8 +104,8 @@ SEARCH_AGENTS: dict[str, str] = {
     "ppo-universal-search": "ppo-universal",
 }
 """The agents that search at play time over a shipped policy, each with the policy it searches over
-(:class:`~.policy_search.PolicySearchAgent` with :data:`~.policy_search.SHIPPED_SEARCH`): the strongest and slowest
-agents, offered where their policy plays the table."""
+(:class:`~.policy_search.PolicySearchAgent` with :data:`~.policy_search.SHIPPED_SEARCH`): the slowest agents,
+offered where their policy plays the table (their strength so far: docs/agents.md)."""
 
 REPLACEMENT_AGENT = "ppo-universal"
 """The agent a retired name makes (:data:`RETIRED_AGENTS`)."""
