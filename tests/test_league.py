@@ -121,6 +121,28 @@ def test_a_generation_seats_its_exploiter_and_the_league_resumes_mid_phase_witho
     assert load_checkpoint(out / "main" / "checkpoint.pt")["progress"]["global_step"] == 2 * STEPS
 
 
+def test_a_league_folder_moved_mid_phase_resumes_where_it_is_now(tmp_path, monkeypatch):
+    config, first = tiny_league(tmp_path), tmp_path / "first"
+    with monkeypatch.context() as patch:  # one update of the exploiter, then the time is spent
+        patch.setattr(league.League, "minutes_left", lambda self: 1e-4)
+        league.run_league(config, first, progress=False)
+    moved = tmp_path / "elsewhere" / "league"
+    moved.parent.mkdir()
+    first.rename(moved)
+
+    state = league.run_league(config, moved, progress=False)
+    assert state["generation"] == 2 and not first.exists()
+    assert updates(moved / "exploiters" / "gen-1" / "run") == [1, 2]
+    exploiter_run = load_checkpoint(moved / "exploiters" / "gen-1" / "run" / "checkpoint.pt")["config"]
+    target = str(moved.resolve() / "snapshots" / "main-0.pt")
+    assert exploiter_run["out_dir"] == str(moved.resolve() / "exploiters" / "gen-1" / "run")
+    assert exploiter_run["opponents"]["baselines"] == {target: 1.0}
+    main_run = load_checkpoint(moved / "main" / "checkpoint.pt")["config"]
+    assert main_run["out_dir"] == str(moved.resolve() / "main")
+    assert set(main_run["opponents"]["baselines"]) == {"random", str(moved.resolve() / "snapshots" / "exploiter-1.pt")}
+    assert "out_dir" not in json.loads((moved / "league.json").read_text())["main_config"]
+
+
 def started_league(tmp_path, **changes):
     """A league that has started (its main's run at update 0, its state), trained nothing."""
     config, out = tiny_league(tmp_path, **changes), tmp_path / "out"

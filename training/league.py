@@ -22,8 +22,9 @@ This is the main-agent / main-exploiter pair of AlphaStar's league, and PSRO wit
 mixture over the best responses found so far: each exploiter is an opponent the main has to learn to answer, and
 the exploiters' advantages over the generations say whether the main gets harder to exploit.
 
-**State and resuming.** ``OUT/league.json`` holds the generation, the phase, the paths and the figures; the same
-command continues where it stopped, mid-phase included (each phase's trainer resumes from its own checkpoint). A
+**State and resuming.** ``OUT/league.json`` holds the generation, the phase, the paths (relative to ``OUT``) and the
+figures; the same command continues where it stopped, mid-phase included (each phase's trainer resumes from its own
+checkpoint), from wherever ``OUT`` is now: a league's folder may be moved or copied to another machine. A
 config that differs from the one the league started with is refused, naming the key; ``--generations`` may
 change. ``--minutes`` bounds each invocation; a ``STOP`` file in ``OUT`` ends it after the update in progress.
 
@@ -69,9 +70,15 @@ from .universal import UniversalTrainer
 STATE_FILE = "league.json"
 STOP_FILE = "STOP"
 STATE_FORMAT = 1
-HELD_OUT_SEEDS = frozenset({5150, 20261202, HELDOUT_RULE_SEED, HELDOUT_DEAL_SEED, 20261206})
+LEAGUE_HELD_OUT_SEEDS = {"rule_suite": 20261207, "suite_deals": 20261208, "presets": 20261209, "probe": 20261210}
+"""The seeds of the league's and ``ppo-universal-search``'s held-out measurement, named in the README before either
+was measured: the rule seed of the suite's rule sets, and the deal seeds of the suite, the presets and the probe."""
+HELD_OUT_SEEDS = frozenset(
+    {5150, 20261202, HELDOUT_RULE_SEED, HELDOUT_DEAL_SEED, 20261206, *LEAGUE_HELD_OUT_SEEDS.values()}
+)
 """Seeds no league run may use, as a run's seed or as its evaluation seed: the probe's measurement seed (5150) and
-reserved seed (20261202), and the held-out seeds of the rule-set suite and of the presets (20261204-06)."""
+reserved seed (20261202), the held-out seeds of the rule-set suite and of the presets (20261204-06), and those of
+the league's own measurement (:data:`LEAGUE_HELD_OUT_SEEDS`, 20261207-10)."""
 NO_TIME_LIMIT_MIN = 1e8
 """A phase's time limit when the invocation has none (a trainer's limit counts all its runs; this one never ends)."""
 
@@ -161,10 +168,25 @@ def league_opponents(base: dict[str, Any], exploiters: list[str], config: Exploi
 
 
 class MainTrainer(UniversalTrainer):
-    """The main agent's run: a :class:`~.universal.UniversalTrainer` whose resume may also change ``opponents`` (the
-    pool gains each generation's exploiter); the rest of the run (optimizer, counters, champion) goes on as it was."""
+    """A league's run (the main's, or an exploiter's): a :class:`~.universal.UniversalTrainer` whose resume may also
+    change ``opponents`` (the main's pool gains each generation's exploiter), and ``out_dir`` and ``init.weights``
+    (the league's folder may have moved since; the weights a run started from are read only at its start); the rest
+    of the run (optimizer, counters, champion) goes on as it was."""
 
-    RESUME_OVERRIDES = (*UniversalTrainer.RESUME_OVERRIDES, "opponents")
+    RESUME_OVERRIDES = (*UniversalTrainer.RESUME_OVERRIDES, "opponents", "out_dir", "init.weights")
+
+
+def placed(run_dir: Path, opponents: dict[str, Any] | None = None, target: str | None = None) -> list[str]:
+    """The resume overrides that put a league's run where its folder is now: its ``out_dir``, its ``opponents``
+    (which name checkpoints by path) and, for an exploiter, the ``target`` it started from and is evaluated against.
+    A league's run folders are thus relocatable: every path in them is rebuilt from ``OUT`` when the league
+    resumes."""
+    overrides = [f"out_dir={json.dumps(str(run_dir))}"]
+    if opponents is not None:
+        overrides.append(f"opponents={json.dumps(opponents)}")
+    if target is not None:
+        overrides += [f"budget.eval_opponent={json.dumps(target)}", f"init.weights={json.dumps(target)}"]
+    return overrides
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,7 +207,7 @@ def new_state(config: LeagueConfig, run: UniversalConfig, exploiter: UniversalCo
     return {
         "format": STATE_FORMAT,
         "config": compared(config),
-        "main_config": run.to_dict(),
+        "main_config": located(run),
         "exploiter_config": exploiter.to_dict(),
         "generation": 1,
         "phase": "exploiter",
@@ -193,6 +215,13 @@ def new_state(config: LeagueConfig, run: UniversalConfig, exploiter: UniversalCo
         "exploiters": [],
         "history": [],
     }
+
+
+def located(run: UniversalConfig) -> dict[str, Any]:
+    """A run config as the state holds it: without its ``out_dir``, which is ``OUT/main`` wherever ``OUT`` is now."""
+    data = run.to_dict()
+    data.pop("out_dir", None)
+    return data
 
 
 def compared(config: LeagueConfig) -> dict[str, Any]:
@@ -220,7 +249,7 @@ def read_state(
         raise ValueError(f"{path}: not a league state of format {STATE_FORMAT}")
     if state["phase"] not in ("exploiter", "main") or not isinstance(state["generation"], int):
         raise ValueError(f"{path}: phase {short_repr(state['phase'])} of generation {short_repr(state['generation'])}")
-    parts = [("", state["config"], compared(config)), ("main run's ", state["main_config"], run.to_dict())]
+    parts = [("", state["config"], compared(config)), ("main run's ", state["main_config"], located(run))]
     parts.append(("exploiter run's ", state["exploiter_config"], exploiter.to_dict()))
     for what, held, given in parts:
         change = first_difference(held, given)
@@ -404,9 +433,19 @@ class League:
         g, e = self.state["generation"], self.config.exploiters
         target = str(self.out / self.state["snapshots"][g - 1])
         run_out = self.out / "exploiters" / f"gen-{g}"
-        trainer = start_run(
-            target, run_out, False, None, e.steps, self.minutes_left(), self.progress, self.exploiter_overrides(g)
-        )
+        checkpoint = run_out / "run" / "checkpoint.pt"
+        if checkpoint.is_file():  # continued where it stopped, from wherever the league's folder is now
+            held = load_checkpoint(checkpoint)
+            check_resume_checkpoint(held, checkpoint)
+            opponents = {**held["config"]["opponents"], "baselines": {target: 1.0}}
+            overrides = placed(run_out / "run", opponents, target)
+            limit = float(held["progress"]["elapsed_s"]) / 60 + self.minutes_left()
+            overrides += [f"budget.total_steps={e.steps}", f"budget.time_limit_min={min(limit, 1e9)}"]
+            trainer = MainTrainer.resume(checkpoint, progress=self.progress, overrides=overrides)
+        else:
+            trainer = start_run(
+                target, run_out, False, None, e.steps, self.minutes_left(), self.progress, self.exploiter_overrides(g)
+            )
         try:
             with forwarding_stop(self.out, trainer.out_dir):
                 trainer.train()
@@ -445,8 +484,8 @@ class League:
         opponents = league_opponents(self.run_config.opponents.model_dump(), exploiters, self.config.exploiters)
         total = g * self.config.main.steps
         limit = float(held["progress"]["elapsed_s"]) / 60 + self.minutes_left()
-        overrides = [f"opponents={json.dumps(opponents)}", f"budget.total_steps={total}"]
-        overrides.append(f"budget.time_limit_min={min(limit, 1e9)}")
+        overrides = placed(self.out / "main", opponents)
+        overrides += [f"budget.total_steps={total}", f"budget.time_limit_min={min(limit, 1e9)}"]
         trainer = MainTrainer.resume(checkpoint, progress=self.progress, overrides=overrides)
         try:
             with forwarding_stop(self.out, trainer.out_dir):

@@ -186,7 +186,7 @@ class RuleSpace:
 
 
 HELDOUT_RULE_SEED = 20261204
-"""The held-out suite's rule seed (``--rule-suite 20261204:20``), reserved for issue 33's final measurements: no
+"""The held-out suite's rule seed (``--rule-suite 20261204:20``), reserved for the final held-out measurements: no
 training run, evaluation during training or choice of what to ship may draw from it."""
 HELDOUT_DEAL_SEED = 20261205
 """The held-out suite's deal seed (``president-eval --seed 20261205``), reserved likewise."""
