@@ -67,6 +67,12 @@ def pytest_addoption(parser):
     )
 
 
+def pytest_itemcollected(item):
+    """A test marked ``ray`` joins the xdist group ``ray``: one local Ray instance at a time under ``-n 2``."""
+    if item.get_closest_marker("ray") and not item.get_closest_marker("xdist_group"):
+        item.add_marker(pytest.mark.xdist_group("ray"))
+
+
 def pytest_collection_modifyitems(config, items):
     path = config.getoption("--skip-passed")
     if not path:

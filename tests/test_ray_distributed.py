@@ -17,7 +17,7 @@ from president_env.evaluation.distributed import LocalGroup, RayGroup, init_ray,
 from president_env.training.config import load_config  # noqa: E402
 from president_env.training.ppo_selfplay import Trainer  # noqa: E402
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray")]  # one Ray at a time under xdist
+pytestmark = [pytest.mark.ray, pytest.mark.slow]  # marked ray: one Ray at a time under xdist (tests/conftest.py)
 
 TINY = [
     "ppo.num_envs=64",

@@ -57,8 +57,8 @@ def test_the_readme_has_the_examples_the_users_path_promises():
 
 
 def _block(name: str, code: str):
-    """A block that starts Ray joins the Ray tests' xdist group: one local Ray instance at a time in CI."""
-    marks = [pytest.mark.xdist_group("ray")] if re.search(r"^(from|import) ray\b", code, re.M) else []
+    """A block that starts Ray is marked ``ray``, which joins the Ray tests' xdist group (tests/conftest.py)."""
+    marks = [pytest.mark.ray] if re.search(r"^(from|import) ray\b", code, re.M) else []
     return pytest.param(code, id=name, marks=marks)
 
 

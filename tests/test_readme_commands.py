@@ -238,7 +238,7 @@ def _other_commands() -> list:
             continue
         marks = [pytest.mark.slow]
         if "--ray" in command:
-            marks += [pytest.mark.ray, pytest.mark.xdist_group("ray")]
+            marks.append(pytest.mark.ray)
         params.append(pytest.param(command, id=" ".join(command)[:60], marks=marks))
     return params
 

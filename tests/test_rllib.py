@@ -26,7 +26,7 @@ from president_env.training.rllib_ppo import (  # noqa: E402
     ppo_config,
 )
 
-pytestmark = [pytest.mark.ray, pytest.mark.rllib, pytest.mark.slow, pytest.mark.xdist_group("ray")]  # one Ray at a time
+pytestmark = [pytest.mark.ray, pytest.mark.rllib, pytest.mark.slow]  # marked ray: one Ray at a time
 
 # Small enough for a 2-core machine: each iteration samples ~5 games and takes one SGD pass.
 # One manche per episode: two small training iterations then end several episodes (a 5-manche match would not).
