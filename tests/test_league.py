@@ -236,3 +236,12 @@ def test_the_shipped_league_configs_resolve(tmp_path, monkeypatch, name):
     # like every shipped run config: one torch thread, and no held-out style among the opponents
     assert built.run_config.threads == built.exploiter_config.threads == 1
     assert not set(HELD_OUT_STYLES) & set(built.run_config.opponents.baselines)
+
+
+def test_a_config_with_integer_keys_compares_equal_to_its_state_read_back():
+    """A rule space's weights by player count have integer keys, which league.json holds as strings: reading the
+    state back is no change of config."""
+    given = {"rule_space": {"weights": {"n_players": {3: 1.0, 4: 2.0}}}}
+    held = json.loads(json.dumps(given))
+    assert league.first_difference(held, given) is not None  # what the league compared before
+    assert league.first_difference(held, league.as_json(given)) is None

@@ -231,6 +231,12 @@ def compared(config: LeagueConfig) -> dict[str, Any]:
     return data
 
 
+def as_json(data: Any) -> Any:
+    """``data`` as ``league.json`` holds it once read back: JSON's keys are strings (a rule space's weights by
+    player count, ``{3: 1.0}``, come back as ``{"3": 1.0}``)."""
+    return json.loads(json.dumps(data, allow_nan=False))
+
+
 def read_state(
     out: Path, config: LeagueConfig, run: UniversalConfig, exploiter: UniversalConfig
 ) -> dict[str, Any] | None:
@@ -252,7 +258,7 @@ def read_state(
     parts = [("", state["config"], compared(config)), ("main run's ", state["main_config"], located(run))]
     parts.append(("exploiter run's ", state["exploiter_config"], exploiter.to_dict()))
     for what, held, given in parts:
-        change = first_difference(held, given)
+        change = first_difference(held, as_json(given))
         if change:
             key, before, now = change
             raise ValueError(
