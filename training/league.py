@@ -414,6 +414,15 @@ class League:
         self.state = new_state(self.config, self.run_config, self.exploiter_config)
         write_state(self.out, self.state)
 
+    def resumed(self, checkpoint: Path, overrides: list[str], total_steps: int) -> MainTrainer:
+        """The run of ``checkpoint`` continued with ``overrides`` (:func:`placed`) until it has trained
+        ``total_steps`` env steps or this invocation's minutes are spent."""
+        held = load_checkpoint(checkpoint)
+        check_resume_checkpoint(held, checkpoint)
+        limit = float(held["progress"]["elapsed_s"]) / 60 + self.minutes_left()
+        overrides = [*overrides, f"budget.total_steps={total_steps}", f"budget.time_limit_min={min(limit, 1e9)}"]
+        return MainTrainer.resume(checkpoint, progress=self.progress, overrides=overrides)
+
     def exploiter_overrides(self, generation: int) -> list[str]:
         """The probe recipe's changes for generation ``generation``'s exploiter: its seed, the league's tables (every
         one evaluated), then ``exploiters.set``."""
@@ -441,13 +450,8 @@ class League:
         run_out = self.out / "exploiters" / f"gen-{g}"
         checkpoint = run_out / "run" / "checkpoint.pt"
         if checkpoint.is_file():  # continued where it stopped, from wherever the league's folder is now
-            held = load_checkpoint(checkpoint)
-            check_resume_checkpoint(held, checkpoint)
-            opponents = {**held["config"]["opponents"], "baselines": {target: 1.0}}
-            overrides = placed(run_out / "run", opponents, target)
-            limit = float(held["progress"]["elapsed_s"]) / 60 + self.minutes_left()
-            overrides += [f"budget.total_steps={e.steps}", f"budget.time_limit_min={min(limit, 1e9)}"]
-            trainer = MainTrainer.resume(checkpoint, progress=self.progress, overrides=overrides)
+            opponents = {**self.exploiter_run_config(g).opponents.model_dump(), "baselines": {target: 1.0}}
+            trainer = self.resumed(checkpoint, placed(run_out / "run", opponents, target), e.steps)
         else:
             trainer = start_run(
                 target, run_out, False, None, e.steps, self.minutes_left(), self.progress, self.exploiter_overrides(g)
@@ -483,16 +487,10 @@ class League:
         """Continue the main's run against the pool with the generation's exploiter, to ``g * main.steps`` env steps;
         then freeze it as ``main-<g>`` and record its evaluation."""
         g = self.state["generation"]
-        checkpoint = self.out / "main" / "checkpoint.pt"
-        held = load_checkpoint(checkpoint)
-        check_resume_checkpoint(held, checkpoint)
         exploiters = [str(self.out / path) for path in self.state["exploiters"]]
         opponents = league_opponents(self.run_config.opponents.model_dump(), exploiters, self.config.exploiters)
         total = g * self.config.main.steps
-        limit = float(held["progress"]["elapsed_s"]) / 60 + self.minutes_left()
-        overrides = placed(self.out / "main", opponents)
-        overrides += [f"budget.total_steps={total}", f"budget.time_limit_min={min(limit, 1e9)}"]
-        trainer = MainTrainer.resume(checkpoint, progress=self.progress, overrides=overrides)
+        trainer = self.resumed(self.out / "main" / "checkpoint.pt", placed(self.out / "main", opponents), total)
         try:
             with forwarding_stop(self.out, trainer.out_dir):
                 trainer.train()
