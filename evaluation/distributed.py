@@ -11,9 +11,9 @@ cluster (tested on a local two-CPU Ray instance).
 
 ``address`` is Ray's: ``"local"`` starts a Ray instance on this machine (``num_cpus`` caps it),
 ``"auto"`` joins the cluster this machine belongs to (``ray start --head`` ran here), and
-``"ray://host:10001"`` connects a client to a remote head. Actors that the cluster's CPUs cannot hold at the CPUs
-asked share them (:func:`actor_cpus`: 8 rollout shards on 2 CPUs reserve 0.25 each) rather than wait for CPUs that
-never free up. Every node needs this package installed
+``"ray://host:10001"`` connects a client to a remote head. Members that the cluster's CPUs cannot hold at the CPUs
+asked share actors (:class:`RayGroup`: 8 rollout shards on 2 CPUs live in 2 actors, 4 each) rather than wait for CPUs
+that never free up. Every node needs this package installed
 (``pip install "president-env[ray]"``), at the same version, and the same Python.
 
 Ray is an optional extra: it is imported only when one of these functions is called.
@@ -119,11 +119,21 @@ def actor_cpus(members: int, requested: float, node_cpus: Sequence[float]) -> fl
     return max(share for share in shares if 0 < share < requested and fits(share))
 
 
-class RayGroup:
-    """One Ray actor per member, each built as ``cls(*init_args[i])`` on a worker (``num_cpus`` reserved each).
+class _Host(LocalGroup):
+    """Members of a :class:`RayGroup` that share one Ray actor: built there, on its worker, and called in order."""
 
-    An actor holds its CPUs for its lifetime, so a group of more members than the cluster's CPUs hold at
-    ``num_cpus`` each would wait forever: they share them instead (:func:`actor_cpus`), and a line on stderr says so.
+    def __init__(self, cls: type, init_args: Sequence[Sequence[Any]]) -> None:
+        super().__init__([cls(*args) for args in init_args])
+
+
+class RayGroup:
+    """The members ``cls(*init_args[i])`` on Ray workers: one actor per member (``num_cpus`` reserved each) where the
+    cluster's CPUs hold them all, else as many actors as fit, each holding a contiguous run of members that it
+    builds and calls in order (a line on stderr says so).
+
+    An actor holds its CPUs for its lifetime, so more actors than the CPUs hold would wait forever; sharing the CPUs
+    among them instead costs a process start each (a Python with torch and the kernels: seconds of CPU), which the
+    members sharing an actor pay once. The results are the same either way.
     """
 
     local = False
@@ -131,25 +141,37 @@ class RayGroup:
     def __init__(self, cls: type, init_args: Sequence[Sequence[Any]], num_cpus: float = 1) -> None:
         self.ray = require_ray()
         node_cpus = [node["Resources"].get("CPU", 0.0) for node in self.ray.nodes() if node.get("Alive")]
-        share = actor_cpus(len(init_args), num_cpus, node_cpus)
-        if share != num_cpus:
+        n = len(init_args)
+        fitting = sum(int(cpus / num_cpus + 1e-9) for cpus in node_cpus)
+        hosts = min(n, max(fitting, 1))
+        share = actor_cpus(hosts, num_cpus, node_cpus)
+        if hosts < n or share != num_cpus:
             print(
-                f"ray: {len(init_args)} actors of {num_cpus:g} CPU do not fit the cluster's {sum(node_cpus):g} CPUs; "
-                f"each reserves {share:g} CPU, sharing them",
+                f"ray: {n} members of {num_cpus:g} CPU do not fit the cluster's {sum(node_cpus):g} CPUs; "
+                f"{hosts} actors of {share:g} CPU hold them, {n // hosts} or {-(-n // hosts)} each",
                 file=sys.stderr,
             )
-        actor = self.ray.remote(num_cpus=share)(cls)
-        self.members = [actor.remote(*args) for args in init_args]
+        bounds = [n * j // hosts for j in range(hosts + 1)]
+        actor = self.ray.remote(num_cpus=share)(_Host)
+        self.actors = [actor.remote(cls, list(init_args[a:b])) for a, b in zip(bounds, bounds[1:])]
+        self._bounds = bounds
 
     def call(self, method: str, *args: Any) -> list[Any]:
+        """``method(*args)`` on every member; their results, in member order."""
         # Each argument goes into the object store once, however many actors read it (the weights).
         refs = [self.ray.put(arg) for arg in args]
-        return self.ray.get([getattr(member, method).remote(*refs) for member in self.members])
+        return _flat(self.ray.get([actor.call.remote(method, *refs) for actor in self.actors]))
 
     def call_each(self, method: str, args: Sequence[Any]) -> list[Any]:
-        return self.ray.get([getattr(member, method).remote(arg) for member, arg in zip(self.members, args)])
+        """``method(args[i])`` on member ``i``."""
+        pieces = [list(args[a:b]) for a, b in zip(self._bounds, self._bounds[1:])]
+        return _flat(self.ray.get([actor.call_each.remote(method, piece) for actor, piece in zip(self.actors, pieces)]))
 
     def close(self) -> None:
-        for member in self.members:
-            self.ray.kill(member)
-        self.members = []
+        for actor in self.actors:
+            self.ray.kill(actor)
+        self.actors = []
+
+
+def _flat(lists: Sequence[Sequence[Any]]) -> list[Any]:
+    return [item for items in lists for item in items]

@@ -312,7 +312,7 @@ def test_a_run_on_two_ray_workers_is_the_same_run_as_in_process(tmp_path):
         there = UniversalTrainer(from_dict({**config.to_dict(), "rollout": {"workers": 2}}), progress=False)
         for _ in range(3):
             there.train_step()
-        assert not there.groups.local and len(there.groups.members) == 2
+        assert not there.groups.local and len(there.groups.actors) == 2
         there.close()
     finally:
         ray.shutdown()

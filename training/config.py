@@ -189,8 +189,8 @@ class RolloutConfig(_Section):
     """
 
     shards: int = Field(1, ge=1)  # must divide ppo.num_envs
-    ray_address: str | None = None  # null: this process; "local", "auto", "ray://host:10001": a Ray actor per shard
-    ray_cpus_per_shard: Number = Field(1.0, gt=0, le=1024)  # per shard's actor (shared when the shards exceed the CPUs)
+    ray_address: str | None = None  # null: this process; "local", "auto", "ray://host:10001": on Ray actors
+    ray_cpus_per_shard: Number = Field(1.0, gt=0, le=1024)  # per shard (shards beyond the CPUs share actors)
 
 
 class InitConfig(_Section):

@@ -345,7 +345,7 @@ def start_weights(source: str, net: torch.nn.Module, grow: bool = False) -> dict
 
 class Trainer(Run):
     """A run at one table. The games live in ``rollout.shards`` :class:`~.rollout.RolloutShard` s
-    (``self.shards``): in this process, or one Ray actor each when ``rollout.ray_address`` is set. Call
+    (``self.shards``): in this process, or on Ray actors when ``rollout.ray_address`` is set. Call
     :meth:`close` (``president-train`` does) to release the actors.
     """
 

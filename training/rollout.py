@@ -2,8 +2,8 @@
 
 The ``ppo.num_envs`` games are cut into ``rollout.shards`` :class:`RolloutShard` s, each with its own
 ``VecGame``, tables (:class:`~.opponents.OpponentPool`), carried decisions and random streams; they
-play in this process or, with ``rollout.ray_address`` set, as one Ray actor each, and their decisions
-form one training batch (:func:`merge_shards`). Where a shard runs never changes the run (see
+play in this process or, with ``rollout.ray_address`` set, on Ray actors (one each where the CPUs hold
+them), and their decisions form one training batch (:func:`merge_shards`). Where a shard runs never changes the run (see
 :mod:`president_env.evaluation.distributed`).
 """
 
@@ -106,7 +106,8 @@ class RolloutShard:
 
 
 def start_shards(config: TrainConfig, net: PolicyNet) -> LocalGroup | RayGroup:
-    """The run's shards: in this process sharing ``net``, or one Ray actor each (``rollout.ray_address``)."""
+    """The run's shards: in this process sharing ``net``, or on Ray actors (``rollout.ray_address``: one each, or
+    several to an actor where the cluster's CPUs hold fewer: ``evaluation.distributed.RayGroup``)."""
     rollout = config.rollout
     if rollout.ray_address is None:
         return LocalGroup([RolloutShard(config, i, net=net) for i in range(rollout.shards)])
