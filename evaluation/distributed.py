@@ -110,13 +110,18 @@ def actor_cpus(members: int, requested: float, node_cpus: Sequence[float]) -> fl
         raise ValueError(f"the Ray cluster has no CPU to place {members} actors on")
 
     def fits(share: float) -> bool:
-        return sum(int(cpus / share + 1e-9) for cpus in node_cpus) >= members
+        return _actors_held(share, node_cpus) >= members
 
     if fits(requested):
         return requested
     shares = {cpus / k for cpus in node_cpus for k in range(1, members + 1)}
     shares = {int(share) if share >= 1 else int(share * 1e4) / 1e4 for share in shares}
     return max(share for share in shares if 0 < share < requested and fits(share))
+
+
+def _actors_held(share: float, node_cpus: Sequence[float]) -> int:
+    """How many actors of ``share`` CPUs the nodes hold (an actor lives on one node)."""
+    return sum(int(cpus / share + 1e-9) for cpus in node_cpus)
 
 
 class _Host(LocalGroup):
@@ -142,8 +147,7 @@ class RayGroup:
         self.ray = require_ray()
         node_cpus = [node["Resources"].get("CPU", 0.0) for node in self.ray.nodes() if node.get("Alive")]
         n = len(init_args)
-        fitting = sum(int(cpus / num_cpus + 1e-9) for cpus in node_cpus)
-        hosts = min(n, max(fitting, 1))
+        hosts = min(n, max(_actors_held(num_cpus, node_cpus), 1))
         share = actor_cpus(hosts, num_cpus, node_cpus)
         if hosts < n or share != num_cpus:
             print(
@@ -152,9 +156,9 @@ class RayGroup:
                 file=sys.stderr,
             )
         bounds = [n * j // hosts for j in range(hosts + 1)]
+        self._runs = list(zip(bounds, bounds[1:]))  # each actor's members: init_args[a:b]
         actor = self.ray.remote(num_cpus=share)(_Host)
-        self.actors = [actor.remote(cls, list(init_args[a:b])) for a, b in zip(bounds, bounds[1:])]
-        self._bounds = bounds
+        self.actors = [actor.remote(cls, list(init_args[a:b])) for a, b in self._runs]
 
     def call(self, method: str, *args: Any) -> list[Any]:
         """``method(*args)`` on every member; their results, in member order."""
@@ -164,7 +168,7 @@ class RayGroup:
 
     def call_each(self, method: str, args: Sequence[Any]) -> list[Any]:
         """``method(args[i])`` on member ``i``."""
-        pieces = [list(args[a:b]) for a, b in zip(self._bounds, self._bounds[1:])]
+        pieces = [list(args[a:b]) for a, b in self._runs]
         return _flat(self.ray.get([actor.call_each.remote(method, piece) for actor, piece in zip(self.actors, pieces)]))
 
     def close(self) -> None:
