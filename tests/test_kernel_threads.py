@@ -151,3 +151,50 @@ def test_a_cache_index_naming_a_module_no_longer_there_is_rebuilt(tmp_path):
     again = small_kernel(tmp_path, 3)
     assert again.returncode == 0 and again.stdout.strip() == "1", again.stderr
     assert small_kernel(tmp_path, 3).stdout.strip() == "1"  # and the rewritten index loads
+
+
+# ``python racing_kernel.py GO``: waits for the file GO, then runs a small kernel on the cache folder its environment
+# names and prints how many times this process compiled it (Numba's cache misses) and loaded it (hits).
+RACING_KERNEL = """
+import os
+import sys
+import time
+import numpy as np
+from president_env.core import compiled
+
+
+def _triple(x, out):
+    for i in range(x.shape[0]):
+        out[i] = 3 * x[i] + np.sin(x[i]) * np.cos(x[i]) - np.sqrt(abs(x[i]) + 1.0)
+
+
+triple = compiled.jit(_triple)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.005)
+x = np.arange(4.0)
+compiled.run(triple, 4, x, np.zeros(4))
+stats = triple.serial.stats
+print(sum(stats.cache_misses.values()), sum(stats.cache_hits.values()))
+"""
+
+
+def test_processes_starting_together_on_an_empty_cache_compile_a_kernel_once(tmp_path):
+    """Both processes call the kernel at the same moment: one compiles it while the other waits on the lock beside
+    the cache, then loads the machine code the first wrote (``compiled._compile_once``)."""
+    pytest.importorskip("fcntl")
+    (tmp_path / "racing_kernel.py").write_text(RACING_KERNEL)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    go = tmp_path / "go"
+    racers = [
+        subprocess.Popen(
+            [sys.executable, str(tmp_path / "racing_kernel.py"), str(go)], env=env, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    try:
+        go.touch()  # both are past their imports or about to be: they call the kernel within milliseconds
+        counts = sorted(tuple(int(n) for n in racer.communicate(timeout=300)[0].split()) for racer in racers)
+    finally:
+        for racer in racers:
+            racer.kill()
+    assert counts == [(0, 1), (1, 0)]  # one compiled (a miss), the other loaded (a hit)

@@ -4,7 +4,9 @@ The rules are written once, as per-slot loops that Numba compiles (:mod:`preside
 the decisions; :mod:`president_env.core.manche`: the deal, the exchange's automatic half, scoring; the observation in
 :mod:`president_env.core.observation`; the heuristics' scorer in ``agents/heuristic.py``). Numba is a core dependency
 (wheels for Python 3.10 to 3.13); each kernel compiles at its first call in a process and is cached on disk
-(docs/speed.md: where the cache lives, ``NUMBA_CACHE_DIR``).
+(docs/speed.md: where the cache lives, ``NUMBA_CACHE_DIR``). Processes that start together on an empty cache compile
+each kernel once: the first to need it holds a lock file beside its cache while it compiles, the others wait, then
+load its machine code (:func:`_cached`).
 
 :func:`jit` compiles a kernel twice: one form runs its slots in order on the calling thread, the other splits them
 over threads (``numba.prange``). :func:`run` takes the threaded form for batches of at least
@@ -15,13 +17,16 @@ the results are the same whatever the number of threads (``tests/test_kernel_thr
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import threading
 import types
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import numba
+from numba.core.compiler_lock import global_compiler_lock
 
 from president_env.core.threads import kernel_threads
 
@@ -47,8 +52,8 @@ def jit(function: Any, counted: bool = True) -> Kernel:
     threaded = _renamed_copy(function, "threaded")
     options = {"cache": True, "nogil": True} if counted else {"cache": True, "nogil": True, "_nrt": False}
     return Kernel(
-        _rebuild_stale_cache(numba.njit(**options)(function)),
-        _rebuild_stale_cache(numba.njit(parallel=True, **options)(threaded)),
+        _cached(numba.njit(**options)(function)),
+        _cached(numba.njit(parallel=True, **options)(threaded)),
     )
 
 
@@ -56,7 +61,7 @@ def slot_function(function: Any) -> Any:
     """``function``, the work of one slot or row, compiled by Numba for the kernels that call it (nopython, no GIL,
     cached on disk with its callers, inlined into them): the heuristics' scoring of one row serves their batched
     kernel and the vector env's compiled opponents' loop (``president_env.core.autoplay``)."""
-    return _rebuild_stale_cache(numba.njit(cache=True, nogil=True, inline="always")(function))
+    return _cached(numba.njit(cache=True, nogil=True, inline="always")(function))
 
 
 def borrowing(function: Any) -> Any:
@@ -66,7 +71,7 @@ def borrowing(function: Any) -> Any:
     counter updates a call, more than a heuristic's scoring of a row (``agents/heuristic.py``'s batched kernel; the
     vector env's compiled opponents' loop is compiled so by ``jit(..., counted=False)``)."""
     uncounted = _renamed_copy(function, "borrowing")
-    return _rebuild_stale_cache(numba.njit(cache=True, nogil=True, _nrt=False)(uncounted))
+    return _cached(numba.njit(cache=True, nogil=True, _nrt=False)(uncounted))
 
 
 def _renamed_copy(function: Any, suffix: str) -> Any:
@@ -82,6 +87,66 @@ def _renamed_copy(function: Any, suffix: str) -> Any:
 _STALE_INDEX = (ImportError, AttributeError, EOFError, pickle.UnpicklingError)
 """What reading a cache index written by another layout of the package raises: Numba unpickles the whole index,
 argument types included (the state's named tuples name their module), before it checks the source stamp."""
+
+
+def _cached(dispatcher: Any) -> Any:
+    """``dispatcher`` with its disk cache tolerant of a stale index (:func:`_rebuild_stale_cache`) and compiled once
+    by processes that need it together (:func:`_compile_once`)."""
+    return _compile_once(_rebuild_stale_cache(dispatcher))
+
+
+def _compile_once(dispatcher: Any) -> Any:
+    """``dispatcher`` whose compilations hold :func:`_compile_lock`: a process that needs a signature another one is
+    compiling waits, then loads it from the disk cache (Numba looks there before compiling) instead of compiling it
+    too. A signature already compiled in this process never reaches ``compile``."""
+    compile_signature = dispatcher.compile  # what the dispatcher's own _compile_for_args calls, as self.compile
+
+    def compile_locked(signature: Any) -> Any:
+        # Numba's own lock first: one thread of this process compiles at a time, so two threads never wait on each
+        # other's lock files (a kernel's compilation compiles the kernels it calls, inside its own).
+        with global_compiler_lock, _compile_lock(dispatcher):
+            return compile_signature(signature)
+
+    dispatcher.compile = compile_locked
+    return dispatcher
+
+
+_held: set[str] = set()  # the lock files this process holds (taken under Numba's compiler lock)
+
+
+@contextlib.contextmanager
+def _compile_lock(dispatcher: Any) -> Iterator[None]:
+    """An exclusive lock (``flock``) on a file beside ``dispatcher``'s disk cache, held while the block runs; none
+    where the platform has no ``fcntl``, the dispatcher keeps no disk cache, the folder takes no file, or this
+    process already holds it. The system releases it if the process dies: a crash mid-compile leaves nobody
+    waiting."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: each process compiles for itself, as without the lock
+        yield
+        return
+    cache_path = getattr(dispatcher._cache, "cache_path", None)  # a dispatcher without a disk cache has none
+    path = cache_path and os.path.join(
+        cache_path, f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}.lock"
+    )
+    handle = None
+    if path and path not in _held:
+        try:
+            os.makedirs(cache_path, exist_ok=True)
+            handle = open(path, "a")  # noqa: SIM115 (held across the yield)
+        except OSError:
+            handle = None
+    if handle is None:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        _held.add(path)
+        try:
+            yield
+        finally:
+            _held.discard(path)
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _rebuild_stale_cache(dispatcher: Any) -> Any:
