@@ -56,6 +56,18 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture(scope="session")
+def local_ray():
+    """One local Ray instance (2 CPUs) for the whole session, started at the first test that asks: starting one
+    costs seconds of CPU and its daemons, so the Ray test modules share it (under xdist they share a worker: the
+    ``ray`` group). Code under test that connects (``evaluation.distributed.init_ray``) reuses it."""
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
 # ---- CI runs each test once: the core install's step logs what passed there, the full install's step skips it ----
 def pytest_addoption(parser):
     group = parser.getgroup("president-env CI")

@@ -37,15 +37,6 @@ TINY = [
 ]
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    if ray.is_initialized():
-        ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
 def test_map_ordered_returns_results_in_item_order_and_reports_each(local_ray):
     seen = []
     square = lambda x: x * x  # noqa: E731 -- pickled by value: Ray workers cannot import this test module

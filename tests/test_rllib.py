@@ -13,7 +13,6 @@ import pytest
 
 pytest.importorskip("ray.rllib")
 
-import ray  # noqa: E402
 import torch  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 
@@ -35,18 +34,17 @@ SMALL = dict(train_batch_size=400, minibatch_size=200, num_epochs=1, num_envs_pe
 
 
 @pytest.fixture(scope="module")
-def local_ray():
-    # One-row forward passes in this process: torch's thread pool would cost milliseconds per step.
+def one_thread_ray(local_ray):
+    """The session's Ray instance (tests/conftest.py), with one torch thread in this process: one-row forward
+    passes here, where torch's thread pool would cost milliseconds per step."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     yield
-    ray.shutdown()
     torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
-def trained(local_ray):
+def trained(one_thread_ray):
     """A self-play algorithm after two training iterations, and their result dicts."""
     algo = ppo_config(ONE_MANCHE, seed=0, **SMALL).build_algo()
     results = [algo.train() for _ in range(2)]
@@ -153,7 +151,7 @@ def test_adapter_from_a_saved_checkpoint_plays_as_the_live_module(trained, tmp_p
 
 # Each EnvRunner registers its env with gymnasium under one fixed id; a second algorithm in a process re-registers it.
 @pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0")
-def test_one_policy_per_seat(local_ray):
+def test_one_policy_per_seat(one_thread_ray):
     algo = ppo_config(ONE_MANCHE, shared_policy=False, seed=0, **SMALL).build_algo()
     try:
         result = algo.train()

@@ -301,21 +301,18 @@ def test_the_tables_split_over_groups_of_their_own_train_the_same_run(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.ray
-def test_a_run_on_two_ray_workers_is_the_same_run_as_in_process(tmp_path):
-    ray = pytest.importorskip("ray")
+def test_a_run_on_two_ray_workers_is_the_same_run_as_in_process(tmp_path, local_ray):
     config = rules_config(tmp_path, rule_space={"draws": 3}, rule_eval={"tables": 0}, budget={"eval_every": 0})
     here = UniversalTrainer(config, progress=False)
     for _ in range(3):
         here.train_step()
+    there = UniversalTrainer(from_dict({**config.to_dict(), "rollout": {"workers": 2}}), progress=False)
     try:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-        there = UniversalTrainer(from_dict({**config.to_dict(), "rollout": {"workers": 2}}), progress=False)
         for _ in range(3):
             there.train_step()
         assert not there.groups.local and len(there.groups.actors) == 2
-        there.close()
     finally:
-        ray.shutdown()
+        there.close()
     for name, tensor in here.net.state_dict().items():
         assert torch.equal(tensor, there.net.state_dict()[name]), name
 
