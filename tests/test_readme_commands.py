@@ -4,13 +4,15 @@ program has, agents that exist, rules and configs that load; and every one of th
 Run as written where that is short (the Play line, with scripted input that quits; ``president-web``, answering
 on a free port). The long ones run with a smaller budget and nothing else changed (:func:`smaller`): training
 stops after its first update (``budget.total_steps=1``) with evaluations of 2 deal groups, tournaments play 1 deal
-group of single manches (``--rules "manches: 1"`` where the command names no rules), ``--ray auto`` (which
-needs a running cluster) becomes ``--ray local`` as the README says for one machine, and every path
-under ``runs/`` goes to a temporary folder. The test command is the one CI runs (``.ci/run``)."""
+group of single manches (``--rules "manches: 1"`` where the command names no rules), ``--ray auto`` joins the
+test session's Ray instance (tests/conftest.py's ``local_ray``, its address in ``RAY_ADDRESS``) as it would join
+this machine's cluster, and every path under ``runs/`` goes to a temporary folder. The test command is the one
+CI runs (``.ci/run``)."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shlex
 import socket
@@ -56,8 +58,11 @@ def readme_lines() -> list[list[list[str]]]:
 COMMANDS = [command for chain in readme_lines() for command in chain if command[0] in SCRIPTS]
 
 
-def run(program: str, args: list[str], stdin: str = "", timeout: int = 300) -> subprocess.CompletedProcess:
-    """``program`` (a console script of pyproject.toml) with ``args``, through its entry point."""
+def run(
+    program: str, args: list[str], stdin: str = "", timeout: int = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """``program`` (a console script of pyproject.toml) with ``args``, through its entry point (``env``: variables
+    set for it beside this process's)."""
     module, function = SCRIPTS[program].split(":")
     code = f"import sys; from {module} import {function}; sys.exit({function}())"
     return subprocess.run(
@@ -67,6 +72,7 @@ def run(program: str, args: list[str], stdin: str = "", timeout: int = 300) -> s
         text=True,
         timeout=timeout,
         cwd=ROOT,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -136,8 +142,6 @@ def smaller(command: list[str], tmp: Path) -> list[str]:
         previous = command[i - 1] if i else ""
         if previous == "--deals":
             word = "1"
-        elif previous == "--ray" and word == "auto":
-            word = "local"
         elif word.startswith("runs/"):
             word = str(tmp / word)
         out.append(word)
@@ -244,10 +248,12 @@ def _other_commands() -> list:
 
 
 @pytest.mark.parametrize("command", _other_commands())
-def test_each_other_readme_command_runs_with_a_smaller_budget(command, tmp_path):
-    """Issue 35: the Ray training line (``--set rollout.shards=8``) hung silently on a 2-CPU machine."""
+def test_each_other_readme_command_runs_with_a_smaller_budget(command, tmp_path, request):
+    """The Ray training line (``--set rollout.shards=8``) once hung silently on a 2-CPU machine."""
     pytest.importorskip("torch", reason="the learned agents and training need the train extra")
+    env = {}
     if "--ray" in command:
         pytest.importorskip("ray", reason="needs the ray extra")
-    done = run(command[0], smaller(command, tmp_path)[1:], timeout=900)
+        env["RAY_ADDRESS"] = request.getfixturevalue("local_ray").get_runtime_context().gcs_address
+    done = run(command[0], smaller(command, tmp_path)[1:], timeout=900, env=env)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
