@@ -15,11 +15,12 @@ import sys
 import time
 from collections.abc import Callable
 
+from president_env.core.compiled import PARALLEL_FROM
 from president_env.core.threads import available_cpus
 from president_env.core.user_input import ArgumentParser
 
-BIG = 512
-"""Games in a batch large enough for the threaded forms (``compiled.PARALLEL_FROM`` slots and more)."""
+BIG = 2 * PARALLEL_FROM
+"""Games in a batch the kernels split over threads (their threaded forms)."""
 
 
 def batched_games(batch_size: int) -> None:
@@ -54,8 +55,6 @@ def vector_env(opponents: str, num_envs: int) -> None:
 
 def single_game() -> None:
     """The single-game path of the AEC and Gymnasium envs (one slot's kernels) and a heuristic agent's choice."""
-    import numpy as np
-
     import president_env as pe
     from president_env import agents
 
@@ -67,7 +66,6 @@ def single_game() -> None:
         env.step(None if terminated or truncated else heuristic.act(observation))
     game = pe.VecGame("party", 8, seed=0)
     agents.make("heuristic-1", "party", seed=0).act_batch(game.observe(), game.legal_mask())
-    np.asarray(game.legal_mask())
 
 
 WARM_UPS: tuple[tuple[str, Callable[[], None]], ...] = (
