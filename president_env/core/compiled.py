@@ -131,11 +131,9 @@ def _compile_lock(dispatcher: Any) -> Iterator[None]:
     )
     handle = None
     if path and path not in _held:
-        try:
+        with contextlib.suppress(OSError):  # a folder that takes no file: no lock
             os.makedirs(cache_path, exist_ok=True)
             handle = open(path, "a")  # noqa: SIM115 (held across the yield)
-        except OSError:
-            handle = None
     if handle is None:
         yield
         return
